@@ -1,0 +1,36 @@
+# combex: `make demo` and `make test` do all set-up on a fresh machine.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-fast install install-test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(PIP) install --upgrade pip >/dev/null
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -e . && touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask]" && touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: $(VENV)/.installed
+	$(BIN)/combex demo
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" -x $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed-test
+	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

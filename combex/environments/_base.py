@@ -1,0 +1,223 @@
+"""The environment contract: who answers a pull.
+
+``pull(arm, count) -> (reward_sum, count)`` returns the sum of ``count`` i.i.d. rewards
+of one arm *exactly in distribution* in one call (a Gaussian sum is Gaussian, a Bernoulli
+sum is binomial...). ``pull_many(arms, counts)`` does the same for many arms at once and is
+what solvers with static allocations use. This is what makes 10^8-sample studies take
+seconds.
+
+An *arm* is
+
+* ``arm_type == "index"``: an int in ``[0, n_arms)`` (multi-armed / semi-bandit arms,
+  or the row of a feature matrix for linear bandits);
+* ``arm_type == "mask"``: a bool indicator vector of shape ``(n_arms,)`` (a super-arm of
+  a full-bandit problem; the reward is the sum over its members).
+
+The *problem* (:class:`Problem`) is what a solver may know about an environment before
+pulling: sizes, the noise model, the features, the decision class. A real study (human
+evaluations) passes a :class:`Problem` to ``solver.start`` and answers ``ask()`` itself.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_float, check_int, check_mask, check_rng, param_error
+from ..exceptions import InvalidParameterError
+
+__all__ = ["NoiseModel", "Problem", "Environment"]
+
+ArmType = Literal["index", "mask"]
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """What a solver may assume about the noise of one observation of one arm.
+
+    Attributes
+    ----------
+    kind : str
+        ``"gaussian"``, ``"bernoulli"``, ``"rademacher"``, ``"bounded"``, ``"data"``...
+    sigma : float
+        Sub-Gaussian scale of the noise of one observation of *one base arm* (for a
+        Gaussian arm its standard deviation; for noise bounded in [-R, R], R; for a
+        Bernoulli arm 1/2).
+    bound : float or None
+        R such that the noise of one base-arm observation lies in [-R, R], or None when
+        unbounded (Gaussian). Radii that need a bounded noise (Proposition 1 of the
+        full-bandit paper) refuse a noise model without it unless told otherwise.
+    independent : bool
+        Whether the noises of the members of a super-arm are independent (False for the
+        data-backed crowd environment, whose team scores are correlated).
+    """
+
+    kind: str
+    sigma: float
+    bound: float | None = None
+    independent: bool = True
+
+    def __post_init__(self) -> None:
+        check_float(self.sigma, "sigma", owner="NoiseModel", low=0.0, closed="neither")
+        if self.bound is not None:
+            check_float(self.bound, "bound", owner="NoiseModel", low=0.0, closed="neither")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sigma": self.sigma, "bound": self.bound, "independent": self.independent}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a solver knows before sampling.
+
+    Attributes
+    ----------
+    n_arms : int
+        Number of base arms (ground-set size for combinatorial problems, number of
+        feature rows for linear problems).
+    noise : NoiseModel
+    arm_type : {"index", "mask"}
+    decision_class : DecisionClass or None
+        The family of super-arms (combinatorial problems).
+    features : array of shape (n_arms, d) or None
+        Arm features (linear problems).
+    """
+
+    n_arms: int
+    noise: NoiseModel
+    arm_type: ArmType = "index"
+    decision_class: Any = None
+    features: NDArray[np.float64] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Environment(ABC):
+    """A simulator (or data replay) answering pulls; knows the truth for scoring.
+
+    Subclasses set ``n_arms``, ``arm_type`` and ``noise`` and implement
+    :meth:`_pull_many` and :meth:`means` (the expected reward of every base arm, or of
+    every feature row for linear environments). ``rng`` is the generator of the noise;
+    :meth:`reset` restores the initial state with a new generator.
+    """
+
+    n_arms: int
+    arm_type: ArmType = "index"
+    noise: NoiseModel
+
+    def __init__(self, *, rng: Any = None) -> None:
+        self.rng = check_rng(rng)
+
+    # ----------------------------------------------------------------- contract
+    @abstractmethod
+    def _pull_many(self, arms: NDArray[Any], counts: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Reward sums for validated ``arms`` (shape (m,) ints or (m, n) bools) and
+        ``counts`` (shape (m,), each >= 0)."""
+
+    @abstractmethod
+    def means(self) -> NDArray[np.float64]:
+        """Expected reward of each base arm (shape (n_arms,))."""
+
+    # ----------------------------------------------------------------- public API
+    @property
+    def problem(self) -> Problem:
+        """The :class:`Problem` a solver may see (no truth)."""
+        return Problem(
+            n_arms=self.n_arms,
+            noise=self.noise,
+            arm_type=self.arm_type,
+            decision_class=getattr(self, "decision_class", None),
+            features=getattr(self, "features", None),
+        )
+
+    def pull(self, arm: Any, count: int = 1) -> tuple[float, int]:
+        """Pull ``arm`` ``count`` times; return ``(sum of the rewards, count)``."""
+        count = check_int(count, "count", owner=type(self).__name__, low=0)
+        arms = self._check_arms([arm] if self.arm_type == "index" else np.asarray(arm)[None, :])
+        s = self._pull_many(arms, np.array([count], dtype=np.int64))
+        return float(s[0]), count
+
+    def pull_many(self, arms: Any, counts: Any) -> NDArray[np.float64]:
+        """Pull each ``arms[i]`` ``counts[i]`` times; return the reward sums (shape (m,)).
+
+        Equal in distribution to calling :meth:`pull` for each arm in turn.
+        """
+        a = self._check_arms(arms)
+        c = np.asarray(counts)
+        if c.shape != (len(a),) or not np.issubdtype(c.dtype, np.integer) or np.any(c < 0):
+            raise InvalidParameterError(
+                f"The 'counts' parameter of {type(self).__name__}.pull_many must be an array of "
+                f"{len(a)} non-negative ints. Got {c!r} instead."
+            )
+        return self._pull_many(a, c.astype(np.int64, copy=False))
+
+    def value(self, arm: Any) -> float:
+        """Expected reward of ``arm`` (an index, or the sum over a mask's members)."""
+        mu = self.means()
+        if self.arm_type == "mask":
+            return float(mu[check_mask(arm, self.n_arms, "arm")].sum())
+        return float(mu[self._check_index(arm)])
+
+    def best(self) -> Any:
+        """The optimal arm (index) or super-arm (mask over the decision class)."""
+        mu = self.means()
+        if self.arm_type == "mask":
+            dc = getattr(self, "decision_class", None)
+            if dc is None:
+                raise InvalidParameterError(f"{type(self).__name__} has no decision class to score against.")
+            return dc.argmax(mu)
+        return int(np.argmax(mu))
+
+    def gap(self, arm: Any) -> float:
+        """value(best) - value(arm) >= 0."""
+        return self.value(self.best()) - self.value(arm)
+
+    def is_correct(self, answer: Any, epsilon: float = 0.0) -> bool:
+        """Whether ``answer`` is epsilon-optimal (epsilon=0: optimal up to 1e-12)."""
+        return self.gap(answer) <= epsilon + 1e-12
+
+    def reset(self, rng: Any = None) -> "Environment":
+        """Restore the initial state (e.g. unshuffled reward lists) with a new noise
+        generator; returns self."""
+        self.rng = check_rng(rng)
+        return self
+
+    def spawn(self, rng: Any = None) -> "Environment":
+        """A copy sharing the truth with a fresh state and its own generator."""
+        other = copy.copy(self)
+        return other.reset(rng)
+
+    # ----------------------------------------------------------------- helpers
+    def _check_index(self, arm: Any) -> int:
+        return check_int(arm, "arm", owner=type(self).__name__, low=0, high=self.n_arms - 1)
+
+    def _check_arms(self, arms: Any) -> NDArray[Any]:
+        a = np.asarray(arms)
+        if self.arm_type == "index":
+            if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+                raise param_error("arms", type(self).__name__, "a 1-d array of arm indices", arms)
+            if a.size and (a.min() < 0 or a.max() >= self.n_arms):
+                bad = a[(a < 0) | (a >= self.n_arms)][0]
+                raise param_error("arm", type(self).__name__, f"an int in the range [0, {self.n_arms - 1}]", int(bad))
+            return a.astype(np.intp, copy=False)
+        if a.ndim != 2 or a.shape[1] != self.n_arms:
+            raise InvalidParameterError(
+                f"The 'arms' parameter of {type(self).__name__} must be a bool array of shape "
+                f"(m, {self.n_arms}). Got an array of shape {a.shape} instead."
+            )
+        if a.dtype != np.bool_:
+            if not np.all((a == 0) | (a == 1)):
+                raise param_error("arms", type(self).__name__, "a 0/1 array", arms)
+            a = a.astype(bool)
+        return a
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"

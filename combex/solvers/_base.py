@@ -1,0 +1,450 @@
+"""Solvers and explorations: settings apart from state, ask / tell for real studies.
+
+A :class:`Solver` holds only its settings (delta, epsilon, oracle, allocation...), so one
+object serves many seeds. ``solver.start(problem, rng=...)`` returns an
+:class:`Exploration`, the state of one run, with
+
+* ``ask() -> Batch``: the arms to pull next and how many times each (static allocations
+  ask for whole batches up to the next stopping check; adaptive ones for one or two arms);
+  calling ``ask`` again before ``tell`` returns the same batch;
+* ``tell_batch(batch, reward_sums)`` (or ``tell(arm, reward_sum, count)`` for one arm);
+* ``done``, ``recommendation``, ``result()``;
+* ``state_dict()`` / ``Solver.resume(state)`` (and ``save``/``load`` on disk): a study can
+  be saved and resumed exactly, random state included.
+
+``solver.run(env, rng=..., budget=...)`` is only the loop over ask / tell against a
+simulated environment.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator, Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._state import load_state, save_state
+from .._validation import check_int, check_rng
+from ..exceptions import InvalidParameterError, StateError
+
+__all__ = ["Batch", "Result", "Solver", "Exploration", "SOLVERS", "register_solver", "get_solver"]
+
+
+# ---------------------------------------------------------------------- Batch
+@dataclass(frozen=True)
+class Batch:
+    """Arms to pull and how many times each.
+
+    ``arms`` is an int array of shape (m,) (index arms) or a bool array of shape (m, n)
+    (super-arms); ``counts`` an int64 array of shape (m,). Iterating yields
+    ``(arm, count)`` pairs, so a human study can read it as a list.
+    """
+
+    arms: NDArray[Any]
+    counts: NDArray[np.int64]
+
+    def __iter__(self) -> Iterator[tuple[Any, int]]:
+        for a, c in zip(self.arms, self.counts):
+            yield (int(a) if self.arms.ndim == 1 else a.copy()), int(c)
+
+    def __len__(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())
+
+    def truncated(self, budget_left: int) -> "Batch":
+        """The batch cut (in order) so that its total is at most ``budget_left``."""
+        if self.total <= budget_left:
+            return self
+        cum = np.cumsum(self.counts)
+        new = np.minimum(self.counts, np.maximum(budget_left - (cum - self.counts), 0))
+        return Batch(self.arms, new.astype(np.int64))
+
+
+# ---------------------------------------------------------------------- Result
+@dataclass(frozen=True)
+class Result:
+    """The outcome of one exploration.
+
+    Attributes
+    ----------
+    answer : int or bool array of shape (n,)
+        The recommended arm (index) or super-arm (mask).
+    status : {"identified", "budget_exhausted"}
+    samples : int
+        Number of observations (a super-arm pull counts once).
+    rounds : int
+        Number of stopping checks performed.
+    wall_seconds : float
+    pulls : int array
+        Per-arm pull counts (base arms; for full-bandit solvers, the number of pulls of
+        super-arms containing each base arm; see ``info["support_pulls"]``).
+    certificate : dict
+        The stopping statistic at the stop (confidence width, approximation ratio...).
+    trace : dict of arrays or None
+        The stopping statistic over the checks, when asked for.
+    message : str
+    info : dict
+    """
+
+    answer: Any
+    status: str
+    samples: int
+    rounds: int
+    wall_seconds: float
+    pulls: NDArray[np.int64]
+    certificate: Mapping[str, Any] = field(default_factory=dict)
+    trace: Mapping[str, NDArray[Any]] | None = None
+    message: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def identified(self) -> bool:
+        return self.status == "identified"
+
+    def answer_list(self) -> Any:
+        """The answer as JSON-able data: an int, or the sorted member indices."""
+        a = np.asarray(self.answer)
+        if a.ndim == 0:
+            return int(a)
+        if a.dtype == np.bool_:
+            return np.flatnonzero(a).tolist()
+        return a.tolist()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary (the ``runs`` entries of ``combex run --json``)."""
+
+        def js(v: Any) -> Any:
+            if isinstance(v, np.ndarray):
+                return v.tolist()
+            if isinstance(v, np.generic):
+                return v.item()
+            if isinstance(v, dict):
+                return {k: js(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [js(x) for x in v]
+            return v
+
+        return {
+            "answer": self.answer_list(),
+            "status": self.status,
+            "samples": int(self.samples),
+            "rounds": int(self.rounds),
+            "wall_seconds": float(self.wall_seconds),
+            "pulls": np.asarray(self.pulls).tolist(),
+            "certificate": js(dict(self.certificate)),
+            "message": self.message,
+        }
+
+
+# ---------------------------------------------------------------------- registry
+SOLVERS: dict[str, type["Solver"]] = {}
+
+
+def register_solver(cls: type["Solver"]) -> type["Solver"]:
+    """Class decorator: register a solver under ``cls.name`` (the CLI name)."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no registry name")
+    SOLVERS[cls.name] = cls
+    return cls
+
+
+def get_solver(name: str) -> type["Solver"]:
+    """The solver class registered under ``name``; a clear error suggesting the closest."""
+    _load_builtin_solvers()
+    try:
+        return SOLVERS[name]
+    except KeyError:
+        import difflib
+
+        close = difflib.get_close_matches(name, SOLVERS, n=3)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise InvalidParameterError(
+            f"Unknown solver {name!r}.{hint} Known solvers: {', '.join(sorted(SOLVERS))}."
+        ) from None
+
+
+def _load_builtin_solvers() -> None:
+    import importlib
+
+    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear"):
+        try:
+            importlib.import_module(f"combex.solvers.{mod}")
+        except ModuleNotFoundError as exc:  # a family not built yet
+            if exc.name != f"combex.solvers.{mod}":
+                raise
+
+
+# ---------------------------------------------------------------------- Solver
+class Solver(ABC):
+    """Settings of an algorithm; :meth:`start` makes the state of one run.
+
+    Subclasses define ``name`` (CLI name), ``arm_type`` ("index" or "mask"), validate their
+    settings in ``__init__`` (storing each under the argument's name), and implement
+    :meth:`start`.
+    """
+
+    name: ClassVar[str] = ""
+    arm_type: ClassVar[str] = "index"
+
+    def get_params(self) -> dict[str, Any]:
+        """Constructor settings (sklearn-style, read from the ``__init__`` signature)."""
+        sig = inspect.signature(type(self).__init__)
+        return {
+            p: getattr(self, p)
+            for p in sig.parameters
+            if p != "self" and sig.parameters[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        }
+
+    def json_params(self) -> dict[str, Any]:
+        """Settings as JSON-able values (objects by their repr)."""
+        out: dict[str, Any] = {}
+        for k, v in self.get_params().items():
+            if v is None or isinstance(v, (bool, int, float, str)):
+                out[k] = v
+            elif isinstance(v, np.generic):
+                out[k] = v.item()
+            else:
+                out[k] = repr(v)
+        return out
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    @abstractmethod
+    def start(self, problem: Any, *, rng: Any = None) -> "Exploration":
+        """Begin a run on ``problem`` (a :class:`~combex.environments.Problem` or an
+        environment, whose ``problem`` is used; the truth is never read)."""
+
+    def run(
+        self,
+        env: Any,
+        *,
+        rng: Any = None,
+        budget: int | None = None,
+        trace: bool = False,
+    ) -> Result:
+        """Simulate one run against ``env``: the loop over ask / tell.
+
+        Parameters
+        ----------
+        env : Environment
+        rng : None, int, SeedSequence or Generator
+            Randomness of the algorithm (the environment has its own).
+        budget : int, optional
+            Maximum number of samples; the run stops with status ``"budget_exhausted"``.
+        trace : bool
+            Record the stopping statistic at every check (``Result.trace``).
+        """
+        if budget is not None:
+            budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
+        t0 = time.perf_counter()
+        exp = self.start(env, rng=rng)
+        exp.record_trace = trace
+        while not exp.done:
+            batch = exp.ask()
+            if budget is not None:
+                batch = batch.truncated(budget - exp.samples)
+            sums = env.pull_many(batch.arms, batch.counts)
+            exp.tell_batch(batch, sums)
+            if budget is not None and exp.samples >= budget and not exp.done:
+                exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+        return exp.result(wall_seconds=time.perf_counter() - t0)
+
+    # ------------------------------------------------------------- save / resume
+    def resume(self, state: Mapping[str, Any], problem: Any) -> "Exploration":
+        """Rebuild an exploration from :meth:`Exploration.state_dict` output.
+
+        ``problem`` is the problem (or environment) the exploration was started on: the
+        state holds only data, the structure (decision class, features) is given again.
+        """
+        if state.get("solver") != self.name:
+            raise StateError(
+                f"The saved state belongs to solver {state.get('solver')!r}, not {self.name!r}."
+            )
+        if state.get("params") != self.json_params():
+            raise StateError(
+                f"The saved state was made with settings {state.get('params')!r}; this solver "
+                f"has {self.json_params()!r}."
+            )
+        problem = getattr(problem, "problem", problem)
+        if int(state.get("n_arms", -1)) != int(problem.n_arms):
+            raise StateError(
+                f"The saved state has {state.get('n_arms')} arms; the problem given has "
+                f"{problem.n_arms}."
+            )
+        cls = self._exploration_class()
+        exp = cls.__new__(cls)
+        exp.problem = problem
+        exp._load_state(self, dict(state))
+        return exp
+
+    def load(self, path: Any, problem: Any) -> "Exploration":
+        """Resume an exploration saved with :meth:`Exploration.save`."""
+        return self.resume(load_state(path), problem)
+
+    def _exploration_class(self) -> type["Exploration"]:
+        cls = getattr(self, "exploration_class", None)
+        if cls is None:
+            raise StateError(f"{type(self).__name__} does not support resuming.")
+        return cls
+
+
+# ---------------------------------------------------------------------- Exploration
+class Exploration(ABC):
+    """The state of one run (ask / tell).
+
+    Subclasses implement :meth:`_next_batch` (the arms to pull next), :meth:`_update`
+    (fold in reward sums, then check the stopping rule, calling :meth:`stop` when it holds),
+    :attr:`recommendation`, and for save / resume :meth:`_extra_state` /
+    :meth:`_load_extra_state` (everything but the common counters, which the base saves).
+    """
+
+    record_trace: bool = False
+
+    def __init__(self, solver: Solver, problem: Any, rng: Any) -> None:
+        self.solver = solver
+        self.problem = getattr(problem, "problem", problem)
+        self.rng = check_rng(rng)
+        self.samples = 0
+        self.rounds = 0
+        self.status = "running"
+        self.message = ""
+        self._pending: Batch | None = None
+        self._trace: dict[str, list[Any]] = {}
+        self.certificate: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ contract
+    @abstractmethod
+    def _next_batch(self) -> Batch:
+        ...
+
+    @abstractmethod
+    def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
+        ...
+
+    @property
+    @abstractmethod
+    def recommendation(self) -> Any:
+        """The current best guess (index or mask)."""
+
+    @property
+    @abstractmethod
+    def pulls(self) -> NDArray[np.int64]:
+        """Per-arm pull counts."""
+
+    def _extra_state(self) -> dict[str, Any]:
+        raise StateError(f"{type(self).__name__} does not support saving.")
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        raise StateError(f"{type(self).__name__} does not support resuming.")
+
+    def _info(self) -> dict[str, Any]:
+        return {}
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def done(self) -> bool:
+        return self.status != "running"
+
+    def ask(self) -> Batch:
+        """The next arms to pull with their counts (the same batch until told)."""
+        if self.done:
+            raise StateError(f"ask() after the exploration ended ({self.status}).")
+        if self._pending is None:
+            self._pending = self._next_batch()
+        return self._pending
+
+    def tell_batch(self, batch: Batch, reward_sums: Any) -> None:
+        """Report the reward sums of a batch (possibly with reduced counts)."""
+        if self.done:
+            raise StateError(f"tell after the exploration ended ({self.status}).")
+        sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        if sums.shape != (len(batch),):
+            raise InvalidParameterError(
+                f"The 'reward_sums' parameter must have shape ({len(batch)},). "
+                f"Got an array of shape {sums.shape} instead."
+            )
+        if not np.all(np.isfinite(sums)):
+            raise InvalidParameterError("The 'reward_sums' parameter must have finite entries.")
+        self._pending = None
+        self.samples += batch.total
+        self._update(batch, sums)
+
+    def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
+        """Report ``count`` observations of one arm with sum ``reward_sum``."""
+        count = check_int(count, "count", low=1)
+        arms = np.asarray([arm]) if np.ndim(arm) == 0 else np.asarray(arm)[None, :]
+        self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [reward_sum])
+
+    def stop(self, status: str, message: str = "") -> None:
+        self.status = status
+        self.message = message
+
+    def record(self, **values: Any) -> None:
+        """Append stopping statistics to the trace (when tracing)."""
+        if self.record_trace:
+            for k, v in values.items():
+                self._trace.setdefault(k, []).append(v)
+
+    def result(self, wall_seconds: float = 0.0) -> Result:
+        trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None
+        return Result(
+            answer=self.recommendation,
+            status=self.status if self.done else "running",
+            samples=self.samples,
+            rounds=self.rounds,
+            wall_seconds=wall_seconds,
+            pulls=np.asarray(self.pulls).copy(),
+            certificate=dict(self.certificate),
+            trace=trace,
+            message=self.message,
+            info=self._info(),
+        )
+
+    # ------------------------------------------------------------------ save / resume
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly (JSON values and numpy arrays)."""
+        return {
+            "solver": self.solver.name,
+            "params": self.solver.json_params(),
+            "n_arms": int(self.problem.n_arms),
+            "rng": self.rng.bit_generator.state,
+            "rng_type": type(self.rng.bit_generator).__name__,
+            "samples": self.samples,
+            "rounds": self.rounds,
+            "status": self.status,
+            "message": self.message,
+            "pending": None
+            if self._pending is None
+            else {"arms": self._pending.arms, "counts": self._pending.counts},
+            "certificate": self.certificate,
+            "extra": self._extra_state(),
+        }
+
+    def save(self, path: Any) -> Any:
+        """Write :meth:`state_dict` to ``path`` (JSON + ``.npz``; see combex._state)."""
+        return save_state(self.state_dict(), path)
+
+    def _load_state(self, solver: Solver, state: dict[str, Any]) -> None:
+        bg = getattr(np.random, state["rng_type"])()
+        bg.state = state["rng"]
+        self.solver = solver
+        self.rng = np.random.Generator(bg)
+        self.samples = int(state["samples"])
+        self.rounds = int(state["rounds"])
+        self.status = state["status"]
+        self.message = state["message"]
+        p = state["pending"]
+        self._pending = None if p is None else Batch(np.asarray(p["arms"]), np.asarray(p["counts"], dtype=np.int64))
+        self.certificate = dict(state["certificate"])
+        self._trace = {}
+        self.record_trace = False
+        self._load_extra_state(state["extra"])
