@@ -1,0 +1,100 @@
+"""Named instances from the papers (the ``--instance`` names of the CLI).
+
+Each instance is a builder ``f(rng=..., **params) -> Environment`` registered under the name
+used in DESIGN.md. Builders that live with their solver family are imported lazily, so a
+missing optional dependency of one family does not break the others.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["InstanceSpec", "INSTANCES", "register_instance", "get_instance", "make_instance", "list_instances"]
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """A named instance: where its builder lives and what it is."""
+
+    name: str
+    target: str  # "module:function"
+    summary: str
+    family: str  # which solver family it is meant for: full-bandit, semi-bandit, linear, mips
+
+    def builder(self) -> Callable[..., Any]:
+        mod, fn = self.target.split(":")
+        return getattr(importlib.import_module(mod), fn)
+
+    def parameters(self) -> dict[str, Any]:
+        """Builder parameters with their defaults (``inspect.Parameter.empty`` if required)."""
+        sig = inspect.signature(self.builder())
+        return {p.name: p.default for p in sig.parameters.values() if p.name != "rng"}
+
+
+INSTANCES: dict[str, InstanceSpec] = {}
+
+
+def register_instance(name: str, target: str, summary: str, family: str) -> None:
+    INSTANCES[name] = InstanceSpec(name, target, summary, family)
+
+
+def get_instance(name: str) -> InstanceSpec:
+    try:
+        return INSTANCES[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, INSTANCES, n=3)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise InvalidParameterError(
+            f"Unknown instance {name!r}.{hint} Known instances: {', '.join(sorted(INSTANCES))}."
+        ) from None
+
+
+def make_instance(name: str, *, rng: Any = None, **params: Any) -> Any:
+    """Build the environment of instance ``name`` with ``params`` (validated by the builder)."""
+    spec = get_instance(name)
+    fn = spec.builder()
+    sig = inspect.signature(fn)
+    unknown = [p for p in params if p not in sig.parameters]
+    if unknown:
+        known = [p for p in sig.parameters if p != "rng"]
+        raise InvalidParameterError(
+            f"Instance {name!r} has no parameter {unknown[0]!r}. Its parameters: {', '.join(known)}."
+        )
+    return fn(rng=rng, **params)
+
+
+def list_instances() -> list[InstanceSpec]:
+    return [INSTANCES[k] for k in sorted(INSTANCES)]
+
+
+_ENV = "combex.environments"
+register_instance("kuroki-synthetic", f"{_ENV}._instances_full:kuroki_synthetic",
+                  "top-k with full-bandit feedback, Kuroki et al. Section 5 (n, k, gap)", "full-bandit")
+register_instance("topk-gaussian", f"{_ENV}._instances_full:topk_gaussian",
+                  "top-k with full-bandit feedback from given means (means, k, sigma)", "full-bandit")
+register_instance("crowd", f"{_ENV}._instances_full:crowd",
+                  "team selection on the Li et al. quiz data, full-bandit replay (dataset, k)", "full-bandit")
+register_instance("jiang-1sparse", f"{_ENV}._instances_semi:jiang_1sparse",
+                  "Best-K, one good arm pattern of Jiang et al. Section 5 (N, K)", "semi-bandit")
+register_instance("jiang-exponential", f"{_ENV}._instances_semi:jiang_exponential",
+                  "Best-K with exponentially decaying means (N, K, alpha)", "semi-bandit")
+register_instance("lil-exponential", f"{_ENV}._instances_semi:lil_exponential",
+                  "Best-1 with exponentially decaying means (N, alpha)", "semi-bandit")
+register_instance("soare", f"{_ENV}._instances_linear:soare",
+                  "linear best arm, Soare et al. hard instance (d)", "linear")
+register_instance("canonical", f"{_ENV}._instances_linear:canonical",
+                  "linear best arm, canonical instance of Xu et al. (d, gap)", "linear")
+register_instance("mips-gaussian", f"{_ENV}._mips_instances:mips_gaussian",
+                  "MIPS over Gaussian vectors (n, dim, k)", "mips")
+register_instance("mips-uniform", f"{_ENV}._mips_instances:mips_uniform",
+                  "MIPS over uniform vectors (n, dim, k)", "mips")
+register_instance("mips-adversarial", f"{_ENV}._mips_instances:mips_adversarial",
+                  "MIPS adversarial data of the BoundedME paper (n, dim, k)", "mips")
+register_instance("sublinear-synthetic", f"{_ENV}._mips_instances:sublinear_synthetic",
+                  "growing arm set linear bandit of the sublinear paper (K, d, T, change)", "sublinear")
