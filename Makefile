@@ -17,10 +17,13 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask]" && touch $@ $(VENV)/.installed
 
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(PIP) install -e ".[plots]" && touch $@
+
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed-demo
 	$(BIN)/combex demo
 
 test: $(VENV)/.installed-test

@@ -1,0 +1,666 @@
+"""Combinatorial pure exploration with full-bandit feedback (Kuroki et al.).
+
+Only the *sum* of the rewards of the pulled super-arm (a team) is observed. Four solvers
+share one static-allocation skeleton (Algorithms 2-5 of the paper): pull super-arms of a
+fixed support by the tracking rule ``M_t = argmin_{M in supp(p)} T_M(t) / p_M``, keep the
+least-squares estimate ``theta_hat_t = A_t^{-1} b_t`` by count-weighted rank-one updates, and
+check a stopping rule.
+
+=============  ======================================  =====================================
+name           stopping statistic                      maximization at each check
+=============  ======================================  =====================================
+``saqm``       condition (4) with Z_t and alpha_t       quadratic maximization (Algorithm 1)
+``sa-foa``     eps/2 >= Z'_t - theta_hat(M_hat)         first-order approx., l*n QP calls
+``icb``        Z*_t - theta_hat(M_hat) < eps (2)        linear oracle (argmax_excluding)
+``exhaustive`` Z*_t < eps (Algorithm 5)                 enumeration of the decision class
+=============  ======================================  =====================================
+
+Batched checks: static allocations do not depend on the observations, so the pulls between
+two checks can be asked for as one batch. ``check_every=1`` checks after every sample (the
+paper); otherwise checks follow a geometric schedule, each at ``max(t + 1, floor((1 + growth)
+t))`` samples, so a run stops at most a factor ``1 + growth`` (plus one sample) after the
+first check at which the per-round rule would have been evaluated true *on the same
+sample path* of checks. With ``growth=0`` the two modes are the same algorithm and give
+identical results on a fixed seed.
+
+Noise scale (``sigma`` of Proposition 1): the proposition is stated for noise bounded in
+[-sigma, sigma]. With per-arm noise bounded by R the paper takes ``sigma = k R``; this is
+what we do when the problem's noise model has a bound. For independent Gaussian per-arm
+noise of standard deviation s (the paper's own experiments use N(0, 1) noise) the team
+noise is N(0, k s^2), which is ``sqrt(k) s``-sub-Gaussian; Proposition 1's proof (Soare et
+al.) only uses sub-Gaussianity, so we take ``sigma = sqrt(k) s``. A noise model with neither
+a bound nor a Gaussian law is refused unless ``sigma`` is given.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import (
+    check_choice,
+    check_float,
+    check_int,
+    check_probability,
+    param_error,
+)
+from ..exceptions import InvalidParameterError
+from ._base import Batch, Exploration, Solver, register_solver
+
+__all__ = ["SAQM", "SAFOA", "ICB", "Exhaustive", "team_sigma"]
+
+
+# ----------------------------------------------------------------------------- helpers
+def team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
+    """The noise scale sigma of one super-arm observation (see the module docstring).
+
+    ``k R`` for per-arm noise bounded by R (Proposition 1 as used by the paper),
+    ``sqrt(k) s`` for independent Gaussian per-arm noise of standard deviation s.
+    """
+    if noise is None:
+        raise InvalidParameterError(f"{owner} needs a noise model or an explicit 'sigma'.")
+    if noise.bound is not None:
+        return float(k * noise.bound)
+    if noise.kind == "gaussian" and noise.independent:
+        return float(math.sqrt(k) * noise.sigma)
+    raise InvalidParameterError(
+        f"{owner}: the noise model {noise.kind!r} has no bound, which the confidence radius of "
+        "Proposition 1 needs; pass sigma=... (the sub-Gaussian scale of a team's noise) explicitly."
+    )
+
+
+def _member_sizes(dc: Any) -> tuple[int, int]:
+    n = dc.n
+    big = dc.argmax(np.ones(n))
+    small = dc.argmax(-np.ones(n))
+    return int(small.sum()), int(big.sum())
+
+
+def _log_class_size(dc: Any) -> float:
+    """log |M| for the union bound of C_t: exact when the class knows its size, else the
+    bound |M| <= 2^n (conservative)."""
+    size = getattr(dc, "size", None)
+    if size is not None:
+        return float(math.log(size)) if size > 0 else 0.0
+    return float(dc.n * math.log(2.0))
+
+
+# ----------------------------------------------------------------------------- solver
+class _StaticFullBandit(Solver):
+    """Shared settings of the static-allocation full-bandit solvers."""
+
+    arm_type: ClassVar[str] = "mask"
+    needs_fixed_size: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        *,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        allocation: str = "g",
+        decision_class: Any = None,
+        sigma: float | None = None,
+        check_every: int | None = None,
+        growth: float = 0.01,
+        support: Any = None,
+    ) -> None:
+        owner = type(self).__name__
+        self.delta = check_probability(delta, "delta", owner=owner)
+        self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
+        self.allocation = check_choice(allocation, "allocation", ("g", "uniform"), owner=owner)
+        self.decision_class = decision_class
+        self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
+        self.check_every = None if check_every is None else check_int(check_every, "check_every", owner=owner, low=1)
+        self.growth = check_float(growth, "growth", owner=owner, low=0.0)
+        self.support = support
+
+    def start(self, problem: Any, *, rng: Any = None) -> "_StaticExploration":
+        return self.exploration_class(self, problem, rng)
+
+
+class _StaticExploration(Exploration):
+    """State of a static-allocation run: support, design, tracking counts, least squares."""
+
+    solver: _StaticFullBandit
+
+    def __init__(self, solver: _StaticFullBandit, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        from ..allocations import Tracker
+        from ..estimation import LeastSquares
+
+        owner = type(solver).__name__
+        pb = self.problem
+        dc = solver.decision_class if solver.decision_class is not None else getattr(pb, "decision_class", None)
+        if dc is None:
+            raise InvalidParameterError(
+                f"{owner} needs a decision class: pass decision_class=... or a problem that has one."
+            )
+        if dc.n != pb.n_arms:
+            raise InvalidParameterError(
+                f"The decision class of {owner} has n={dc.n}, the problem has {pb.n_arms} arms."
+            )
+        self.dc = dc
+        self.n = int(dc.n)
+        kmin, kmax = _member_sizes(dc)
+        if solver.needs_fixed_size and kmin != kmax:
+            raise InvalidParameterError(
+                f"{owner} maximizes over super-arms of one size k (quadratic maximization over "
+                f"|S| = k); this decision class has members of sizes {kmin} to {kmax}. Use ICB or "
+                "Exhaustive for it."
+            )
+        if kmax < 1:
+            raise InvalidParameterError(f"{owner}: the decision class has only the empty member.")
+        self.k = kmax
+        self.sigma = solver.sigma if solver.sigma is not None else team_sigma(pb.noise, self.k, owner=owner)
+        self.log_K = _log_class_size(dc)
+
+        self.support, self.p, self.design_info = self._make_design()
+        self.tracker = Tracker(self.p)
+        self.ls = LeastSquares(self.n)
+        self.T = np.zeros(len(self.support), dtype=np.int64)
+        self.initial_done = False
+        self.next_check = 0
+        self._chi_hat: NDArray[np.bool_] | None = None
+
+    # ------------------------------------------------------------------ design
+    def _make_design(self) -> tuple[NDArray[np.bool_], NDArray[np.float64], dict[str, Any]]:
+        from ..allocations import g_optimal_design, support_from_decision_class, topk_support
+
+        s = self.solver
+        if s.support is not None:
+            X = np.asarray(s.support)
+            if X.ndim != 2 or X.shape[1] != self.n:
+                raise param_error("support", type(s).__name__, f"a 0/1 array of shape (m, {self.n})", s.support)
+            X = X.astype(bool)
+            for row in X:
+                if not self.dc.contains(row):
+                    raise InvalidParameterError(
+                        f"The 'support' parameter of {type(s).__name__} has a row that is not a member "
+                        f"of the decision class: {np.flatnonzero(row).tolist()}."
+                    )
+            if np.linalg.matrix_rank(X.astype(float)) < self.n:
+                raise InvalidParameterError(
+                    f"The 'support' parameter of {type(s).__name__} must span R^{self.n} "
+                    "(otherwise A_t is singular and theta is not identifiable)."
+                )
+        elif type(self.dc).__name__ == "TopK":
+            X = topk_support(self.n, self.k)
+        else:
+            X = support_from_decision_class(self.dc, rng=self.rng)
+        X = np.asarray(X, dtype=bool)
+        if s.allocation == "uniform":
+            p = np.full(len(X), 1.0 / len(X))
+            info = {"allocation": "uniform", "support_size": len(X)}
+        else:
+            design = g_optimal_design(X.astype(float))
+            p = np.asarray(design.weights, dtype=float)
+            keep = p > 0
+            X, p = X[keep], p[keep] / p[keep].sum()
+            info = {"allocation": "g", "support_size": int(len(X)), "g_value": float(design.value)}
+        return X, p, info
+
+    # ------------------------------------------------------------------ ask / tell
+    def _next_batch(self) -> Batch:
+        if not self.initial_done:
+            # Algorithm 2, lines 1-3: pull every support member once, so A_t is invertible.
+            return Batch(self.support, np.ones(len(self.support), dtype=np.int64))
+        t = self.samples
+        if self.solver.check_every is not None:
+            target = t + self.solver.check_every
+        else:
+            target = max(t + 1, int(math.floor((1.0 + self.solver.growth) * t)))
+        add = self._advance(target)
+        nz = np.flatnonzero(add)
+        return Batch(self.support[nz], add[nz].astype(np.int64))
+
+    def _advance(self, target: int) -> NDArray[np.int64]:
+        """Counts per support member to add so that the tracked pulls total ``target``.
+
+        The tracker follows argmin_M T_M / p_M on the pulls after the initial phase (the
+        initial round-robin pulls every member once; the rule is applied to the counts
+        T_M(t) - 1, which keeps the allocation proportional to p; ties by index)."""
+        base = len(self.support)
+        before = self.tracker.counts.copy()
+        self.tracker.advance(target - base)
+        return (self.tracker.counts - before).astype(np.int64)
+
+    def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
+        counts = batch.counts
+        if not self.initial_done:
+            self.initial_done = True
+            self.T += counts
+        else:
+            # Map rows back to support positions (batches are support subsets in order).
+            idx = self._support_index(batch.arms)
+            np.add.at(self.T, idx, counts)
+        self.ls.update_many(batch.arms.astype(float), reward_sums, counts)
+        self.rounds += 1
+        self._check()
+
+    def _support_index(self, arms: NDArray[np.bool_]) -> NDArray[np.intp]:
+        key = getattr(self, "_support_key", None)
+        if key is None:
+            key = self._support_key = {row.tobytes(): i for i, row in enumerate(self.support)}
+        try:
+            return np.array([key[np.asarray(a, dtype=bool).tobytes()] for a in arms], dtype=np.intp)
+        except KeyError:
+            raise InvalidParameterError(
+                "tell() received a super-arm outside the allocation's support; a static "
+                "allocation only learns from the super-arms it asked for."
+            ) from None
+
+    # ------------------------------------------------------------------ stopping
+    def _radius(self) -> float:
+        from ..estimation import static_radius
+
+        return float(static_radius(self.samples, self.solver.delta, sigma=self.sigma, log_n_hypotheses=self.log_K))
+
+    def _check(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def recommendation(self) -> NDArray[np.bool_]:
+        if self._chi_hat is not None:
+            return self._chi_hat.copy()
+        if self.ls.is_invertible:
+            return self.dc.argmax(self.ls.theta)
+        return self.dc.argmax(np.zeros(self.n))
+
+    @property
+    def pulls(self) -> NDArray[np.int64]:
+        """Per base arm: the number of pulled super-arms containing it."""
+        return (self.T[:, None] * self.support).sum(axis=0).astype(np.int64)
+
+    def _info(self) -> dict[str, Any]:
+        info = dict(self.design_info)
+        info.update(
+            sigma=self.sigma,
+            k=self.k,
+            check_every=self.solver.check_every,
+            growth=None if self.solver.check_every is not None else self.solver.growth,
+            overshoot_factor=None if self.solver.check_every is not None else 1.0 + self.solver.growth,
+            support_pulls=self.T.copy(),
+        )
+        return info
+
+    # ------------------------------------------------------------------ save / resume
+    def _extra_state(self) -> dict[str, Any]:
+        return {
+            "support": self.support,
+            "p": self.p,
+            "design_info": self.design_info,
+            "tracker": self.tracker.state_dict(),
+            "ls": self.ls.state_dict(),
+            "T": self.T,
+            "initial_done": self.initial_done,
+            "chi_hat": None if self._chi_hat is None else self._chi_hat,
+            "sigma": self.sigma,
+            "log_K": self.log_K,
+            "k": self.k,
+        }
+
+    def _load_extra_state(self, st: dict[str, Any]) -> None:
+        from ..allocations import Tracker
+        from ..estimation import LeastSquares
+
+        s = self.solver
+        self.dc = s.decision_class if s.decision_class is not None else self.problem.decision_class
+        self.n = int(self.dc.n)
+        self.support = np.asarray(st["support"], dtype=bool)
+        self.p = np.asarray(st["p"], dtype=float)
+        self.design_info = dict(st["design_info"])
+        self.tracker = Tracker.from_state(st["tracker"])
+        self.ls = LeastSquares.from_state(st["ls"])
+        self.T = np.asarray(st["T"], dtype=np.int64)
+        self.initial_done = bool(st["initial_done"])
+        self._chi_hat = None if st["chi_hat"] is None else np.asarray(st["chi_hat"], dtype=bool)
+        self.sigma = float(st["sigma"])
+        self.log_K = float(st["log_K"])
+        self.k = int(st["k"])
+        self.next_check = 0
+
+
+# ============================================================================== SAQM
+class _SAQMExploration(_StaticExploration):
+    def _check(self) -> None:
+        s: SAQM = self.solver  # type: ignore[assignment]
+        theta = self.ls.theta
+        A_inv = self.ls.A_inv
+        chi = self.dc.argmax(theta)
+        self._chi_hat = chi
+        C = self._radius()
+        val_hat = float(theta[chi].sum())
+        other = self.dc.argmax_excluding(theta, chi)
+        if other is None:  # a one-member class: nothing to distinguish
+            self.stop("identified", "the decision class has one member")
+            return
+        val_other = float(theta[other].sum())
+        _, cert = s._qm().maximize(A_inv, self.k)
+        Z = C * math.sqrt(max(cert.value, 0.0))
+        alpha = s._alpha(cert)
+        norm_hat = math.sqrt(max(float(chi @ A_inv @ chi), 0.0))
+        lhs = val_hat - C * norm_hat
+        rhs = val_other + Z / alpha - s.epsilon
+        self.certificate = {
+            "C_t": C, "Z_t": Z, "alpha_t": alpha, "lhs": lhs, "rhs": rhs,
+            "theorem1_ratio": cert.worst_case_ratio, "certified_ratio": cert.certified_ratio,
+        }
+        self.record(t=self.samples, lhs=lhs, rhs=rhs, Z=Z, alpha=alpha)
+        if lhs >= rhs:
+            self.stop("identified", "stopping condition (4) holds")
+
+
+@register_solver
+class SAQM(_StaticFullBandit):
+    """SAQM (Kuroki et al., Algorithm 2): static allocation + approximate quadratic maximization.
+
+    Stops when condition (4) holds:
+
+        theta_hat(M_hat) - C_t ||chi_M_hat||_{A^-1} >= max_{M != M_hat} theta_hat(M) + Z_t / alpha_t - eps
+
+    with ``Z_t = C_t ||chi_{M'_t}||_{A^-1}`` for the super-arm M'_t returned by quadratic
+    maximization (Algorithm 1) on ``W = A_t^{-1}``, and alpha_t an approximation ratio for
+    CEM (1) (``Z_t >= alpha_t max_M C_t ||chi_M||_{A^-1}``). Note: (4) as printed reads
+    ``(1/alpha_t) C_t Z_t``, which would count C_t twice; the proof of Lemma 8 uses
+    ``Z_t / alpha_t``, which is what we implement.
+
+    ``alpha`` chooses alpha_t: ``"certified"`` (default) the better of two valid ratios,
+    the square root of Theorem 1's QP ratio ``lambda_min/lambda_max * alpha_DkS/(k-1)`` and
+    the square root of the per-call certified QP ratio ``value / upper bound`` (an alpha-
+    approximation of the QP is a sqrt(alpha)-approximation of CEM); ``"theorem1"`` only the
+    former (the paper's guarantee); a float in (0, 1] fixes alpha_t (the paper's Figure 3
+    uses alpha = 0.9; then the (eps, delta)-PAC guarantee no longer holds).
+    ``dks`` names the densest-k-subgraph oracle (peeling, as in the paper's experiments).
+    """
+
+    name: ClassVar[str] = "saqm"
+    needs_fixed_size: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        allocation: str = "g",
+        decision_class: Any = None,
+        sigma: float | None = None,
+        check_every: int | None = None,
+        growth: float = 0.01,
+        support: Any = None,
+        dks: str = "peeling",
+        alpha: Any = "certified",
+    ) -> None:
+        super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
+                         sigma=sigma, check_every=check_every, growth=growth, support=support)
+        self.dks = dks
+        if isinstance(alpha, str):
+            check_choice(alpha, "alpha", ("certified", "theorem1"), owner="SAQM")
+        else:
+            alpha = check_float(alpha, "alpha", owner="SAQM", low=0.0, high=1.0, closed="right")
+        self.alpha = alpha
+        self._qm_cache: Any = None
+
+    def _qm(self) -> Any:
+        if self._qm_cache is None:
+            from ..oracles.quadratic import QuadraticMaximization
+
+            self._qm_cache = QuadraticMaximization(dks=self.dks)
+        return self._qm_cache
+
+    def _alpha(self, cert: Any) -> float:
+        if not isinstance(self.alpha, str):
+            return float(self.alpha)
+        th = math.sqrt(max(cert.worst_case_ratio or 0.0, 0.0))
+        if self.alpha == "theorem1":
+            return max(th, 1e-300)
+        return max(th, math.sqrt(max(cert.certified_ratio or 0.0, 0.0)), 1e-300)
+
+    exploration_class = _SAQMExploration
+
+
+# ============================================================================== SA-FOA
+class _SAFOAExploration(_StaticExploration):
+    def _check(self) -> None:
+        s: SAFOA = self.solver  # type: ignore[assignment]
+        theta = self.ls.theta
+        A_inv = self.ls.A_inv
+        chi = self.dc.argmax(theta)
+        self._chi_hat = chi
+        C = self._radius()
+        val_hat = float(theta[chi].sum())
+        other = self.dc.argmax_excluding(theta, chi)
+        if other is None:
+            self.stop("identified", "the decision class has one member")
+            return
+        chi_f = chi.astype(float)
+        v = A_inv @ chi_f
+        quad_hat = float(chi_f @ v)
+
+        def objective(masks: NDArray[np.bool_]) -> NDArray[np.float64]:
+            D = masks.astype(float) - chi_f
+            q = np.einsum("ij,jk,ik->i", D, A_inv, D)
+            return masks.astype(float) @ theta + C * np.sqrt(np.maximum(q, 0.0))
+
+        # Candidates F: l*n quadratic maximizations of B_t for M_i drawn from supp(p).
+        m = s.ell * self.n
+        draws = self.rng.integers(0, len(self.support), size=m)
+        cands = [other]
+        qm = s._qm()
+        for i in draws:
+            d = self.support[i].astype(float) - chi_f
+            nrm = math.sqrt(max(float(d @ A_inv @ d), 0.0))
+            if nrm <= 0.0:  # M_i = M_hat: gamma undefined; this draw adds nothing
+                continue
+            gamma = C / (2.0 * nrm)
+            B = gamma * A_inv - np.diag(2.0 * gamma * v) + np.diag(theta)
+            mask, _ = qm.maximize(B, self.k, require_pd=False)
+            if not np.array_equal(mask, chi) and self.dc.contains(mask):
+                cands.append(mask)
+        F = np.unique(np.asarray(cands, dtype=bool), axis=0)
+        vals = objective(F)
+        Zp = float(vals.max())
+        stat = Zp - val_hat
+        cert: dict[str, Any] = {"C_t": C, "Z_prime_t": Zp, "statistic": stat, "candidates": int(len(F))}
+        stop = s.epsilon / 2.0 >= stat
+        if s.certified or s.report_bound:
+            from ..oracles.quadratic import upper_bound_qp
+
+            W = A_inv - 2.0 * np.diag(v)
+            ub_norm_sq = upper_bound_qp(W, self.k) + quad_hat
+            ub = float(theta[other].sum()) + C * math.sqrt(max(ub_norm_sq, 0.0))
+            cert["upper_bound_5"] = ub
+            cert["certified_statistic"] = ub - val_hat
+            if s.certified:
+                stop = s.epsilon / 2.0 >= ub - val_hat
+        self.certificate = cert
+        self.record(t=self.samples, statistic=stat, Z_prime=Zp,
+                    certified_statistic=cert.get("certified_statistic", np.nan))
+        if stop:
+            self.stop("identified", "eps/2 >= Z'_t - theta_hat(M_hat)" + (" (certified bound)" if s.certified else ""))
+
+
+@register_solver
+class SAFOA(_StaticFullBandit):
+    """SA-FOA (Kuroki et al., Algorithm 3): static allocation + first-order approximation.
+
+    At each check, for ``m = ell * n`` super-arms M_i drawn uniformly from supp(p),
+    ``gamma = C_t / (2 ||chi_{M_i} - chi_{M_hat}||_{A^-1})`` and quadratic maximization of
+    ``B_t = gamma A^-1 - Diag(2 gamma A^-1 chi_{M_hat}) + Diag(theta_hat)`` gives a candidate;
+    ``Z'_t`` is the best value of (5), ``theta_hat(M) + C_t ||chi_M - chi_{M_hat}||_{A^-1}``,
+    over the candidates F, and the run stops when ``eps/2 >= Z'_t - theta_hat(M_hat)``.
+
+    Choices where the paper is silent: M_hat itself is removed from F (it is excluded in
+    (5), and its value would make the statistic 0); the best super-arm other than M_hat by
+    theta_hat (the linear oracle's ``argmax_excluding``) is always a candidate; a draw with
+    M_i = M_hat (gamma undefined) is skipped.
+
+    PAC status: Z'_t is *attained* by super-arms found, so it lower-bounds the maximum of
+    (5); the paper's remark that "we compute the upper bound of the objective function in
+    (5)" does not hold for this Z'_t, and the default mode carries no (eps, delta)-PAC
+    guarantee. ``certified=True`` stops only when a valid *upper bound* on (5) is within
+    eps/2: ``max_{M != M_hat} theta_hat(M) + C_t sqrt(U)``, with U an upper bound on
+    ``max_{|S|=k} ||chi_S - chi_{M_hat}||^2_{A^-1}`` from the quadratic oracle's bound on the
+    QP ``x^T (A^-1 - 2 Diag(A^-1 chi_{M_hat})) x + chi_{M_hat}^T A^-1 chi_{M_hat}``; that
+    mode is (eps, delta)-PAC by the argument of Lemma 8. ``report_bound=True`` computes the
+    certified statistic in the certificate without using it to stop.
+    """
+
+    name: ClassVar[str] = "sa-foa"
+    needs_fixed_size: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        allocation: str = "g",
+        decision_class: Any = None,
+        sigma: float | None = None,
+        check_every: int | None = None,
+        growth: float = 0.01,
+        support: Any = None,
+        ell: int = 1,
+        dks: str = "peeling",
+        certified: bool = False,
+        report_bound: bool = False,
+    ) -> None:
+        super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
+                         sigma=sigma, check_every=check_every, growth=growth, support=support)
+        self.ell = check_int(ell, "ell", owner="SAFOA", low=1)
+        self.dks = dks
+        self.certified = bool(certified)
+        self.report_bound = bool(report_bound)
+        self._qm_cache: Any = None
+
+    def _qm(self) -> Any:
+        if self._qm_cache is None:
+            from ..oracles.quadratic import QuadraticMaximization
+
+            self._qm_cache = QuadraticMaximization(dks=self.dks)
+        return self._qm_cache
+
+    exploration_class = _SAFOAExploration
+
+
+# ============================================================================== ICB
+class _ICBExploration(_StaticExploration):
+    def _radius(self) -> float:
+        from ..estimation import independent_radius
+
+        return float(independent_radius(self.samples, self.solver.delta, sigma=self.sigma, n_arms=self.n))
+
+    def _check(self) -> None:
+        s = self.solver
+        theta = self.ls.theta
+        r = np.sqrt(np.maximum(np.diag(self.ls.A_inv), 0.0))
+        chi = self.dc.argmax(theta)
+        self._chi_hat = chi
+        C = self._radius()
+        val_hat = float(theta[chi].sum())
+        # P1 is linear in chi_M: |chi_M(i) - chi_hat(i)| = chi_M(i) off M_hat, 1 - chi_M(i) on it.
+        w = theta + C * r * np.where(chi, -1.0, 1.0)
+        const = C * float(r[chi].sum())
+        best = self.dc.argmax_excluding(w, chi)
+        if best is None:
+            self.stop("identified", "the decision class has one member")
+            return
+        Z = float(w[best].sum()) + const
+        stat = Z - val_hat
+        self.certificate = {"C_t": C, "Z_star_t": Z, "statistic": stat}
+        self.record(t=self.samples, statistic=stat)
+        if stat < s.epsilon:
+            self.stop("identified", "stopping condition (2): Z*_t - theta_hat(M_hat) < eps")
+
+
+@register_solver
+class ICB(_StaticFullBandit):
+    """ICB (Kuroki et al., Algorithm 4): static allocation with independent confidence bounds.
+
+    ``Z*_t = max_{M != M_hat} theta_hat(M) + C_t sum_i |chi_M(i) - chi_{M_hat}(i)| sqrt(A^-1(i, i))``
+    (problem P1) is a linear maximization over the decision class (the weights are
+    ``theta_hat(i) + C_t r_i`` off M_hat and ``theta_hat(i) - C_t r_i`` on it, plus a constant),
+    solved by the class's ``argmax_excluding``; so ICB runs on top-k, every matroid, paths,
+    matchings and CP-SAT classes. C_t is Lemma 1's ``sigma sqrt(2 log(c' t^2 n / delta))``.
+    Stops when ``Z*_t - theta_hat(M_hat) < eps`` (condition (2)).
+    """
+
+    name: ClassVar[str] = "icb"
+    exploration_class = _ICBExploration
+
+
+# ============================================================================== Exhaustive
+class _ExhaustiveExploration(_StaticExploration):
+    _members: NDArray[np.bool_] | None = None
+
+    def _all(self) -> NDArray[np.bool_]:
+        if self._members is None:
+            size = getattr(self.dc, "size", None)
+            if size is not None and size > self.solver.max_members:
+                raise InvalidParameterError(
+                    f"Exhaustive would enumerate {size} super-arms, more than max_members="
+                    f"{self.solver.max_members}; raise max_members or use a polynomial solver."
+                )
+            self._members = np.array(list(self.dc.enumerate()), dtype=bool)
+            self.log_K = float(math.log(len(self._members)))
+        return self._members
+
+    def _check(self) -> None:
+        s = self.solver
+        X = self._all()
+        theta = self.ls.theta
+        A_inv = self.ls.A_inv
+        C = self._radius()
+        vals = X @ theta
+        j = int(np.argmax(vals))
+        chi = X[j]
+        self._chi_hat = chi.copy()
+        best = -np.inf
+        chunk = max(1, 2_000_000 // max(self.n, 1))
+        chi_f = chi.astype(float)
+        for lo in range(0, len(X), chunk):
+            D = X[lo:lo + chunk].astype(float) - chi_f
+            q = np.einsum("ij,ij->i", D @ A_inv, D)
+            cand = vals[lo:lo + chunk] + C * np.sqrt(np.maximum(q, 0.0))
+            if lo <= j < lo + chunk:
+                cand[j - lo] = -np.inf
+            best = max(best, float(cand.max()) if cand.size else -np.inf)
+        Z = best - float(vals[j])
+        self.certificate = {"C_t": C, "Z_star_t": Z}
+        self.record(t=self.samples, statistic=Z)
+        if len(X) == 1 or Z < s.epsilon:
+            self.stop("identified", "Z*_t < eps (Algorithm 5)")
+
+
+@register_solver
+class Exhaustive(_StaticFullBandit):
+    """Exhaustive (Kuroki et al., Algorithm 5, Appendix E): the exact exponential-time baseline.
+
+    Enumerates the decision class and stops when
+    ``Z*_t = max_{M != M_hat} (theta_hat(M) + C_t ||chi_M - chi_{M_hat}||_{A^-1}) - theta_hat(M_hat) < eps``,
+    with C_t of Proposition 1 for K = |M| (the number of members enumerated). Refuses
+    classes with more than ``max_members`` members.
+    """
+
+    name: ClassVar[str] = "exhaustive"
+
+    def __init__(
+        self,
+        *,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        allocation: str = "g",
+        decision_class: Any = None,
+        sigma: float | None = None,
+        check_every: int | None = None,
+        growth: float = 0.01,
+        support: Any = None,
+        max_members: int = 5_000_000,
+    ) -> None:
+        super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
+                         sigma=sigma, check_every=check_every, growth=growth, support=support)
+        self.max_members = check_int(max_members, "max_members", owner="Exhaustive", low=1)
+
+    exploration_class = _ExhaustiveExploration
