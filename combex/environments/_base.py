@@ -137,7 +137,7 @@ class Environment(ABC):
     def pull(self, arm: Any, count: int = 1) -> tuple[float, int]:
         """Pull ``arm`` ``count`` times; return ``(sum of the rewards, count)``."""
         count = check_int(count, "count", owner=type(self).__name__, low=0)
-        arms = self._check_arms([arm] if self.arm_type == "index" else np.asarray(arm)[None, :])
+        arms = self._check_arms([arm] if self.arm_type == "index" else np.asarray(arm)[None, ...])
         s = self._pull_many(arms, np.array([count], dtype=np.int64))
         return float(s[0]), count
 

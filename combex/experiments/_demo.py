@@ -26,7 +26,7 @@ def _environment(quick: bool) -> tuple[Any, str]:
         env = CrowdQuiz("ITMANAGE", k=10)
         return env, "real data: Li et al. (2017) quiz, domain ITMANAGE (25 questions, 36 workers)"
     except DataNotFoundError as exc:
-        env = CrowdQuiz.synthetic(n_workers=36, n_questions=25, k=10, rng=2017)
+        env = CrowdQuiz.synthetic(n_workers=36, n_questions=25, k=10, seed=2017)
         return env, f"EMBEDDED SYNTHETIC crowd (36 workers, 25 questions): {exc}"
 
 

@@ -1,0 +1,38 @@
+"""Environments: who answers a pull.
+
+``pull(arm, count) -> (reward_sum, count)`` draws the sum of ``count`` i.i.d. rewards
+exactly in distribution in one call; ``pull_many(arms, counts)`` does it for many arms at
+once (vectorized).
+
+Simulated: :class:`GaussianArms`, :class:`BernoulliArms` (index arms),
+:class:`FullBandit` (super-arm masks, full-bandit feedback), :class:`LinearBandit`
+(feature rows). Data-backed: :class:`CrowdQuiz` (teams of quiz workers, Li et al. 2017).
+Data location: :func:`data_dir`, :func:`dataset_path` (``COMBEX_DATA``).
+"""
+
+from __future__ import annotations
+
+from ._base import Environment, NoiseModel, Problem
+from ._crowd import CROWD_DATASETS, CrowdData, CrowdQuiz, load_crowd_quiz
+from ._data import data_dir, dataset_path
+from ._linear import LinearBandit
+from ._simulated import BernoulliArms, FullBandit, GaussianArms
+
+# RewardLists (finite reward lists without replacement) lives in ._lists, written
+# separately; the lead wires its re-export here.
+
+__all__ = [
+    "Environment",
+    "NoiseModel",
+    "Problem",
+    "GaussianArms",
+    "BernoulliArms",
+    "FullBandit",
+    "LinearBandit",
+    "CrowdQuiz",
+    "CrowdData",
+    "load_crowd_quiz",
+    "CROWD_DATASETS",
+    "data_dir",
+    "dataset_path",
+]
