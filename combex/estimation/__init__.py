@@ -1,0 +1,29 @@
+"""Estimation: least squares with count-weighted rank-one updates and confidence radii.
+
+* :class:`LeastSquares` keeps :math:`A`, :math:`b`, :math:`A^{-1}`, :math:`\\log\\det A`
+  and :math:`\\hat\\theta = A^{-1}b` current under (count-weighted) pulls.
+* Radii: :func:`static_radius` (Proposition 1, fixed designs), :func:`self_normalized_radius`
+  (eq. (3) of the LinGapE paper, adaptive designs), :func:`independent_radius` /
+  :func:`independent_widths` (Lemma 1 of the full-bandit paper, ICB), :func:`lucb_radius`
+  (LUCB1), with :func:`log_binomial` for :math:`\\log K` of huge hypothesis sets.
+"""
+
+from ._least_squares import LeastSquares
+from ._radii import (
+    independent_radius,
+    independent_widths,
+    log_binomial,
+    lucb_radius,
+    self_normalized_radius,
+    static_radius,
+)
+
+__all__ = [
+    "LeastSquares",
+    "static_radius",
+    "self_normalized_radius",
+    "independent_radius",
+    "independent_widths",
+    "lucb_radius",
+    "log_binomial",
+]
