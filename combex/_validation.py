@@ -186,6 +186,11 @@ def check_matrix(
         raise InvalidParameterError(
             f"The {name!r} parameter{' of ' + owner if owner else ''} must have finite entries."
         )
+    if symmetric and a.shape[0] != a.shape[1]:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{' of ' + owner if owner else ''} must be a square matrix. "
+            f"Got an array of shape {a.shape} instead."
+        )
     if symmetric and not np.allclose(a, a.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(a).max(initial=0)))):
         raise InvalidParameterError(
             f"The {name!r} parameter{' of ' + owner if owner else ''} must be a symmetric matrix."
