@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_mask, check_weights
+from .._validation import check_mask, check_weights, param_error
 from ..exceptions import InfeasibleError, InvalidParameterError, OracleError
 
 __all__ = ["DecisionClass", "BIG_M_SCALE"]
@@ -25,6 +25,27 @@ __all__ = ["DecisionClass", "BIG_M_SCALE"]
 # Weight edit used by the generic constrained argmax: forcing an element in (out) adds
 # (subtracts) a constant larger than the total absolute weight, scaled by this factor.
 BIG_M_SCALE = 4.0
+
+
+def _index_set(values: Any, n: int, name: str, owner: str | None = None) -> NDArray[np.intp]:
+    """Validate a collection of element indices (or a bool mask of shape (n,)).
+
+    Returns the sorted distinct indices. Raises InvalidParameterError on non-integer
+    entries or indices outside [0, n-1] (negative indices are not wrapped around).
+    """
+    if isinstance(values, (set, frozenset)):
+        values = sorted(values)
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_:
+        if arr.shape != (n,):
+            raise param_error(name, owner, f"element indices or a bool mask of shape ({n},)", values)
+        return np.flatnonzero(arr).astype(np.intp)
+    arr = arr.reshape(-1)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= n:
+        raise param_error(name, owner, f"a collection of element indices in the range [0, {n - 1}]", values)
+    return np.unique(arr).astype(np.intp)
 
 
 class DecisionClass(ABC):
@@ -85,8 +106,8 @@ class DecisionClass(ABC):
         class whose oracle is exact, because M exceeds any difference of objective values.
         """
         w = check_weights(weights, self.n, owner=type(self).__name__)
-        inc = np.asarray(list(include), dtype=np.intp).reshape(-1)
-        exc = np.asarray(list(exclude), dtype=np.intp).reshape(-1)
+        inc = _index_set(include, self.n, "include", type(self).__name__)
+        exc = _index_set(exclude, self.n, "exclude", type(self).__name__)
         if inc.size == 0 and exc.size == 0:
             return self.argmax(w)
         big = BIG_M_SCALE * (float(np.abs(w).sum()) + 1.0) * max(1, self.n)
