@@ -59,10 +59,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         doc = (SOLVERS[name].__doc__ or "").strip().splitlines()
         print(f"  {name:<16} {doc[0] if doc else ''}")
     try:
-        from .oracles import list_decision_classes
+        from .oracles import get_decision_class, list_decision_classes
 
         print("decision classes:")
-        for name, cls in list_decision_classes().items():
+        for name in list_decision_classes():
+            cls = get_decision_class(name)
             doc = (cls.__doc__ or "").strip().splitlines()
             print(f"  {name:<20} {doc[0] if doc else ''}")
     except ImportError:  # pragma: no cover - oracles always present in a full install

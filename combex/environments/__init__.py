@@ -18,8 +18,7 @@ from ._data import data_dir, dataset_path
 from ._linear import LinearBandit
 from ._simulated import BernoulliArms, FullBandit, GaussianArms
 
-# RewardLists (finite reward lists without replacement) lives in ._lists, written
-# separately; the lead wires its re-export here.
+from ._lists import BinaryRewardLists, RewardLists
 
 __all__ = [
     "Environment",
@@ -29,6 +28,8 @@ __all__ = [
     "BernoulliArms",
     "FullBandit",
     "LinearBandit",
+    "RewardLists",
+    "BinaryRewardLists",
     "CrowdQuiz",
     "CrowdData",
     "load_crowd_quiz",

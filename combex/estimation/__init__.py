@@ -17,6 +17,13 @@ from ._radii import (
     self_normalized_radius,
     static_radius,
 )
+from ._lil import LILRadius, check_lil_lemma, lil_c_epsilon, lil_omega_max, lil_radius, lil_ucb_index
+from ._without_replacement import (
+    serfling_radius,
+    without_replacement_pulls,
+    without_replacement_sample_size,
+    without_replacement_u,
+)
 
 __all__ = [
     "LeastSquares",
@@ -26,4 +33,14 @@ __all__ = [
     "independent_widths",
     "lucb_radius",
     "log_binomial",
+    "lil_radius",
+    "lil_ucb_index",
+    "lil_c_epsilon",
+    "lil_omega_max",
+    "check_lil_lemma",
+    "LILRadius",
+    "without_replacement_sample_size",
+    "without_replacement_pulls",
+    "without_replacement_u",
+    "serfling_radius",
 ]

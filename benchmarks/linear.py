@@ -1,0 +1,112 @@
+"""Reproduce Section 7 of Xu, Honda & Sugiyama (2018) with combex's linear solvers.
+
+Prints (markdown) Figure 1 (samples vs d on the Soare et al. instance, four solvers),
+Table 1 (per-arm pulls at d = 5, the paper's numbers beside ours), Figure 2 (samples vs
+gap on the canonical instance, d = 5) and the real-data simulation of Section 7.2 (samples
+vs number of arms on the diabetes and wine-quality data). Every row also gives the
+lower-bound ratio samples / (T* log(1/delta)).
+
+    python benchmarks/linear.py            # reduced sizes (< 10 minutes on one core)
+    python benchmarks/linear.py --full     # the paper's sizes (hours)
+
+Reduced mode runs LinGapE with ``growth=0.001`` (one check per ~0.1% of samples, see
+LinGapE's docstring) and fewer d / gaps / seeds; --full runs Algorithm 1 exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from combex.environments._instances_linear import canonical, diabetes_linear, soare, wine_linear
+from combex.solvers.linear import LinGapE, XYAdaptive, XYOracle, XYStatic
+
+# Table 1 of the paper (d = 5): pulls per arm.
+PAPER_TABLE1 = {
+    "XY-static": [1298590, 2546604, 2546666, 2546666, 2546666, 1273742],
+    "LinGapE": [2133, 428889, 19, 34, 33, 11],
+    "XY-oracle": [13646, 2728606, 68, 68, 68, 1],
+}
+
+
+def run_many(solver, make_env, seeds):
+    out = []
+    for s in seeds:
+        env = make_env(s)
+        t0 = time.perf_counter()
+        r = solver.run(env, rng=10_000 + s)
+        out.append((r, time.perf_counter() - t0, r.answer_list() == [env.best()] or r.answer == env.best()))
+    return out
+
+
+def summarize(rows):
+    samples = np.array([r.samples for r, _, _ in rows], dtype=float)
+    ratio = np.array([r.info.get("lower_bound_ratio", np.nan) for r, _, _ in rows])
+    secs = np.array([t for _, t, _ in rows])
+    err = 1.0 - np.mean([ok for _, _, ok in rows])
+    return samples.mean(), ratio.mean(), secs.mean(), err
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--full", action="store_true", help="the paper's sizes (slow)")
+    args = ap.parse_args()
+    full = args.full
+    g = 0.0 if full else 0.001
+    seeds = range(10) if full else range(2)
+    lingape = LinGapE(growth=g)
+
+    # ------------------------------------------------------------- Figure 1
+    ds = range(2, 11) if full else (2, 3, 4, 5)
+    print("## Figure 1: samples vs d (soare instance, delta = 0.05, lambda = 1, epsilon = 0)\n")
+    print("| d | solver | mean samples | samples/(T* log 1/delta) | error rate | s/run |")
+    print("|---|---|---|---|---|---|")
+    table1 = {}
+    for d in ds:
+        solvers = {"LinGapE": lingape, "XY-static": XYStatic(), "XY-oracle": XYOracle()}
+        if full or d <= 3:
+            solvers["XY-adaptive"] = XYAdaptive()
+        for name, solver in solvers.items():
+            rows = run_many(solver, lambda s, d=d: soare(d, rng=s), seeds)
+            m, lr, sec, err = summarize(rows)
+            print(f"| {d} | {name} | {m:,.0f} | {lr:.2f} | {err:.2f} | {sec:.2f} |")
+            if d == 5:
+                table1[name] = np.mean([r.pulls for r, _, _ in rows], axis=0)
+    if table1:
+        print("\n## Table 1: pulls per arm at d = 5 (paper / combex)\n")
+        names = [n for n in ("XY-static", "LinGapE", "XY-oracle") if n in table1]
+        print("| arm | " + " | ".join(f"{n} paper | {n} combex" for n in names) + " |")
+        print("|---" * (1 + 2 * len(names)) + "|")
+        for a in range(6):
+            cells = " | ".join(f"{PAPER_TABLE1[n][a]:,} | {table1[n][a]:,.0f}" for n in names)
+            print(f"| {a + 1} | {cells} |")
+        tot = " | ".join(f"{sum(PAPER_TABLE1[n]):,} | {table1[n].sum():,.0f}" for n in names)
+        print(f"| total | {tot} |")
+
+    # ------------------------------------------------------------- Figure 2
+    gaps = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0) if full else (0.2, 0.5, 1.0)
+    print("\n## Figure 2: samples vs gap (canonical instance, d = 5)\n")
+    print("| gap | LinGapE | XY-static | LinGapE ratio | XY-static ratio |")
+    print("|---|---|---|---|---|")
+    for gap in gaps:
+        a = summarize(run_many(lingape, lambda s: canonical(5, gap, rng=s), seeds))
+        b = summarize(run_many(XYStatic(), lambda s: canonical(5, gap, rng=s), seeds))
+        print(f"| {gap} | {a[0]:,.0f} | {b[0]:,.0f} | {a[1]:.2f} | {b[1]:.2f} |")
+
+    # ------------------------------------------------------------- Section 7.2
+    arms = (12, 16, 20, 30, 40) if full else (12, 16, 20)
+    print("\n## Section 7.2: real-data simulation (+-1 rewards, Delta_i >= 0.05)\n")
+    print("LinGapE: lambda = 1, R = 2; XY-static: ridge 0.01, sigma = 2 (Appendix A).\n")
+    print("| data | K | LinGapE | XY-static | XY-static / LinGapE | LinGapE ratio |")
+    print("|---|---|---|---|---|---|")
+    for label, builder in (("diabetes", diabetes_linear), ("wine (red)", wine_linear)):
+        for k in arms:
+            a = summarize(run_many(LinGapE(R=2.0, growth=g), lambda s: builder(k, rng=s), seeds))
+            b = summarize(run_many(XYStatic(ridge=0.01, sigma=2.0), lambda s: builder(k, rng=s), seeds))
+            print(f"| {label} | {k} | {a[0]:,.0f} | {b[0]:,.0f} | {b[0] / a[0]:.1f} | {a[1]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+"""The adaptive MIPS solver M(c, r, epsilon, delta): Algorithm 1 of Yang et al. (ICML 2022).
+
+"Linear Bandit Algorithms with Sublinear Time Complexity". A query ``q`` is first rounded
+to the nearest point of the epsilon-net whose coordinates are multiples of ``epsilon/d``
+(line 10), then sent to ``kappa`` independent single-query MIPS structures
+``S_i(c, r, 0)`` (line 11); any point returned by any of them is the answer (line 12),
+after the sanity check ``<q, p> >= c r - epsilon`` that makes "a point was returned" a
+certificate of success (Section 3.3). Rounding makes the sequence of (possibly adaptive)
+queries range over a finite set, which is what lets a union bound cover all of them
+(Theorem 3.3, with ``kappa = d log(K d / (epsilon delta))`` copies).
+
+Practical choices (Section 7 of the paper): each ``S_i`` is an HNSW graph (hnswlib)
+returning a *shortlist* of ``p`` candidates that are re-ranked by their exact inner
+product with the (unrounded) query; ``index="exact"`` is the linear-scan reference. The
+theoretical ``kappa`` is available (:meth:`AdaptiveMIPS.theoretical_kappa`,
+``n_indexes="theory"``) but the default is one index, as in the paper's experiments.
+Points can be inserted and deleted (lines 5-7; deletions as in Algorithm 2 line 13).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_choice, check_float, check_int, check_probability, check_rng, param_error
+from ._common import check_query
+from ._exact import ExactIndex
+
+__all__ = ["AdaptiveMIPS"]
+
+
+class AdaptiveMIPS:
+    """Adaptive MIPS solver ``M(c, r, epsilon, delta)`` with insertion and deletion.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension ``d`` of points and queries.
+    c, r : float, optional
+        The (c, r, epsilon)-MIPS thresholds of Definition 3.1 (``c <= 1``, ``r > 0``).
+        When given, :meth:`query` returns ``None`` unless the best candidate ``p`` has
+        ``<q, p> >= c r - epsilon``. When omitted, the best candidate is always returned.
+    epsilon : float, default 0.0
+        Rounding precision: queries are rounded to multiples of ``epsilon / d`` (line 10)
+        and ``epsilon`` is the additive slack. ``0`` disables rounding.
+    delta : float, default 0.05
+        Failure probability (only used for the theoretical number of indexes).
+    index : {"hnsw", "exact"}, default "hnsw"
+    n_indexes : int or "theory", default 1
+        ``kappa``, the number of independent indexes (ignored for ``"exact"``).
+    shortlist : int, default 30
+        ``p``: candidates fetched from each index and re-ranked exactly.
+    capacity : int, default 1024
+        Initial capacity (indexes grow as needed).
+    expected_size : int, optional
+        ``K`` used by ``n_indexes="theory"`` (default ``capacity``).
+    hnsw_M, ef_construction, ef : int
+        HNSW parameters (``ef`` is raised to ``shortlist`` when smaller).
+    exact_below : int, default 2048
+        While the set holds at most this many points (``index="hnsw"``), queries are
+        answered by an exact scan (faster than a graph search at that size); the HNSW
+        indexes are built when the set grows past it, dropped when it shrinks below half
+        of it, and rebuilt when deleted nodes outnumber the live ones. ``0`` always uses
+        HNSW.
+    rng : None, int, SeedSequence or Generator
+        Seeds the independent indexes.
+
+    Examples
+    --------
+    >>> m = AdaptiveMIPS(2, index="exact")
+    >>> m.add([[1.0, 0.0], [0.0, 1.0]], [5, 6])
+    >>> m.query([0.1, 1.0])
+    (6, 1.0)
+    >>> m.remove([6]); m.query([0.1, 1.0])[0]
+    5
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        c: float | None = None,
+        r: float | None = None,
+        epsilon: float = 0.0,
+        delta: float = 0.05,
+        index: str = "hnsw",
+        n_indexes: Any = 1,
+        shortlist: int = 30,
+        capacity: int = 1024,
+        expected_size: int | None = None,
+        hnsw_M: int = 16,
+        ef_construction: int = 100,
+        ef: int = 50,
+        exact_below: int = 2048,
+        rng: Any = None,
+    ) -> None:
+        owner = "AdaptiveMIPS"
+        self.dim = check_int(dim, "dim", owner=owner, low=1)
+        if (c is None) != (r is None):
+            raise param_error("c", owner, "given together with 'r' (or both omitted)", c)
+        self.c = None if c is None else check_float(c, "c", owner=owner, high=1.0)
+        self.r = None if r is None else check_float(r, "r", owner=owner, low=0.0, closed="neither")
+        self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
+        self.delta = check_probability(delta, "delta", owner=owner)
+        self.index = check_choice(index, "index", ["hnsw", "exact"], owner=owner)
+        self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
+        capacity = check_int(capacity, "capacity", owner=owner, low=1)
+        if isinstance(n_indexes, str):
+            check_choice(n_indexes, "n_indexes", ["theory"], owner=owner)
+            k_size = capacity if expected_size is None else check_int(expected_size, "expected_size", owner=owner, low=1)
+            kappa = self.theoretical_kappa(k_size, self.dim, max(self.epsilon, 1e-12), self.delta)
+        else:
+            kappa = check_int(n_indexes, "n_indexes", owner=owner, low=1)
+        self.n_indexes = 1 if self.index == "exact" else kappa
+        self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
+        self._store = ExactIndex(self.dim, capacity=capacity)
+        self._indexes: list[Any] = []
+        self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist)}
+        self._gen = check_rng(rng)
+        self._built = False
+        if self.index == "hnsw":
+            from ._hnsw import require_hnswlib
+
+            require_hnswlib()
+        self.n_queries = 0
+        self.n_null = 0
+        self.n_builds = 0
+        #: Wall time spent inserting, deleting and (re)building (index maintenance).
+        self.maintenance_seconds = 0.0
+
+    def _build(self) -> None:
+        """(Re)build the independent HNSW indexes over the live points."""
+        from ._hnsw import HNSWIndex
+
+        P, ids = self._store.live()
+        self._indexes = []
+        for s in self._gen.spawn(self.n_indexes):
+            ix = HNSWIndex(self.dim, capacity=max(1, 2 * len(ids)), rng=s, **self._hnsw_args)
+            if len(ids):
+                ix.add(P, ids)
+            self._indexes.append(ix)
+        self._built = True
+        self.n_builds += 1
+
+    def _maybe_switch(self) -> None:
+        if self.index != "hnsw":
+            return
+        n = len(self._store)
+        if not self._built and n > self.exact_below:
+            self._build()
+        elif self._built and (n <= self.exact_below // 2 or self._indexes[0]._dead > max(n, 1024)):
+            # Small sets are scanned exactly; a graph mostly made of deleted nodes is
+            # rebuilt (amortized: at most one rebuild per ``n`` deletions).
+            if n <= self.exact_below // 2:
+                self._indexes, self._built = [], False
+            else:
+                self._build()
+
+    # ------------------------------------------------------------------ theory
+    @staticmethod
+    def theoretical_kappa(K: int, d: int, epsilon: float, delta: float) -> int:
+        """``kappa = ceil(d log(K d / (epsilon delta)))`` of Algorithm 1 line 3.
+
+        Examples
+        --------
+        >>> AdaptiveMIPS.theoretical_kappa(1000, 2, 0.1, 0.1)  # ceil(2 log(2e5))
+        25
+        """
+        return max(1, math.ceil(d * math.log(K * d / (epsilon * delta))))
+
+    # ------------------------------------------------------------------ updates
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def add(self, points: Any, ids: Any) -> None:
+        """Insert points (shape (m, d)) under new labels ``ids`` into every index (line 7)."""
+        t0 = time.perf_counter()
+        try:
+            self._add(points, ids)
+        finally:
+            self.maintenance_seconds += time.perf_counter() - t0
+
+    def _add(self, points: Any, ids: Any) -> None:
+        self._store.add(points, ids)
+        if self._built:
+            for ix in self._indexes:
+                ix.add(points, ids)
+        self._maybe_switch()
+
+    def remove(self, ids: Any) -> None:
+        """Delete the points with labels ``ids`` from every index."""
+        t0 = time.perf_counter()
+        try:
+            self._remove(ids)
+        finally:
+            self.maintenance_seconds += time.perf_counter() - t0
+
+    def _remove(self, ids: Any) -> None:
+        self._store.remove(ids)
+        if self._built:
+            for ix in self._indexes:
+                ix.remove(ids)
+        self._maybe_switch()
+
+    def round_query(self, q: Any) -> NDArray[np.float64]:
+        """Line 10: the nearest point whose coordinates are multiples of ``epsilon / d``."""
+        qv = check_query(q, self.dim, "AdaptiveMIPS.round_query")
+        if self.epsilon == 0:
+            return qv
+        step = self.epsilon / self.dim
+        return np.round(qv / step) * step
+
+    @property
+    def threshold(self) -> float | None:
+        """``c r - epsilon`` (the sanity check), or None."""
+        if self.c is None or self.r is None:
+            return None
+        return self.c * self.r - self.epsilon
+
+    def candidates(self, q: Any) -> NDArray[np.int64]:
+        """Union of the shortlists of every index for the rounded query."""
+        return self._candidates(check_query(q, self.dim, "AdaptiveMIPS.candidates"))
+
+    def _candidates(self, qv: NDArray[np.float64]) -> NDArray[np.int64]:
+        return self._shortlists(qv)[0]
+
+    def _shortlists(self, qv: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Candidates and their inner products with the ROUNDED query."""
+        if self.epsilon > 0:
+            step = self.epsilon / self.dim
+            qv = np.round(qv / step) * step
+        if not self._built:
+            return self._store._query(qv, 1)
+        q32 = qv.astype(np.float32)
+        found = [ix._query(q32, self.shortlist) for ix in self._indexes]
+        if len(found) == 1:
+            return found[0]
+        lab = np.concatenate([f[0] for f in found])
+        val = np.concatenate([f[1] for f in found])
+        lab, first = np.unique(lab, return_index=True)
+        return lab, val[first]
+
+    def query(self, q: Any) -> tuple[int | None, float]:
+        """Lines 9-12: the best candidate ``(label, <q, p>)``; ``(None, value)`` when the
+        index is empty or the best fails the check ``<q, p> >= c r - epsilon``."""
+        return self._query(check_query(q, self.dim, "AdaptiveMIPS.query"))
+
+    def _query(self, qv: NDArray[np.float64]) -> tuple[int | None, float]:
+        """:meth:`query` without argument checks (internal hot path)."""
+        self.n_queries += 1
+        if len(self._store) == 0:
+            self.n_null += 1
+            return None, -math.inf
+        cand, vals = self._shortlists(qv)
+        if self.epsilon > 0 or not self._built:
+            # Re-rank the shortlist by the exact inner product with the unrounded query.
+            vals = self._store.points(cand) @ qv
+        # (Without rounding, the index's scores already are the shortlist's inner products
+        # with q -- hnswlib computes them exactly in float32 -- so re-ranking is free.)
+        j = int(np.argmax(vals))
+        best, val = int(cand[j]), float(vals[j])
+        thr = self.threshold
+        if thr is not None and val < thr:
+            self.n_null += 1
+            return None, val
+        return best, val

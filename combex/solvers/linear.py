@@ -1,0 +1,1182 @@
+"""Best-arm identification in linear bandits: LinGapE, XY-static, XY-adaptive, XY-oracle.
+
+Arms are the rows ``x_1, ..., x_K`` of ``problem.features`` (shape (K, d), spanning R^d);
+pulling arm ``a`` returns ``x_a^T theta`` plus noise. The solvers return an arm ``a_hat``
+with ``P[(x* - x_a_hat)^T theta > epsilon] <= delta`` (eq. (1) of Xu, Honda & Sugiyama 2018).
+
+* :class:`LinGapE` -- Algorithms 1-2 of Xu et al. (2018): regularized least squares, the
+  self-normalized radius C_t of eq. (3), the gap index B(t), i_t (empirical best) and j_t
+  (most ambiguous arm); arm selection by the greedy rule (9) or the ratio rule (12) with p*
+  from the L1 design (10)-(11). Per round O(K d + d^2) (Sherman-Morrison updates).
+* :class:`LinGapEOracle` -- LinGapE on a decision class (full-bandit features = indicator
+  vectors of super-arms): i_t from the linear oracle, j_t from a quadratic oracle, and a
+  certified upper bound on B(t) (see its docstring).
+* :class:`XYStatic`, :class:`XYAdaptive`, :class:`XYOracle` -- the baselines of Soare, Lazaric
+  & Munos (2014) as Section 4 and 7 of Xu et al. describe them, with the static confidence
+  bound of Proposition 1 (eq. (2)); batched pulls between stopping checks on a geometric
+  schedule.
+
+Every :meth:`run` of these solvers reports ``info["lower_bound_ratio"]`` =
+``samples / (T*(theta) log(1/delta))`` with T* from :mod:`combex.solvers._lower_bound`,
+computed from the environment's truth *after* the run (the exploration never reads it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import (
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_probability,
+    param_error,
+)
+from ..exceptions import InvalidParameterError, StateError
+from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._lower_bound import characteristic_time, check_features, minimax_design
+
+__all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle", "l1_ratio", "tracked_counts"]
+
+_PI2 = math.pi**2
+
+
+# ====================================================================== helpers
+def l1_ratio(X: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+    """p*(y) of eq. (10) from the L1 design (11): ``min ||w||_1 s.t. y = sum_k w_k x_k``.
+
+    Returns ``(p, rho)`` with ``p_k = |w_k| / ||w||_1`` and ``rho = ||w||_1^2`` (the optimal
+    value of (21), the quantity in Lemma 1's bound ``||y||^2_{A_t^{-1}} <= rho / T_{i,j}(t)``).
+    Solved as a linear program with HiGHS (deterministic).
+    """
+    from scipy.optimize import linprog
+
+    k = X.shape[0]
+    res = linprog(
+        np.ones(2 * k),
+        A_eq=np.hstack([X.T, -X.T]),
+        b_eq=y,
+        bounds=(0, None),
+        method="highs",
+    )
+    if res.status != 0:  # pragma: no cover - X spans R^d, so the LP is feasible
+        raise InvalidParameterError(f"The L1 design (11) failed: {res.message}")
+    w = res.x[:k] - res.x[k:]
+    aw = np.abs(w)
+    aw[aw < 1e-12 * max(1.0, aw.max())] = 0.0
+    s = aw.sum()
+    return aw / s, float(s * s)
+
+
+def tracked_counts(p: NDArray[np.float64], n: int) -> NDArray[np.int64]:
+    """Counts after ``n`` samples of the nested tracking sequence of allocation ``p``.
+
+    The sequence pulls ``a_{t+1} = argmin_{a: p_a > 0} (T_a(t) + 1) / p_a`` (lowest index on
+    ties), the rule of eq. (12) applied to a fixed p (D'Hondt apportionment). It is
+    house-monotone, so the counts at ``n' > n`` dominate those at ``n`` and a batch between
+    two stopping checks is ``tracked_counts(p, n') - tracked_counts(p, n)``. Computed in
+    O(K^2) without replaying the sequence: every arm holds at least ``floor(n p_a)``
+    (lower quota) and the remaining seats are filled by the sequential rule.
+    """
+    pos = p > 0
+    base = np.floor(n * p * (1.0 - 1e-12)).astype(np.int64)
+    base[~pos] = 0
+    m = n - int(base.sum())
+    if m > 0:
+        inv = np.where(pos, 1.0 / np.where(pos, p, 1.0), np.inf)
+        for _ in range(m):
+            a = int(np.argmin((base + 1) * inv))
+            base[a] += 1
+    return base
+
+
+def _radius_static(n: int, delta: float, sigma: float, n_hyp: int) -> float:
+    """Proposition 1 (eq. (2)): ``2 sigma sqrt(2 log(6 n^2 H / (delta pi^2)))``.
+
+    ``H`` is the number of directions the bound is applied to (union bound): eq. (2) prints
+    ``K`` (arms); the stopping rules apply it to the ``K(K-1)/2`` differences ``x - x'``, so
+    combex uses ``H = K(K-1)/2`` (see the solvers' Notes).
+    """
+    return 2.0 * sigma * math.sqrt(2.0 * math.log(6.0 * n * n * n_hyp / (delta * _PI2)))
+
+
+def _resolve_noise(solver: Any, problem: Any, attr: str) -> float:
+    v = getattr(solver, attr)
+    if v is not None:
+        return float(v)
+    return float(problem.noise.sigma)
+
+
+def _resolve_S(solver: Any, problem: Any) -> float:
+    if solver.S is not None:
+        return float(solver.S)
+    s = (getattr(problem, "info", None) or {}).get("S")
+    return float(s) if s is not None else 1.0
+
+
+class _PseudoInverse:
+    """A^{+} of a PSD matrix with the test 'y in range(A)' (directions estimable by OLS)."""
+
+    def __init__(self, A: NDArray[np.float64]) -> None:
+        e, v = np.linalg.eigh(A)
+        tol = max(float(e.max(initial=0.0)), 1e-300) * 1e-10
+        keep = e > tol
+        self.rank = int(keep.sum())
+        self.v = v[:, keep]
+        self.inv = (self.v / e[keep]) @ self.v.T
+
+    def norms_sq(self, Y: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``||y||^2_{A^+}`` per row, ``inf`` for rows not in the range of A."""
+        q = np.einsum("ij,jk,ik->i", Y, self.inv, Y)
+        proj = Y @ self.v
+        resid = np.einsum("ij,ij->i", Y, Y) - np.einsum("ij,ij->i", proj, proj)
+        scale = np.maximum(np.einsum("ij,ij->i", Y, Y), 1e-300)
+        return np.where(resid <= 1e-9 * scale, np.maximum(q, 0.0), np.inf)
+
+
+# Cache of T*(theta) per (features, theta, sigma): runs on one instance share it.
+_LB_CACHE: "OrderedDict[bytes, tuple[float, Any]]" = OrderedDict()
+
+
+def _lower_bound_info(features: Any, theta: Any, sigma: float, delta: float, samples: int) -> dict[str, Any]:
+    x = np.ascontiguousarray(features, dtype=np.float64)
+    th = np.ascontiguousarray(theta, dtype=np.float64)
+    key = x.tobytes() + th.tobytes() + np.float64(sigma).tobytes() + str(x.shape).encode()
+    if key in _LB_CACHE:
+        t_star = _LB_CACHE[key][0]
+        _LB_CACHE.move_to_end(key)
+    else:
+        try:
+            t_star = characteristic_time(x, th, sigma=sigma).T_star
+        except InvalidParameterError:
+            t_star = float("inf")  # tied best arms: no finite lower bound
+        _LB_CACHE[key] = (t_star, None)
+        if len(_LB_CACHE) > 64:
+            _LB_CACHE.popitem(last=False)
+    denom = t_star * math.log(1.0 / delta)
+    return {
+        "T_star": t_star,
+        "lower_bound_samples": denom,
+        "lower_bound_ratio": samples / denom if np.isfinite(denom) and denom > 0 else float("nan"),
+    }
+
+
+class _LinearRun:
+    """Mixin: :meth:`Solver.run`, then attach the lower-bound ratio computed from the
+    environment's truth (features and theta) -- never seen by the exploration."""
+
+    delta: float
+
+    def _truth(self, env: Any) -> tuple[Any, Any, float] | None:
+        theta = getattr(env, "theta", None)
+        feats = getattr(env, "features", None)
+        if theta is None or feats is None:
+            return None
+        return feats, theta, float(env.noise.sigma)
+
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+        result = super().run(env, rng=rng, budget=budget, trace=trace)  # type: ignore[misc]
+        truth = self._truth(env)
+        if truth is None:
+            return result
+        info = dict(result.info)
+        info.update(_lower_bound_info(*truth, self.delta, result.samples))
+        return replace(result, info=info)
+
+
+def _check_common(self: Any, owner: str, delta: Any, epsilon: Any) -> None:
+    self.delta = check_probability(delta, "delta", owner=owner)
+    self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
+
+
+# ====================================================================== LinGapE
+@register_solver
+class LinGapE(_LinearRun, Solver):
+    """LinGapE (Xu, Honda & Sugiyama, AISTATS 2018, Algorithms 1 and 2).
+
+    Parameters
+    ----------
+    delta : float, default 0.05
+        Confidence: the returned arm is epsilon-optimal with probability >= 1 - delta.
+    epsilon : float, default 0.0
+        Accuracy (stop when B(t) <= epsilon, Algorithm 1 line 10).
+    ridge : float, default 1.0
+        lambda > 0 of the regularized least squares ``A_t = lambda I + sum x x^T``.
+    rule : {"greedy", "ratio"}, default "greedy"
+        Arm selection: the greedy rule (9) or the ratio rule (12) with p* of (10).
+    S : float, optional
+        Bound on ||theta||_2 in C_t. None: ``problem.info["S"]`` when the problem carries
+        it, else 1.0 (the value used is reported in ``Result.info["S"]``). The paper
+        assumes S known; too small an S voids the guarantee.
+    R : float, optional
+        Sub-Gaussian scale of the noise. None: ``problem.noise.sigma``.
+    radius : {"logdet", "dimension"}, default "logdet"
+        C_t of eq. (3) (log-determinant form) or its worst-case bound (4),
+        ``R sqrt(d log((1 + t L^2 / lambda) / delta)) + lambda^{1/2} S``.
+    union_bound : bool, default False
+        Replace delta by delta / K^2 in C_t, as in Lemma 5 of the paper (and in the
+        authors' code). Not needed for validity: eq. (3) comes from Theorem 2 of
+        Abbasi-Yadkori et al. (2011), a bound on ``||theta_hat - theta||_{A_t}`` that holds
+        for every direction x at once.
+    growth : float, default 0.0
+        0 runs Algorithm 1 exactly (one pull, one stopping check per round). g > 0 pulls
+        the arm chosen by the rule ``m_t = max(1, floor(g t))`` times before the next check
+        (t = samples so far): about ``log(t) / g`` checks instead of t. Still
+        (epsilon, delta)-PAC (C_t holds for any adaptive sequence, uniformly in t), at the
+        price of up to a factor ``1 + g`` more samples.
+    refactor_every : int, default 4096
+        Recompute A_t^{-1} (Cholesky) every this many updates to stop round-off drift of
+        the Sherman-Morrison updates.
+
+    Notes
+    -----
+    One round (Algorithm 1 lines 9-17) costs O(K d + d^2): A_t^{-1} is kept by
+    Sherman-Morrison updates (count-weighted: ``c`` pulls of one arm are one rank-one
+    update), together with ``u = X theta_hat``, ``g_k = ||x_k||^2_{A^{-1}}`` and
+    ``log det A_t`` (matrix determinant lemma). Then ``||x_j - x_i||^2_{A^{-1}} =
+    g_j - 2 (X A^{-1} x_i)_j + g_i`` for all j in one matrix-vector product, and the greedy
+    rule (9) is ``argmax_a (y^T A^{-1} x_a)^2 / (1 + g_a)`` (Sherman-Morrison).
+
+    Algorithm 1 starts by pulling every arm once (one batch of K pulls); afterwards every
+    ``ask()`` is one pull and every ``tell`` one stopping check (``rounds``).
+    Ties (argmax) go to the lowest index. B(t) >= 0 always, since j = i_t gives 0.
+
+    Examples
+    --------
+    >>> from combex.environments import LinearBandit
+    >>> env = LinearBandit([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]], [1.0, 0.0], rng=1)
+    >>> res = LinGapE(S=1.0).run(env, rng=0)
+    >>> res.answer, res.status
+    (0, 'identified')
+    """
+
+    name: ClassVar[str] = "lingape"
+    arm_type: ClassVar[str] = "index"
+
+    def __init__(
+        self,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        *,
+        ridge: float = 1.0,
+        rule: str = "greedy",
+        S: float | None = None,
+        R: float | None = None,
+        radius: str = "logdet",
+        union_bound: bool = False,
+        growth: float = 0.0,
+        refactor_every: int = 4096,
+    ) -> None:
+        owner = type(self).__name__
+        _check_common(self, owner, delta, epsilon)
+        self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
+        self.rule = check_choice(rule, "rule", ("greedy", "ratio"), owner=owner)
+        self.growth = check_float(growth, "growth", owner=owner, low=0.0)
+        self.S = None if S is None else check_float(S, "S", owner=owner, low=0.0)
+        self.R = None if R is None else check_float(R, "R", owner=owner, low=0.0, closed="neither")
+        self.radius = check_choice(radius, "radius", ("logdet", "dimension"), owner=owner)
+        self.union_bound = check_bool(union_bound, "union_bound", owner=owner)
+        self.refactor_every = check_int(refactor_every, "refactor_every", owner=owner, low=1)
+
+    def start(self, problem: Any, *, rng: Any = None) -> "LinGapEExploration":
+        return LinGapEExploration(self, problem, rng)
+
+    @property
+    def exploration_class(self) -> type[Exploration]:
+        return LinGapEExploration
+
+
+class LinGapEExploration(Exploration):
+    """State of one LinGapE run (see :class:`LinGapE`)."""
+
+    solver: LinGapE
+    _ARRAYS = ("M", "theta", "u", "g", "T", "sums")
+
+    def __init__(self, solver: LinGapE, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        self._setup(solver)
+        k, d = self.X.shape
+        lam = solver.ridge
+        self.M = np.eye(d) / lam
+        self.theta = np.zeros(d)
+        self.u = np.zeros(k)
+        self.g = np.einsum("ij,ij->i", self.X, self.X) / lam
+        self.logdet = d * math.log(lam)
+        self.T = np.zeros(k, dtype=np.int64)
+        self.sums = np.zeros(k)
+        self.since_refactor = 0
+        self.phase = "init"
+        self.next_arm = -1
+        self.next_count = 1
+        self.i_t = 0
+        self.j_t = 0
+        self.B = float("inf")
+        self.C = float("nan")
+
+    def _setup(self, solver: LinGapE) -> None:
+        self.X = check_features(self.problem.features, owner="LinGapE")
+        k, d = self.X.shape
+        self.R = _resolve_noise(solver, self.problem, "R")
+        self.S = _resolve_S(solver, self.problem)
+        self.delta_eff = solver.delta / (k * k) if solver.union_bound else solver.delta
+        self.L2 = float(np.max(np.einsum("ij,ij->i", self.X, self.X)))
+        self._ratio_cache: dict[tuple[int, int], NDArray[np.float64]] = {}
+        self._one = np.ones(1, dtype=np.int64)
+
+    # ------------------------------------------------------------------ linear algebra
+    def _fold(self, a: int, c: int, s: float) -> None:
+        """Fold ``c`` pulls of arm ``a`` with reward sum ``s`` (one rank-one update)."""
+        if c <= 0:
+            return
+        x = self.X[a]
+        M = self.M
+        mx = M @ x
+        q = float(x @ mx)
+        den = 1.0 + c * q
+        xmx = self.X @ mx
+        coef = (s - c * float(self.u[a])) / den
+        self.theta += coef * mx
+        self.u += coef * xmx
+        f = c / den
+        M -= np.multiply.outer(mx, f * mx)
+        xmx *= xmx
+        xmx *= f
+        self.g -= xmx
+        self.logdet += math.log1p(c * q)
+        self.T[a] += c
+        self.sums[a] += s
+        self.since_refactor += 1
+        if self.since_refactor >= self.solver.refactor_every:
+            self._refactor()
+
+    def _refactor(self) -> None:
+        d = self.X.shape[1]
+        A = self.solver.ridge * np.eye(d) + (self.X * self.T[:, None]).T @ self.X
+        L = np.linalg.cholesky(A)
+        Linv = np.linalg.inv(L)
+        self.M = Linv.T @ Linv
+        self.logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
+        self.theta = self.M @ (self.X.T @ self.sums)
+        self.u = self.X @ self.theta
+        self.g = np.einsum("ij,jk,ik->i", self.X, self.M, self.X)
+        self.since_refactor = 0
+
+    def confidence_radius(self) -> float:
+        """C_t: eq. (3) (``radius="logdet"``) or eq. (4) (``radius="dimension"``)."""
+        s = self.solver
+        d = self.X.shape[1]
+        if s.radius == "logdet":
+            half = 0.5 * (self.logdet - d * math.log(s.ridge))
+            return self.R * math.sqrt(2.0 * (half + math.log(1.0 / self.delta_eff))) + math.sqrt(s.ridge) * self.S
+        t = self.samples
+        return self.R * math.sqrt(d * math.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff)) + math.sqrt(s.ridge) * self.S
+
+    # ------------------------------------------------------------------ Algorithm 2
+    def _select_direction(self) -> None:
+        """Select-direction (Algorithm 2) and the stopping test (Algorithm 1 line 10)."""
+        C = self.confidence_radius()
+        u, X, g = self.u, self.X, self.g
+        i = int(u.argmax())
+        w = X @ (self.M @ X[i])
+        n2 = g - 2.0 * w
+        n2 += g[i]
+        np.maximum(n2, 0.0, out=n2)
+        np.sqrt(n2, out=n2)
+        f = u - u[i]
+        f += C * n2
+        f[i] = 0.0  # the exact value (round-off in n2[i] must not block the stop)
+        j = int(f.argmax())
+        B = float(f[j])
+        self.i_t, self.j_t, self.B, self.C = i, j, B, C
+        self.rounds += 1
+        if self.record_trace:
+            self.record(B=B, C=C, i=i, j=j)
+        if B <= self.solver.epsilon:
+            self.certificate = {"B": B, "C_t": C, "epsilon": self.solver.epsilon, "i_t": i, "j_t": j}
+            self.stop("identified", f"B(t) = {B:.6g} <= epsilon = {self.solver.epsilon}")
+            return
+        self.next_count = max(1, int(self.solver.growth * self.samples))
+        if self.solver.rule == "greedy":
+            # (9): argmin_a y^T (A + x_a x_a^T)^{-1} y = argmax_a (y^T A^{-1} x_a)^2 / (1 + g_a)
+            xmy = w - X @ (self.M @ X[j])
+            xmy *= xmy
+            xmy /= 1.0 + g
+            self.next_arm = int(xmy.argmax())
+        else:
+            p = self._pstar(i, j)
+            ratio = np.where(p > 0, self.T / np.where(p > 0, p, 1.0), np.inf)
+            self.next_arm = int(ratio.argmin())
+
+    def _pstar(self, i: int, j: int) -> NDArray[np.float64]:
+        key = (min(i, j), max(i, j))
+        p = self._ratio_cache.get(key)
+        if p is None:
+            p, _ = l1_ratio(self.X, self.X[key[0]] - self.X[key[1]])
+            self._ratio_cache[key] = p
+        return p
+
+    # ------------------------------------------------------------------ contract
+    def _next_batch(self) -> Batch:
+        if self.phase == "init":
+            k = self.X.shape[0]
+            return Batch(np.arange(k), np.ones(k, dtype=np.int64))
+        return Batch(np.array([self.next_arm]), np.array([self.next_count], dtype=np.int64))
+
+    def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
+        arms = batch.arms
+        if arms.ndim != 1:
+            raise StateError("LinGapE pulls index arms; got super-arm masks.")
+        for a, c, s in zip(arms.tolist(), batch.counts.tolist(), reward_sums.tolist()):
+            self._fold(a, c, s)
+        self.phase = "run"
+        self._select_direction()
+
+    @property
+    def recommendation(self) -> int:
+        return int(np.argmax(self.u)) if self.rounds else 0
+
+    @property
+    def pulls(self) -> NDArray[np.int64]:
+        return self.T
+
+    def _info(self) -> dict[str, Any]:
+        return {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta.copy()}
+
+    def _extra_state(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
+        out.update(
+            logdet=self.logdet, since_refactor=self.since_refactor, phase=self.phase,
+            next_arm=self.next_arm, next_count=self.next_count, i_t=self.i_t, j_t=self.j_t, B=self.B, C=self.C,
+        )
+        return out
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        self._setup(self.solver)  # type: ignore[arg-type]
+        for k in self._ARRAYS:
+            setattr(self, k, np.array(state[k], dtype=np.int64 if k == "T" else np.float64))
+        self.logdet = float(state["logdet"])
+        self.since_refactor = int(state["since_refactor"])
+        self.phase = str(state["phase"])
+        for k in ("next_arm", "next_count", "i_t", "j_t"):
+            setattr(self, k, int(state[k]))
+        self.B, self.C = float(state["B"]), float(state["C"])
+
+
+# ====================================================================== static family
+class _StaticBase(_LinearRun, Solver):
+    """Shared settings of the XY solvers (static confidence bound, batched checks)."""
+
+    arm_type: ClassVar[str] = "index"
+
+    def _init_static(self, delta: Any, epsilon: Any, sigma: Any, ridge: Any, growth: Any, design_method: Any) -> None:
+        owner = type(self).__name__
+        _check_common(self, owner, delta, epsilon)
+        self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
+        self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0)
+        self.growth = check_float(growth, "growth", owner=owner, low=0.0)
+        self.design_method = check_choice(design_method, "design_method", ("auto", "cvxpy", "frank-wolfe"), owner=owner)
+
+
+class _StaticExploration(Exploration):
+    """Tracked fixed allocation p, static stopping rule (Proposition 1), checks on the
+    geometric schedule n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))."""
+
+    solver: Any
+    _ARRAYS: tuple[str, ...] = ("p", "T", "sums", "T_all")
+
+    def __init__(self, solver: Any, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        self._setup(solver)
+        k = self.X.shape[0]
+        self.p = self._allocation()
+        self.T = np.zeros(k, dtype=np.int64)  # statistics of the current phase
+        self.T_all = np.zeros(k, dtype=np.int64)
+        self.sums = np.zeros(k)
+        self.n_phase = 0
+        self.n_next = max(1, int(np.count_nonzero(self.p)))
+        self.best = 0
+        self.B = float("inf")
+
+    def _setup(self, solver: Any) -> None:
+        self.X = check_features(self.problem.features, owner=type(solver).__name__)
+        k = self.X.shape[0]
+        self.sigma = _resolve_noise(solver, self.problem, "sigma")
+        self.n_hyp = max(1, k * (k - 1) // 2)
+
+    def _allocation(self) -> NDArray[np.float64]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _design(self, Y: NDArray[np.float64]) -> NDArray[np.float64]:
+        method = self.solver.design_method
+        if method == "auto" and Y.shape[0] > 300:
+            method = "frank-wolfe"
+        return minimax_design(self.X, Y, method=method).weights
+
+    # ------------------------------------------------------------------ statistics
+    def _estimate(self) -> tuple[NDArray[np.float64], _PseudoInverse]:
+        d = self.X.shape[1]
+        A = self.solver.ridge * np.eye(d) + (self.X * self.T[:, None]).T @ self.X
+        pinv = _PseudoInverse(A)
+        theta = pinv.inv @ (self.X.T @ self.sums)
+        return theta, pinv
+
+    def _static_B(self, theta: NDArray[np.float64], pinv: _PseudoInverse, active: NDArray[np.bool_], delta: float) -> tuple[int, float]:
+        """The stopping index over ``active`` arms: ``max_j (u_j - u_i) + c ||x_i - x_j||``."""
+        u = self.X @ theta
+        idx = np.flatnonzero(active)
+        i = int(idx[np.argmax(u[idx])])
+        c = _radius_static(max(self.n_phase, 1), delta, self.sigma, self.n_hyp)
+        n2 = pinv.norms_sq(self.X[idx] - self.X[i])
+        with np.errstate(invalid="ignore"):
+            f = (u[idx] - u[i]) + c * np.sqrt(n2)
+        f[idx == i] = 0.0
+        return i, float(np.max(f))
+
+    def _schedule(self) -> None:
+        g = self.solver.growth
+        self.n_next = max(self.n_phase + 1, int(math.ceil((1.0 + g) * self.n_phase)))
+
+    # ------------------------------------------------------------------ contract
+    def _next_batch(self) -> Batch:
+        target = tracked_counts(self.p, self.n_next)
+        add = np.maximum(target - self.T, 0)
+        arms = np.flatnonzero(add)
+        if arms.size == 0:  # counts told out of the plan: take one step of the sequence
+            target = tracked_counts(self.p, self.n_phase + 1)
+            add = np.maximum(target - self.T, 0)
+            arms = np.flatnonzero(add)
+            if arms.size == 0:
+                arms = np.array([int(np.argmax(self.p))])
+                add = np.zeros_like(self.T)
+                add[arms] = 1
+        return Batch(arms, add[arms].astype(np.int64))
+
+    def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
+        if batch.arms.ndim != 1:
+            raise StateError(f"{type(self.solver).__name__} pulls index arms; got super-arm masks.")
+        np.add.at(self.T, batch.arms, batch.counts)
+        np.add.at(self.T_all, batch.arms, batch.counts)
+        np.add.at(self.sums, batch.arms, reward_sums)
+        self.n_phase += batch.total
+        if self.n_phase >= self.n_next:
+            self._check()
+            if not self.done:
+                self._schedule()
+
+    def _check(self) -> None:
+        theta, pinv = self._estimate()
+        active = np.ones(self.X.shape[0], dtype=bool)
+        i, B = self._static_B(theta, pinv, active, self.solver.delta)
+        self.best, self.B = i, B
+        self.rounds += 1
+        self.record(B=B, n=self.n_phase)
+        if B <= self.solver.epsilon:
+            self.certificate = {"B": B, "epsilon": self.solver.epsilon, "best": i}
+            self.stop("identified", f"arm {i} certified against every other arm (B = {B:.6g})")
+
+    @property
+    def recommendation(self) -> int:
+        return int(self.best)
+
+    @property
+    def pulls(self) -> NDArray[np.int64]:
+        return self.T_all
+
+    def _info(self) -> dict[str, Any]:
+        return {"allocation": self.p.copy(), "overshoot_factor": 1.0 + self.solver.growth, "sigma": self.sigma}
+
+    def _extra_state(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
+        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B)
+        return out
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        self._setup(self.solver)
+        for k in self._ARRAYS:
+            v = np.asarray(state[k])
+            setattr(self, k, v.astype(np.int64) if v.dtype.kind in "iub" or k in ("T", "T_all") else v.astype(np.float64))
+        for k in ("n_phase", "n_next", "best"):
+            setattr(self, k, int(state[k]))
+        self.B = float(state["B"])
+
+
+def _pair_directions(X: NDArray[np.float64], idx: NDArray[np.intp]) -> NDArray[np.float64]:
+    a, b = np.triu_indices(idx.size, k=1)
+    return X[idx[a]] - X[idx[b]]
+
+
+_STATIC_NOTES = """
+    Notes
+    -----
+    The confidence width is Proposition 1 of Soare et al. (eq. (2) of Xu et al.):
+    ``c_n = 2 sigma sqrt(2 log(6 n^2 H / (delta pi^2)))``, valid for a sequence of arms fixed
+    in advance. Eq. (2) prints ``H = K``; the stopping rule applies the bound to the
+    ``K(K-1)/2`` differences ``x - x'``, so combex takes ``H = K(K-1)/2`` (a union bound over
+    the directions actually used). Proposition 1 is stated for noise bounded in
+    [-sigma, sigma]; for sigma-sub-Gaussian noise (Gaussian) the same form holds by the
+    sub-Gaussian Azuma inequality.
+
+    Stopping: at a check after n samples, with ``theta_hat`` the least squares estimate
+    (pseudo-inverse when A_n is singular: only directions in its range are certified;
+    ridge > 0 gives the regularized estimate of Appendix A), stop when the empirical best
+    arm i satisfies ``(x_i - x_j)^T theta_hat - c_n ||x_i - x_j||_{A_n^{-1}} >= -epsilon``
+    for every j, i.e. ``B = max_j (u_j - u_i + c_n ||x_i - x_j||) <= epsilon``.
+
+    Pulls follow the nested tracking sequence of the allocation (:func:`tracked_counts`).
+    Checks happen on the geometric schedule ``n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))``
+    (``growth=g``); so a run stops at most a factor ``1 + g`` (plus one sample) after the
+    first sample count at which the rule holds (``info["overshoot_factor"]``); ``growth=0``
+    checks after every sample.
+"""
+
+
+@register_solver
+class XYStatic(_StaticBase):
+    """XY-static allocation (Soare, Lazaric & Munos 2014), eq. (5) of Xu et al. (2018).
+
+    The allocation is the XY-optimal design ``argmin_p max_{y in Y} ||y||^2_{A(p)^{-1}}``
+    over all differences ``Y = {x - x'}``, tracked; stopping by Proposition 1.
+
+    Parameters
+    ----------
+    delta : float, default 0.05
+    epsilon : float, default 0.0
+    sigma : float, optional
+        Noise scale in Proposition 1; None: ``problem.noise.sigma``.
+    ridge : float, default 0.0
+        0 for ordinary least squares (the setting of Proposition 1); Appendix A of Xu et al.
+        uses 0.01 on real data.
+    growth : float, default 0.01
+        g of the geometric check schedule (0: check after every sample).
+    design_method : {"auto", "cvxpy", "frank-wolfe"}
+    """ + _STATIC_NOTES
+
+    name: ClassVar[str] = "xy-static"
+
+    def __init__(
+        self,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        *,
+        sigma: float | None = None,
+        ridge: float = 0.0,
+        growth: float = 0.01,
+        design_method: str = "auto",
+    ) -> None:
+        self._init_static(delta, epsilon, sigma, ridge, growth, design_method)
+
+    def start(self, problem: Any, *, rng: Any = None) -> Exploration:
+        return XYStaticExploration(self, problem, rng)
+
+    @property
+    def exploration_class(self) -> type[Exploration]:
+        return XYStaticExploration
+
+
+class XYStaticExploration(_StaticExploration):
+    def _allocation(self) -> NDArray[np.float64]:
+        return self._design(_pair_directions(self.X, np.arange(self.X.shape[0])))
+
+
+@register_solver
+class XYOracle(_StaticBase):
+    """XY-oracle allocation (Soare et al. 2014), eq. (18) of Xu et al. (2018).
+
+    The allocation ``argmin_p max_{i != a*} ||x* - x_i||^2_{A(p)^{-1}} / Delta_i^2`` uses the
+    TRUE theta; it is a benchmark, not a usable algorithm. Stopping as :class:`XYStatic`.
+
+    Parameters
+    ----------
+    theta : array of shape (d,), optional
+        The true parameter. None: :meth:`run` takes ``env.theta``; :meth:`start` then
+        needs it given.
+    delta, epsilon, sigma, ridge, growth, design_method
+        As :class:`XYStatic`.
+    """ + _STATIC_NOTES
+
+    name: ClassVar[str] = "xy-oracle"
+
+    def __init__(
+        self,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        *,
+        theta: Any = None,
+        sigma: float | None = None,
+        ridge: float = 0.0,
+        growth: float = 0.01,
+        design_method: str = "auto",
+    ) -> None:
+        self._init_static(delta, epsilon, sigma, ridge, growth, design_method)
+        if theta is not None:
+            th = np.asarray(theta, dtype=np.float64)
+            if th.ndim != 1 or not np.all(np.isfinite(th)):
+                raise param_error("theta", "XYOracle", "a finite 1-d array", theta)
+            theta = tuple(th.tolist())
+        self.theta = theta
+
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+        if self.theta is None:
+            truth = getattr(env, "theta", None)
+            if truth is None:
+                raise InvalidParameterError("XYOracle needs the true theta: give theta=... or an environment with .theta.")
+            params = self.get_params()
+            params["theta"] = np.asarray(truth)
+            return type(self)(**params).run(env, rng=rng, budget=budget, trace=trace)
+        return super().run(env, rng=rng, budget=budget, trace=trace)
+
+    def start(self, problem: Any, *, rng: Any = None) -> Exploration:
+        if self.theta is None:
+            raise InvalidParameterError("XYOracle.start needs theta=... (the true parameter).")
+        return XYOracleExploration(self, problem, rng)
+
+    @property
+    def exploration_class(self) -> type[Exploration]:
+        return XYOracleExploration
+
+
+class XYOracleExploration(_StaticExploration):
+    def _allocation(self) -> NDArray[np.float64]:
+        th = np.asarray(self.solver.theta, dtype=np.float64)
+        if th.shape != (self.X.shape[1],):
+            raise InvalidParameterError(
+                f"The 'theta' parameter of XYOracle must have shape ({self.X.shape[1]},). "
+                f"Got an array of shape {th.shape} instead."
+            )
+        lb = characteristic_time(self.X, th)
+        return lb.allocation
+
+
+@register_solver
+class XYAdaptive(_StaticBase):
+    """XY-adaptive allocation (Soare et al. 2014), as Section 4 of Xu et al. (2018) describes.
+
+    Phases j = 1, 2, ...: the statistics (A, b) are reset at the start of each phase, so the
+    static bound of Proposition 1 applies within the phase. In phase j the arms follow the
+    XY-optimal design over ``Y_hat_j = {x - x' : x, x' in X_hat_j}`` (over all K arms as
+    candidates), tracked. The phase ends at the first check where
+    ``rho_j(n) / n < alpha rho_{j-1} / n_{j-1}``, with ``rho_j(n) = max_{y in Y_hat_j}
+    ||y||^2_{A_n^{-1}}`` (Soare et al.'s rule; ``rho_0 = 1``, ``n_0 = d(d+1) + 1``). Then
+    ``X_hat_{j+1}`` keeps every arm of X that no arm of X beats with certainty with the
+    phase-j statistics -- ``(x' - x)^T theta_hat >= c ||x' - x||_{A^{-1}}`` -- so arms not
+    discardable with the phase's design come back (the "forgetting" of Section 7.1.1).
+    The run stops when one arm is left, or, within a phase, when the empirical best active
+    arm is certified against every active arm (the XY-static rule). Phase j uses the
+    confidence ``delta_j = 6 delta / (pi^2 j^2)`` (union over phases).
+
+    Parameters
+    ----------
+    delta, epsilon, sigma, ridge, growth, design_method
+        As :class:`XYStatic` (phase ends are tested at the checks of the geometric schedule,
+        so a phase overruns by at most a factor 1 + g).
+    alpha : float, default 0.1
+        The phase-length constant alpha in (0, 1) (Soare et al. and the reference
+        implementations use 1/10).
+    """ + _STATIC_NOTES
+
+    name: ClassVar[str] = "xy-adaptive"
+
+    def __init__(
+        self,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        *,
+        alpha: float = 0.1,
+        sigma: float | None = None,
+        ridge: float = 0.0,
+        growth: float = 0.01,
+        design_method: str = "auto",
+    ) -> None:
+        self._init_static(delta, epsilon, sigma, ridge, growth, design_method)
+        self.alpha = check_float(alpha, "alpha", owner="XYAdaptive", low=0.0, high=1.0, closed="neither")
+
+    def start(self, problem: Any, *, rng: Any = None) -> Exploration:
+        return XYAdaptiveExploration(self, problem, rng)
+
+    @property
+    def exploration_class(self) -> type[Exploration]:
+        return XYAdaptiveExploration
+
+
+class XYAdaptiveExploration(_StaticExploration):
+    _ARRAYS = ("p", "T", "sums", "T_all", "active")
+
+    def __init__(self, solver: Any, problem: Any, rng: Any) -> None:
+        self.active = None
+        Exploration.__init__(self, solver, problem, rng)
+        self._setup(solver)
+        k, d = self.X.shape
+        self.active = np.ones(k, dtype=bool)
+        self.phase = 1
+        self.rho_prev = 1.0
+        self.n_prev = d * (d + 1) + 1
+        self.T_all = np.zeros(k, dtype=np.int64)
+        self.best = 0
+        self.B = float("inf")
+        self._new_phase()
+
+    def _new_phase(self) -> None:
+        k = self.X.shape[0]
+        self.p = self._design(_pair_directions(self.X, np.flatnonzero(self.active)))
+        self.T = np.zeros(k, dtype=np.int64)
+        self.sums = np.zeros(k)
+        self.n_phase = 0
+        self.n_next = max(1, int(np.count_nonzero(self.p)))
+
+    def _check(self) -> None:
+        s = self.solver
+        theta, pinv = self._estimate()
+        delta_j = 6.0 * s.delta / (_PI2 * self.phase**2)
+        i, B = self._static_B(theta, pinv, self.active, delta_j)
+        self.best, self.B = i, B
+        self.rounds += 1
+        ys = _pair_directions(self.X, np.flatnonzero(self.active))
+        rho = float(np.max(pinv.norms_sq(ys)))
+        self.record(B=B, n=self.n_phase, phase=self.phase, rho=rho)
+        if B <= s.epsilon:
+            self.certificate = {"B": B, "epsilon": s.epsilon, "best": i, "phase": self.phase}
+            self.stop("identified", f"arm {i} certified against the active arms in phase {self.phase}")
+            return
+        if not (rho / self.n_phase < s.alpha * self.rho_prev / self.n_prev):
+            return
+        # end of phase j: elimination over all of X with the phase-j statistics
+        u = self.X @ theta
+        c = _radius_static(self.n_phase, delta_j, self.sigma, self.n_hyp)
+        diff = self.X[None, :, :] - self.X[:, None, :]  # diff[x, x'] = x' - x
+        k, d = self.X.shape
+        n2 = pinv.norms_sq(diff.reshape(-1, d)).reshape(k, k)
+        lead = u[None, :] - u[:, None]  # (x' - x)^T theta_hat
+        with np.errstate(invalid="ignore"):
+            beaten = (lead >= c * np.sqrt(n2)) & np.isfinite(n2)
+        np.fill_diagonal(beaten, False)
+        keep = ~beaten.any(axis=1)
+        if not keep.any():  # pragma: no cover - impossible: the empirical best is never beaten
+            keep[int(np.argmax(u))] = True
+        self.active = keep
+        self.rho_prev, self.n_prev = rho, self.n_phase
+        if keep.sum() == 1:
+            self.best = int(np.flatnonzero(keep)[0])
+            self.certificate = {"epsilon": s.epsilon, "best": self.best, "phase": self.phase}
+            self.stop("identified", f"one arm left after phase {self.phase}")
+            return
+        self.phase += 1
+        self._new_phase()
+
+    def _schedule(self) -> None:
+        if self.n_phase == 0:
+            return  # a new phase has just started inside _check: its schedule is set
+        super()._schedule()
+
+    def _info(self) -> dict[str, Any]:
+        out = super()._info()
+        out.update(phases=self.phase, active=np.flatnonzero(self.active).tolist(), alpha=self.solver.alpha)
+        return out
+
+    def _extra_state(self) -> dict[str, Any]:
+        out = super()._extra_state()
+        out.update(phase=self.phase, rho_prev=self.rho_prev, n_prev=self.n_prev)
+        return out
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        super()._load_extra_state(state)
+        self.active = np.asarray(state["active"]).astype(bool)
+        self.phase = int(state["phase"])
+        self.rho_prev = float(state["rho_prev"])
+        self.n_prev = int(state["n_prev"])
+
+
+# ====================================================================== decision-class LinGapE
+class _SpectralQuadratic:
+    """Certified bound ``max_{|S|=k} 1_S^T W 1_S <= k lambda_max(W)`` (since ||1_S||^2 = k);
+    the candidate is the k largest diagonal entries. Cheap and always valid, but loose."""
+
+    def maximize(self, W: NDArray[np.float64], k: int) -> tuple[NDArray[np.bool_], Any]:
+        n = W.shape[0]
+        idx = np.argsort(-np.diag(W), kind="stable")[:k]
+        mask = np.zeros(n, dtype=bool)
+        mask[idx] = True
+        val = float(W[np.ix_(idx, idx)].sum())
+        ub = k * float(np.linalg.eigvalsh(W)[-1])
+        return mask, _Cert(val, max(ub, val))
+
+
+class _Cert:
+    def __init__(self, value: float, upper_bound: float) -> None:
+        self.value = value
+        self.upper_bound = upper_bound
+        self.certified_ratio = value / upper_bound if upper_bound > 0 else 1.0
+
+
+@register_solver
+class LinGapEOracle(_LinearRun, Solver):
+    """LinGapE on a decision class (full-bandit features are indicators of super-arms).
+
+    The arms are the members M of ``problem.decision_class`` (bool masks over n base arms),
+    with features ``x_M = 1_M`` in R^n and reward ``1_M^T theta + noise``; they are never
+    enumerated. Each round, with ``theta_hat``, ``A_t`` and C_t of eq. (3) (d = n):
+
+    * ``i_t = argmax_M 1_M^T theta_hat`` -- the linear oracle (Algorithm 2 line 3);
+    * ``M_2 = argmax_{M != i_t} 1_M^T theta_hat`` (``argmax_excluding``), the empirical gap
+      ``gap = (1_{i_t} - 1_{M_2})^T theta_hat >= 0``;
+    * the quadratic oracle on ``W = A_t^{-1}``: a member Q and a certified
+      ``U >= max_{|S| = k} 1_S^T W 1_S``;
+    * **the stopping quantity** ``B_bar(t) = max(0, -gap + C_t (sqrt(U) + ||1_{i_t}||_W))``.
+
+    ``B_bar(t) >= B(t)`` of exhaustive LinGapE (Algorithm 2 line 5) on the same state:
+    ``B(t) = max_M f(M)`` with ``f(M) = (1_M - 1_{i_t})^T theta_hat + C_t ||1_M - 1_{i_t}||_W``;
+    ``f(i_t) = 0``; for ``M != i_t`` the first term is at most ``-gap`` (M_2 is the best
+    member other than i_t) and by the triangle inequality ``||1_M - 1_{i_t}||_W <=
+    ||1_M||_W + ||1_{i_t}||_W <= sqrt(U) + ||1_{i_t}||_W``. So stopping when
+    ``B_bar(t) <= epsilon`` keeps Theorem 1's (epsilon, delta) guarantee, whatever the
+    quadratic oracle's approximation ratio (only its certified upper bound is used).
+
+    ``j_t`` is the candidate of ``{M_2, Q}`` (other than i_t) with the larger ``f``, and the
+    pulled member is chosen by the greedy rule (9) for ``y = 1_{i_t} - 1_{j_t}`` among
+    ``{i_t, j_t, M_2, Q}``. There is no initialization phase (ridge > 0 keeps A_t
+    invertible). The ratio rule (12) needs an L1 design over all members and is not offered.
+
+    Parameters
+    ----------
+    delta, epsilon, ridge, S, union_bound, refactor_every
+        As :class:`LinGapE` (the union bound would be over |class|^2 pairs: not offered).
+    R : float, optional
+        Sub-Gaussian scale of one super-arm observation. None: ``sqrt(k) sigma`` for
+        independent per-base-arm noise of scale sigma (``problem.noise``), ``k sigma``
+        otherwise.
+    quadratic : {"peeling", "spectral"} or object, default "peeling"
+        The quadratic oracle: ``"peeling"`` is
+        ``combex.oracles.quadratic.QuadraticMaximization(dks="peeling")``; ``"spectral"`` the
+        built-in bound ``k lambda_max(W)``; or any object with ``maximize(W, k) -> (mask,
+        certificate)`` whose certificate has ``upper_bound``.
+
+    Notes
+    -----
+    Members must all have the same size k (top-k, matroid bases, perfect matchings,
+    spanning trees): k is read from ``argmax(ones)`` and checked against ``argmax(-ones)``.
+    """
+
+    name: ClassVar[str] = "lingape-oracle"
+    arm_type: ClassVar[str] = "mask"
+
+    def __init__(
+        self,
+        delta: float = 0.05,
+        epsilon: float = 0.0,
+        *,
+        ridge: float = 1.0,
+        S: float | None = None,
+        R: float | None = None,
+        quadratic: Any = "peeling",
+        refactor_every: int = 4096,
+    ) -> None:
+        owner = type(self).__name__
+        _check_common(self, owner, delta, epsilon)
+        self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
+        self.S = None if S is None else check_float(S, "S", owner=owner, low=0.0)
+        self.R = None if R is None else check_float(R, "R", owner=owner, low=0.0, closed="neither")
+        if isinstance(quadratic, str):
+            check_choice(quadratic, "quadratic", ("peeling", "spectral"), owner=owner)
+        elif not callable(getattr(quadratic, "maximize", None)):
+            raise param_error("quadratic", owner, "'peeling', 'spectral' or an object with maximize(W, k)", quadratic)
+        self.quadratic = quadratic
+        self.refactor_every = check_int(refactor_every, "refactor_every", owner=owner, low=1)
+
+    def _truth(self, env: Any) -> tuple[Any, Any, float] | None:
+        dc = getattr(env, "decision_class", None)
+        if dc is None or not hasattr(env, "means"):
+            return None
+        size = getattr(dc, "size", None)
+        if size is None or size > 500:
+            return None
+        members = np.array([m for m in dc.enumerate()], dtype=np.float64)
+        k = int(members[0].sum())
+        noise = env.noise
+        sigma = noise.sigma * (math.sqrt(k) if noise.independent else k)
+        return members, env.means(), float(sigma)
+
+    def start(self, problem: Any, *, rng: Any = None) -> "LinGapEOracleExploration":
+        return LinGapEOracleExploration(self, problem, rng)
+
+    @property
+    def exploration_class(self) -> type[Exploration]:
+        return LinGapEOracleExploration
+
+
+class LinGapEOracleExploration(Exploration):
+    """State of one :class:`LinGapEOracle` run."""
+
+    solver: LinGapEOracle
+    _ARRAYS = ("M", "theta", "b", "T", "next_mask", "best_mask")
+
+    def __init__(self, solver: LinGapEOracle, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        self._setup(solver)
+        n = self.n
+        self.M = np.eye(n) / solver.ridge
+        self.theta = np.zeros(n)
+        self.b = np.zeros(n)
+        self.T = np.zeros(n, dtype=np.int64)
+        self.logdet = n * math.log(solver.ridge)
+        self.since_refactor = 0
+        self.n_pulls = 0  # number of super-arm pulls folded (A = lambda I + sum c 1_M 1_M^T)
+        self.A = solver.ridge * np.eye(n)
+        self.best_mask = self.dc.argmax(self.theta)
+        self.next_mask = self.best_mask.copy()
+        self.B = float("inf")
+        self.C = float("nan")
+        self._select()
+
+    def _setup(self, solver: LinGapEOracle) -> None:
+        owner = "LinGapEOracle"
+        dc = self.problem.decision_class
+        if dc is None:
+            raise InvalidParameterError(f"{owner} needs a problem with a decision class (full-bandit features).")
+        self.dc = dc
+        self.n = int(dc.n)
+        big = np.asarray(dc.argmax(np.ones(self.n)), dtype=bool)
+        small = np.asarray(dc.argmax(-np.ones(self.n)), dtype=bool)
+        self.k = int(big.sum())
+        if int(small.sum()) != self.k:
+            raise InvalidParameterError(
+                f"{owner} needs members of equal size; the decision class has members of sizes "
+                f"{int(small.sum())} and {self.k}."
+            )
+        noise = self.problem.noise
+        if solver.R is not None:
+            self.R = float(solver.R)
+        else:
+            self.R = float(noise.sigma) * (math.sqrt(self.k) if noise.independent else self.k)
+        self.S = _resolve_S(solver, self.problem)
+        q = solver.quadratic
+        if q == "spectral":
+            self.quad: Any = _SpectralQuadratic()
+        elif q == "peeling":
+            from ..oracles.quadratic import QuadraticMaximization
+
+            self.quad = QuadraticMaximization(dks="peeling")
+        else:
+            self.quad = q
+
+    def confidence_radius(self) -> float:
+        """C_t of eq. (3) with d = n."""
+        s = self.solver
+        half = 0.5 * (self.logdet - self.n * math.log(s.ridge))
+        return self.R * math.sqrt(2.0 * (half + math.log(1.0 / s.delta))) + math.sqrt(s.ridge) * self.S
+
+    def _norm(self, v: NDArray[np.float64]) -> float:
+        return math.sqrt(max(float(v @ self.M @ v), 0.0))
+
+    def _select(self) -> None:
+        """One LinGapE round through the oracles (see :class:`LinGapEOracle`)."""
+        s = self.solver
+        C = self.confidence_radius()
+        th = self.theta
+        I = np.asarray(self.dc.argmax(th), dtype=bool)
+        xi = I.astype(np.float64)
+        M2 = self.dc.argmax_excluding(th, I)
+        if M2 is None:  # a single member
+            self.best_mask, self.B, self.C = I, 0.0, C
+            self.certificate = {"B": 0.0, "C_t": C}
+            self.stop("identified", "the decision class has one member")
+            return
+        M2 = np.asarray(M2, dtype=bool)
+        gap = float(th[I].sum() - th[M2].sum())
+        Q, cert = self.quad.maximize(0.5 * (self.M + self.M.T), self.k)
+        Q = np.asarray(Q, dtype=bool)
+        U = float(cert.upper_bound)
+        norm_i = self._norm(xi)
+        N = math.sqrt(max(U, 0.0)) + norm_i
+        B = max(0.0, -gap + C * N)
+        self.best_mask, self.B, self.C, self.bound_U = I, B, C, U
+        self.rounds += 1
+        self.record(B=B, C=C, gap=gap, U=U)
+        if B <= s.epsilon:
+            self.certificate = {"B": B, "C_t": C, "gap": gap, "norm_bound": N, "epsilon": s.epsilon,
+                                "certified_ratio": float(getattr(cert, "certified_ratio", float("nan")))}
+            self.stop("identified", f"B_bar(t) = {B:.6g} <= epsilon = {s.epsilon}")
+            return
+        cands = [m for m in (M2, Q) if not np.array_equal(m, I)]
+        fvals = [float(th[m].sum() - th[I].sum()) + C * self._norm(m.astype(np.float64) - xi) for m in cands]
+        J = cands[int(np.argmax(fvals))]
+        self.j_mask = J
+        y = xi - J.astype(np.float64)
+        pool = [I, J, M2, Q]
+        my = self.M @ y
+        best_a, best_score = I, -1.0
+        for m in pool:
+            xm = m.astype(np.float64)
+            score = float(my @ xm) ** 2 / (1.0 + float(xm @ self.M @ xm))
+            if score > best_score + 1e-15:
+                best_a, best_score = m, score
+        self.next_mask = best_a.copy()
+
+    def _fold(self, mask: NDArray[np.bool_], c: int, s: float) -> None:
+        if c <= 0:
+            return
+        x = mask.astype(np.float64)
+        mx = self.M @ x
+        q = float(x @ mx)
+        den = 1.0 + c * q
+        self.theta += ((s - c * float(x @ self.theta)) / den) * mx
+        self.M -= (c / den) * np.outer(mx, mx)
+        self.logdet += math.log1p(c * q)
+        self.b += s * x
+        self.A += c * np.outer(x, x)
+        self.T[mask] += c
+        self.n_pulls += c
+        self.since_refactor += 1
+        if self.since_refactor >= self.solver.refactor_every:
+            L = np.linalg.cholesky(self.A)
+            Linv = np.linalg.inv(L)
+            self.M = Linv.T @ Linv
+            self.logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
+            self.theta = self.M @ self.b
+            self.since_refactor = 0
+
+    def _next_batch(self) -> Batch:
+        return Batch(self.next_mask[None, :].copy(), np.ones(1, dtype=np.int64))
+
+    def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
+        arms = batch.arms
+        if arms.ndim != 2 or arms.shape[1] != self.n:
+            raise StateError(f"LinGapEOracle pulls super-arm masks of shape (m, {self.n}).")
+        for m, c, s in zip(arms, batch.counts.tolist(), reward_sums.tolist()):
+            self._fold(np.asarray(m, dtype=bool), c, s)
+        self._select()
+
+    @property
+    def recommendation(self) -> NDArray[np.bool_]:
+        return self.best_mask.copy()
+
+    @property
+    def pulls(self) -> NDArray[np.int64]:
+        return self.T
+
+    def _info(self) -> dict[str, Any]:
+        return {"S": self.S, "R": self.R, "C_t": self.C, "B_bar": self.B, "k": self.k, "super_arm_pulls": self.n_pulls}
+
+    def _extra_state(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
+        out.update(A=self.A.copy(), logdet=self.logdet, since_refactor=self.since_refactor, n_pulls=self.n_pulls,
+                   B=self.B, C=self.C)
+        return out
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        self._setup(self.solver)  # type: ignore[arg-type]
+        for k in ("M", "theta", "b"):
+            setattr(self, k, np.array(state[k], dtype=np.float64))
+        self.T = np.array(state["T"], dtype=np.int64)
+        self.next_mask = np.array(state["next_mask"], dtype=bool)
+        self.best_mask = np.array(state["best_mask"], dtype=bool)
+        self.A = np.array(state["A"], dtype=np.float64)
+        self.logdet = float(state["logdet"])
+        self.since_refactor = int(state["since_refactor"])
+        self.n_pulls = int(state["n_pulls"])
+        self.B, self.C = float(state["B"]), float(state["C"])

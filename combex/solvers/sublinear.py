@@ -1,0 +1,619 @@
+"""Sublinear-time linear bandits over a changing arm set: Sub-Elim and Sub-TS.
+
+Yang, Ren, Shakkottai, Price, Dhillon and Sanghavi, "Linear Bandit Algorithms with
+Sublinear Time Complexity", ICML 2022. Choosing an arm in many linear bandit algorithms
+is a maximum inner product search; answering it approximately with the adaptive MIPS
+solver of Algorithm 1 (:class:`combex.mips.AdaptiveMIPS`) keeps the regret and makes the
+per-step time sublinear in the number of arms K.
+
+* :class:`SubElim` ("sub-elim"): Algorithm 3 (sublinear time elimination) with the
+  heap-augmented arm sets of Algorithm 2; arms only arrive.
+* :class:`SubTS` ("sub-ts"): Algorithm 4 (sublinear time Thompson sampling); arms arrive
+  and leave.
+* :class:`LinElim` ("lin-elim"), :class:`LinTS` ("lin-ts"): the linear-time baselines of
+  Section 7, the same algorithms with the MIPS step solved by a linear scan.
+
+Why these are not :class:`~combex.solvers.Solver` objects: the rest of combex is *pure
+exploration* (identify the best arm, stop with a certificate) behind the ask / tell
+contract. These algorithms minimize *regret* over a fixed horizon against an arm set
+that changes every few steps; they never stop, have no recommendation, and their
+environment (:class:`~combex.environments._mips_instances.DynamicLinearArms`) announces
+arrivals and departures, which the Environment / Problem contract does not model. They
+therefore have their own small API: ``solver.run(env, T=None, *, rng=None) ->
+RegretResult``, and their own registry :data:`SUBLINEAR_SOLVERS`.
+
+The accuracy knob is the shortlist size ``p`` (Section 7: HNSW returns ``p`` candidates
+that are re-ranked exactly); ``eta`` (``eta(T)``, default ``1/sqrt(T)``, Corollaries 5.3
+and 6.2) sets the stages and thresholds of the algorithms.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scipy.linalg.blas import dtrmv as _trmv
+from scipy.linalg.lapack import dpotrf as _potrf
+
+from .._validation import check_choice, check_float, check_int, check_probability, check_rng
+from ..exceptions import InvalidParameterError
+from ..mips._adaptive import AdaptiveMIPS
+
+__all__ = ["RegretResult", "SubElim", "LinElim", "SubTS", "LinTS", "SUBLINEAR_SOLVERS", "get_sublinear_solver"]
+
+
+@dataclass(frozen=True)
+class RegretResult:
+    """The outcome of one regret-minimization run.
+
+    Attributes
+    ----------
+    regret : float
+        Cumulative regret ``sum_t max_{a present} x_a^T theta* - x_{a_t}^T theta*``.
+    curve : array of shape (T,)
+        Cumulative regret after each step.
+    arms : int array of shape (T,)
+        Arms played.
+    seconds : float
+        Total wall time (preprocessing included).
+    preprocess_seconds : float
+        Time to build the data structures over the initial arms.
+    info : dict
+        Null queries, eliminations, stage statistics; ``index_maintenance_seconds`` is the
+        online time spent inserting / deleting / rebuilding MIPS indexes (arrivals, and for
+        Sub-Elim the stage moves of lines 19-24), part of :attr:`online_seconds`.
+    """
+
+    regret: float
+    curve: NDArray[np.float64]
+    arms: NDArray[np.int64]
+    seconds: float
+    preprocess_seconds: float
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def online_seconds(self) -> float:
+        """Wall time excluding preprocessing."""
+        return self.seconds - self.preprocess_seconds
+
+
+class _Ridge:
+    """Online ridge regression (eq. (1)): V = I + sum x x^T, theta_hat = V^{-1} sum r x,
+    with Sherman-Morrison updates of V^{-1} (refactorized every 1000 updates)."""
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self.V = np.eye(d)
+        self.Vinv = np.eye(d)
+        self.b = np.zeros(d)
+        self.theta = np.zeros(d)
+        self.n = 0
+
+    def update(self, x: NDArray[np.float64], r: float) -> None:
+        self.V += x[:, None] * x
+        Vx = self.Vinv @ x
+        self.Vinv -= (Vx[:, None] * Vx) / (1.0 + x @ Vx)
+        self.b += r * x
+        self.n += 1
+        if self.n % 1000 == 0:
+            self.Vinv = np.linalg.inv(self.V)
+        self.theta = self.Vinv @ self.b
+
+
+class SublinearSolver(ABC):
+    """Settings of a regret minimizer over a changing arm set (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+
+    @abstractmethod
+    def run(self, env: Any, T: int | None = None, *, rng: Any = None) -> RegretResult:
+        """Play ``T`` steps (default ``env.horizon``) on ``env`` (reset to its initial arm
+        set first; its noise generator continues)."""
+
+    def get_params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+        return f"{type(self).__name__}({args})"
+
+    _params: dict[str, Any]
+
+
+def _check_env(env: Any, T: Any, owner: str) -> int:
+    for attr in ("features", "changes", "pull", "regret", "reset", "initial", "horizon"):
+        if not hasattr(env, attr):
+            raise InvalidParameterError(
+                f"The 'env' parameter of {owner}.run must be a DynamicLinearArms-like environment "
+                f"(missing {attr!r}). Got {type(env).__name__} instead."
+            )
+    return check_int(env.horizon if T is None else T, "T", owner=owner, low=1)
+
+
+# ---------------------------------------------------------------------- packing
+class _Packer:
+    """vec(x x^T / d) and vec(A / d) packed on the upper triangle with sqrt(2) weights on
+    the off-diagonal, so <pack_query(A), pack_point(x)> = x^T A x / d^2 exactly, in
+    d(d+1)/2 instead of d^2 dimensions."""
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self.iu = np.triu_indices(d)
+        self.w = np.where(self.iu[0] == self.iu[1], 1.0, math.sqrt(2.0))
+        self.dim = self.iu[0].size
+
+    def points(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        return X[:, self.iu[0]] * X[:, self.iu[1]] * self.w / self.d
+
+    def query(self, A: NDArray[np.float64]) -> NDArray[np.float64]:
+        return A[self.iu] * self.w / self.d
+
+
+class _ArmSet:
+    """Members of Psi_s with O(1) insert, remove and uniform random choice."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+        self.pos: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, a: int) -> None:
+        self.pos[a] = len(self.items)
+        self.items.append(a)
+
+    def remove(self, a: int) -> None:
+        p = self.pos.pop(a)
+        last = self.items.pop()
+        if last != a:
+            self.items[p] = last
+            self.pos[last] = p
+
+
+# ---------------------------------------------------------------------- Sub-Elim
+class SubElim(SublinearSolver):
+    """Sublinear time elimination (Algorithm 3 with the arm sets of Algorithm 2).
+
+    Parameters
+    ----------
+    shortlist : int, default 30
+        ``p``, candidates fetched from HNSW and re-ranked exactly (Section 7).
+    delta : float, default 0.05
+        Failure probability in (0, 1).
+    eta : float, optional
+        ``eta(T)`` in (0, 1/8); default ``1 / sqrt(T)`` (Corollary 5.3).
+    index : {"hnsw", "exact"}, default "hnsw"
+        The MIPS structure of every ``Psi_s``; ``"exact"`` is the linear-scan baseline.
+    ef : int, optional
+        HNSW search breadth; default ``shortlist`` (at least the shortlist size).
+    hnsw_M, ef_construction : int
+        HNSW parameters.
+    exact_below : int, default 2048
+        Arm sets of at most this size are scanned exactly instead of searched with HNSW
+        (see :class:`~combex.mips.AdaptiveMIPS`); 0 always uses HNSW.
+
+    Notes
+    -----
+    Faithful to the boxes, with these documented choices:
+
+    * line 3: ``beta(delta/2) = 1 + sqrt(2 log(2/delta) + d log(1 + T/d))``; line 4:
+      ``s_max = ceil(log2(1 / (8 eta)))`` (at least 1); each ``Psi_s`` has an adaptive
+      MIPS solver of parameters ``(1/4, 2^{-2s-2}(1 - eta^2)/(d^2 beta^2),
+      2^{-2s-2} eta^2/(d^2 beta^2), delta/(2 s_max))`` over the points
+      ``vec(x x^T / d)`` (Algorithm 2 line 3; packed on the upper triangle, same inner
+      products);
+    * line 5 puts every initial arm in ``Psi_0`` with heap key ``x^T theta_hat_1 + 2^0``.
+      That key is an upper confidence bound only if the uncertainty
+      ``beta ||x||_{V^-1} = beta ||x||`` (at t = 1) is at most 1, which fails even under
+      Assumption 4.3 (beta > 1) and badly on Section 7's unnormalized features; a too-low
+      key lets the threshold eliminate good arms. We therefore start the stages at
+      ``s_min = min(0, floor(-log2(max_a beta ||x_a||)))`` (``s = s_min..s_max``), put the
+      initial arms in ``Psi_{s_min}`` (line 5 with the index shifted), and keep every key a
+      valid bound: ``x^T theta_hat + max(2^{-s}, beta ||x||_{V^-1})``;
+    * lines 8 and 21 write ``s = ceil(-log2(beta ||x||_{V^-1}))``, but Section 5.1 and the
+      proof of Lemma 5.1 need every arm of ``Psi_s`` to have uncertainty at most
+      ``2^{-s}``, which the ceiling breaks (u = 0.3 gives s = 2 and 2^{-2} < 0.3); we use
+      the **floor**, clamped to ``[s_min, s_max]`` (and never below the current stage);
+    * line 9 reads ``x_{a_t}^T theta_hat``; it must be ``x_a^T theta_hat`` (a is the new
+      arm);
+    * lines 19-27: after a null answer every arm of ``Psi_{s_t}`` is re-placed by its exact
+      uncertainty; if some stay in ``Psi_{s_t}`` (possible only when an approximate index
+      missed them), the one with the largest uncertainty (computed anyway) is played,
+      which the exact query of line 26 would return; this prevents an endless loop;
+    * if every arm were ever eliminated (a failure event of probability <= delta), the arm
+      that set the threshold is put back.
+    """
+
+    name = "sub-elim"
+    default_index = "hnsw"
+
+    def __init__(
+        self,
+        shortlist: int = 30,
+        *,
+        delta: float = 0.05,
+        eta: float | None = None,
+        index: str | None = None,
+        ef: int | None = None,
+        hnsw_M: int = 16,
+        ef_construction: int = 100,
+        exact_below: int = 2048,
+    ) -> None:
+        owner = type(self).__name__
+        self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
+        self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
+        self.delta = check_probability(delta, "delta", owner=owner)
+        self.eta = None if eta is None else check_float(eta, "eta", owner=owner, low=0.0, high=0.125, closed="neither")
+        self.index = check_choice(self.default_index if index is None else index, "index", ["hnsw", "exact"], owner=owner)
+        self.ef = self.shortlist if ef is None else check_int(ef, "ef", owner=owner, low=1)
+        self.hnsw_M = check_int(hnsw_M, "hnsw_M", owner=owner, low=2)
+        self.ef_construction = check_int(ef_construction, "ef_construction", owner=owner, low=1)
+        self._params = {"shortlist": self.shortlist, "delta": self.delta, "eta": self.eta, "index": self.index}
+
+    def run(self, env: Any, T: int | None = None, *, rng: Any = None) -> RegretResult:
+        owner = type(self).__name__
+        T = _check_env(env, T, owner)
+        gen = check_rng(rng)
+        t_start = time.perf_counter()
+        env.reset(env.rng)
+        X = env.features
+        n_total, d = X.shape
+        eta = self.eta if self.eta is not None else min(1.0 / math.sqrt(T), 0.124)
+        beta = 1.0 + math.sqrt(2.0 * math.log(2.0 / self.delta) + d * math.log(1.0 + T / d))
+        s_max = max(1, math.ceil(math.log2(1.0 / (8.0 * eta))))
+        packer = _Packer(d)
+        ridge = _Ridge(d)
+        scale = 1.0 / (d * d * beta * beta)
+        init = env.initial.astype(np.int64)
+        # Line 5's Psi_0 must hold every initial arm with uncertainty <= 2^{-s}; at t = 1
+        # (V = I) the uncertainty is beta ||x||, so the first stage is s_min <= 0.
+        u_top = beta * float(np.sqrt((X[init] ** 2).sum(axis=1).max())) if init.size else 1.0
+        s_min = min(0, int(math.floor(-math.log2(u_top))))
+        n_st = s_max - s_min + 1  # internal stage index = s - s_min
+        stages: list[AdaptiveMIPS] = []
+        members = [_ArmSet() for _ in range(n_st)]
+        heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(n_st)]
+        stage_of = np.full(n_total, -1, dtype=np.int64)
+        version = np.zeros(n_total, dtype=np.int64)
+        n_init = max(1, env.initial.size)
+        seeds = gen.spawn(n_st)
+        for i in range(n_st):
+            s = i + s_min
+            stages.append(
+                AdaptiveMIPS(
+                    packer.dim,
+                    c=0.25,
+                    r=2.0 ** (-2 * s - 2) * (1 - eta**2) * scale,
+                    epsilon=2.0 ** (-2 * s - 2) * eta**2 * scale,
+                    delta=self.delta / (2 * s_max),
+                    index=self.index,
+                    shortlist=self.shortlist,
+                    capacity=n_init if i == 0 else 1024,
+                    hnsw_M=self.hnsw_M,
+                    ef_construction=self.ef_construction,
+                    ef=self.ef,
+                    exact_below=self.exact_below,
+                    rng=seeds[i],
+                )
+            )
+        stats = {"null_queries": 0, "rescans": 0, "eliminated": 0, "moves": 0, "restored": 0}
+        r_low = -math.inf
+        r_arm = -1
+
+        def uncert(ids: NDArray[np.int64]) -> NDArray[np.float64]:
+            Z = X[ids]
+            return beta * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Z, ridge.Vinv, Z), 0.0))
+
+        def stage_for(u: NDArray[np.float64]) -> NDArray[np.int64]:
+            with np.errstate(divide="ignore"):
+                s = np.floor(-np.log2(np.maximum(u, 1e-300)))
+            return (np.clip(s, s_min, s_max) - s_min).astype(np.int64)  # internal index
+
+        def place(ids: NDArray[np.int64], s_arr: NDArray[np.int64], u: NDArray[np.float64]) -> None:
+            means = X[ids] @ ridge.theta
+            keys = means + np.maximum(2.0 ** (-(s_arr + s_min).astype(np.float64)), u)
+            P = packer.points(X[ids])
+            for s in np.unique(s_arr):
+                sel = np.flatnonzero(s_arr == s)
+                stages[s].add(P[sel], ids[sel])
+                for j in sel:
+                    a = int(ids[j])
+                    version[a] += 1
+                    stage_of[a] = s
+                    members[s].add(a)
+                    heapq.heappush(heaps[s], (float(keys[j]), int(version[a]), a))
+
+        def unplace(a: int) -> None:
+            s = int(stage_of[a])
+            stages[s].remove([a])
+            members[s].remove(a)
+            stage_of[a] = -1
+            version[a] += 1
+
+        def eliminate() -> None:
+            for s in range(n_st):
+                h = heaps[s]
+                while h and h[0][0] < r_low:
+                    _, ver, a = heapq.heappop(h)
+                    if stage_of[a] == s and version[a] == ver:
+                        unplace(a)
+                        stats["eliminated"] += 1
+
+        def lowest_stage() -> int:
+            for s in range(n_st):
+                if len(members[s]):
+                    return s
+            return -1
+
+        # Line 5: all initial arms into the first stage (this is the preprocessing).
+        top = n_st - 1  # internal index of s_max
+        if init.size:
+            place(init, np.zeros(init.size, dtype=np.int64), uncert(init))
+        t_pre = time.perf_counter() - t_start
+        pre_maint = sum(st.maintenance_seconds for st in stages)
+
+        curve = np.empty(T, dtype=np.float64)
+        played = np.empty(T, dtype=np.int64)
+        total = 0.0
+        for t in range(1, T + 1):
+            added, removed = env.changes(t)
+            if removed.size:
+                raise InvalidParameterError(
+                    f"{owner} cannot handle deletions (Section 5: the remaining arms after "
+                    "elimination might be deleted); use SubTS."
+                )
+            if added.size:  # lines 8-12
+                u = uncert(added)
+                place(added, stage_for(u), u)
+                lcb = X[added] @ ridge.theta - u
+                j = int(np.argmax(lcb))
+                if lcb[j] > r_low:
+                    r_low, r_arm = float(lcb[j]), int(added[j])
+                    eliminate()
+            s_t = lowest_stage()
+            if s_t < 0:  # failure event: restore the threshold arm
+                stats["restored"] += 1
+                a0 = np.array([r_arm if r_arm >= 0 else int(env.present()[0])])
+                place(a0, np.array([top]), uncert(a0))
+                s_t = top
+            a_t: int | None = None
+            if s_t == top:  # lines 15-16
+                items = members[s_t].items
+                a_t = items[int(gen.integers(len(items)))]
+            else:  # line 18
+                qv = packer.query(ridge.Vinv)
+                a_t, _ = stages[s_t]._query(qv)
+                while a_t is None:  # lines 19-27
+                    stats["null_queries"] += 1
+                    stats["rescans"] += 1
+                    ids = np.asarray(members[s_t].items, dtype=np.int64)
+                    u = uncert(ids)
+                    lcb = X[ids] @ ridge.theta - u
+                    new_s = np.maximum(stage_for(u), s_t)
+                    move = new_s != s_t
+                    for a in ids[move]:
+                        unplace(int(a))
+                    if move.any():
+                        stats["moves"] += int(move.sum())
+                        place(ids[move], new_s[move], u[move])
+                    j = int(np.argmax(lcb))
+                    if lcb[j] > r_low:
+                        r_low, r_arm = float(lcb[j]), int(ids[j])
+                        eliminate()
+                    stay = [k for k in np.flatnonzero(~move) if stage_of[ids[k]] == s_t]
+                    if stay:
+                        k = max(stay, key=lambda k: u[k])
+                        a_t = int(ids[k])
+                        break
+                    s_t = lowest_stage()
+                    if s_t < 0:
+                        stats["restored"] += 1
+                        a0 = np.array([r_arm])
+                        place(a0, np.array([top]), uncert(a0))
+                        s_t = top
+                    if s_t == top:
+                        items = members[s_t].items
+                        a_t = items[int(gen.integers(len(items)))]
+                    else:
+                        a_t, _ = stages[s_t]._query(packer.query(ridge.Vinv))
+            r = env.pull(a_t)  # lines 29-31
+            total += env.regret(a_t)
+            curve[t - 1] = total
+            played[t - 1] = a_t
+            ridge.update(X[a_t], r)
+        seconds = time.perf_counter() - t_start
+        stats.update(
+            index_maintenance_seconds=sum(st.maintenance_seconds for st in stages) - pre_maint,
+            s_max=s_max, s_min=s_min, beta=beta, eta=eta, threshold=r_low,
+            final_sizes=[len(m) for m in members],
+            mips_null=[st.n_null for st in stages], mips_queries=[st.n_queries for st in stages],
+        )
+        return RegretResult(total, curve, played, seconds, t_pre, stats)
+
+
+class LinElim(SubElim):
+    """The linear-time baseline of Algorithm 3 (Section 7): every MIPS step of
+    :class:`SubElim` is a linear scan (``index="exact"``)."""
+
+    name = "lin-elim"
+    default_index = "exact"
+
+    def __init__(self, *, delta: float = 0.05, eta: float | None = None) -> None:
+        super().__init__(1, delta=delta, eta=eta, index="exact")
+        self._params = {"delta": self.delta, "eta": self.eta}
+
+
+# ---------------------------------------------------------------------- Sub-TS
+class SubTS(SublinearSolver):
+    """Sublinear time Thompson sampling (Algorithm 4).
+
+    Parameters
+    ----------
+    shortlist : int, default 30
+        ``p`` (Section 7).
+    delta : float, default 0.05
+    eta : float, optional
+        ``eta(T)`` in (0, 1); default ``1/sqrt(T)`` (Corollary 6.2).
+    index : {"hnsw", "exact"}, default "hnsw"
+    ef : int, optional
+        HNSW search breadth; default ``shortlist`` (at least the shortlist size).
+    hnsw_M, ef_construction : int
+        HNSW parameters.
+    exact_below : int, default 2048
+        Arm sets of at most this size are scanned exactly instead of searched with HNSW
+        (see :class:`~combex.mips.AdaptiveMIPS`); 0 always uses HNSW.
+
+    Notes
+    -----
+    * line 2: ``beta(delta/4T) = 1 + sqrt(2 log(4T/delta) + d log((d+T)/d))``; line 8:
+      ``theta_tilde = theta_hat + beta V^{-1/2} xi`` with ``xi ~ N(0, I)`` (spherical
+      Gaussian D^TS); any square root of ``V^{-1}`` gives the same law, we use its
+      Cholesky factor;
+    * line 3 builds ``ceil(d/eta)`` copies of Algorithm 1 with parameters
+      ``(1 - 1/(i+1), i eta/d, eta/d, delta eta/(2d))``; as in Section 7 they share ONE
+      practical index over the arms (a shortlist of ``p`` candidates re-ranked exactly
+      for ``theta_tilde``): the copies then differ only in their acceptance thresholds
+      ``c_i r_i - eta/d``, and line 9's "non-null result with largest m" is the best
+      candidate with the largest accepting level ``i`` (recorded in
+      ``info["levels"]``). When no level accepts (the largest estimated reward is
+      negative, which Section 6 rules out by assumption or by a feature transform), the
+      best candidate is still played and the query counted in ``info["null_queries"]``.
+    """
+
+    name = "sub-ts"
+    default_index = "hnsw"
+
+    def __init__(
+        self,
+        shortlist: int = 30,
+        *,
+        delta: float = 0.05,
+        eta: float | None = None,
+        index: str | None = None,
+        ef: int | None = None,
+        hnsw_M: int = 16,
+        ef_construction: int = 100,
+        exact_below: int = 2048,
+    ) -> None:
+        owner = type(self).__name__
+        self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
+        self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
+        self.delta = check_probability(delta, "delta", owner=owner)
+        self.eta = None if eta is None else check_float(eta, "eta", owner=owner, low=0.0, high=1.0, closed="neither")
+        self.index = check_choice(self.default_index if index is None else index, "index", ["hnsw", "exact"], owner=owner)
+        self.ef = self.shortlist if ef is None else check_int(ef, "ef", owner=owner, low=1)
+        self.hnsw_M = check_int(hnsw_M, "hnsw_M", owner=owner, low=2)
+        self.ef_construction = check_int(ef_construction, "ef_construction", owner=owner, low=1)
+        self._params = {"shortlist": self.shortlist, "delta": self.delta, "eta": self.eta, "index": self.index}
+
+    def run(self, env: Any, T: int | None = None, *, rng: Any = None) -> RegretResult:
+        owner = type(self).__name__
+        T = _check_env(env, T, owner)
+        gen = check_rng(rng)
+        t_start = time.perf_counter()
+        env.reset(env.rng)
+        X = env.features
+        d = X.shape[1]
+        eta = self.eta if self.eta is not None else 1.0 / math.sqrt(T)
+        beta = 1.0 + math.sqrt(2.0 * math.log(4.0 * T / self.delta) + d * math.log((d + T) / d))
+        n_levels = math.ceil(d / eta)
+        ridge = _Ridge(d)
+        index = AdaptiveMIPS(
+            d, index=self.index, shortlist=self.shortlist, capacity=max(1, env.initial.size) + 64,
+            hnsw_M=self.hnsw_M, ef_construction=self.ef_construction, ef=self.ef, rng=gen.spawn(1)[0],
+            exact_below=self.exact_below,
+            delta=self.delta * eta / (2 * d),
+        )
+        init = env.initial.astype(np.int64)
+        if init.size:
+            index.add(X[init], init)  # lines 3-4 (preprocessing)
+        t_pre = time.perf_counter() - t_start
+        pre_maint = index.maintenance_seconds
+        levels = np.zeros(T, dtype=np.int64)
+        null = 0
+        curve = np.empty(T, dtype=np.float64)
+        played = np.empty(T, dtype=np.int64)
+        total = 0.0
+        for t in range(1, T + 1):
+            added, removed = env.changes(t)  # line 6
+            if removed.size:
+                index.remove(removed)
+            if added.size:
+                index.add(X[added], added)
+            # Lines 7-8: theta_tilde = theta_hat + beta L xi with L L^T = V^{-1} (LAPACK
+            # potrf + BLAS trmv directly: the numpy wrappers cost more than the math at d=16).
+            L, info = _potrf(ridge.Vinv, lower=1, clean=0)
+            if info != 0:
+                L = np.linalg.cholesky(ridge.Vinv)
+            theta_t = ridge.theta + beta * _trmv(L, gen.standard_normal(d), lower=1)
+            nrm = math.sqrt(float(theta_t @ theta_t))
+            q = theta_t / nrm if nrm > 0 else theta_t
+            a, val = index._query(q)  # line 9
+            if a is None:
+                raise InvalidParameterError(f"{owner}: the arm set is empty at step {t}.")
+            # Largest accepting level i: (1 - 1/(i+1)) i eta/d - eta/d <= val.
+            lvl = _ts_level(val, eta, d, n_levels)
+            levels[t - 1] = lvl
+            if lvl == 0:
+                null += 1
+            r = env.pull(a)  # lines 10-12
+            total += env.regret(a)
+            curve[t - 1] = total
+            played[t - 1] = a
+            ridge.update(X[a], r)
+        seconds = time.perf_counter() - t_start
+        info = {"index_maintenance_seconds": index.maintenance_seconds - pre_maint, "beta": beta, "eta": eta, "n_levels": n_levels, "null_queries": null,
+                "levels": levels, "final_size": len(index)}
+        return RegretResult(total, curve, played, seconds, t_pre, info)
+
+
+def _ts_level(val: float, eta: float, d: int, n_levels: int) -> int:
+    """Largest i in [1, n_levels] with (1 - 1/(i+1)) i eta/d - eta/d <= val (0 if none).
+
+    ``g(i) = i^2/(i+1) * eta/d - eta/d`` is increasing; solve ``i^2/(i+1) <= val d/eta + 1``.
+    """
+    c = val * d / eta + 1.0
+    if c < 0.5:  # g(1) = eta/(2d) - eta/d = -eta/(2d)
+        return 0
+    i = int(math.floor((c + math.sqrt(c * c + 4 * c)) / 2.0))  # root of i^2 - c i - c = 0
+    while i > 0 and i * i / (i + 1) > c:
+        i -= 1
+    return int(min(max(i, 1), n_levels))
+
+
+class LinTS(SubTS):
+    """The linear-time baseline of Algorithm 4 (linear Thompson sampling, Section 7):
+    the arm maximizing ``x^T theta_tilde`` is found by a linear scan (``index="exact"``)."""
+
+    name = "lin-ts"
+    default_index = "exact"
+
+    def __init__(self, *, delta: float = 0.05, eta: float | None = None) -> None:
+        super().__init__(1, delta=delta, eta=eta, index="exact")
+        self._params = {"delta": self.delta, "eta": self.eta}
+
+
+SUBLINEAR_SOLVERS: dict[str, type[SublinearSolver]] = {
+    "sub-elim": SubElim,
+    "sub-ts": SubTS,
+    "lin-elim": LinElim,
+    "lin-ts": LinTS,
+}
+
+
+def get_sublinear_solver(name: str) -> type[SublinearSolver]:
+    """The regret minimizer registered under ``name`` (clear error otherwise)."""
+    try:
+        return SUBLINEAR_SOLVERS[name]
+    except KeyError:
+        raise InvalidParameterError(
+            f"Unknown sublinear solver {name!r}. Known: {', '.join(sorted(SUBLINEAR_SOLVERS))}."
+        ) from None

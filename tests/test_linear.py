@@ -1,0 +1,436 @@
+"""Tests of the linear best-arm identification solvers (LinGapE, XY-static/adaptive/oracle,
+LinGapE through the oracle interface) and their instances."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from combex.environments import FullBandit, LinearBandit, Problem
+from combex.environments._instances_linear import (
+    LinearInstance,
+    canonical,
+    diabetes_linear,
+    soare,
+    wine_linear,
+)
+from combex.exceptions import InvalidParameterError
+from combex.solvers import get_solver
+from combex.solvers.linear import (
+    LinGapE,
+    LinGapEOracle,
+    XYAdaptive,
+    XYOracle,
+    XYStatic,
+    l1_ratio,
+    tracked_counts,
+)
+
+
+def easy_soare(angle=0.5, seed=0):
+    """Soare-like 2-d instance with a larger angle (gap 2(1 - cos angle))."""
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [np.cos(angle), np.sin(angle)]])
+    return LinearInstance(x, [2.0, 0.0], rng=seed)
+
+
+# ---------------------------------------------------------------------- helpers
+def test_l1_ratio_canonical_and_soare():
+    p, rho = l1_ratio(np.eye(4), np.array([1.0, 0.0, -1.0, 0.0]))
+    np.testing.assert_allclose(p, [0.5, 0.0, 0.5, 0.0])
+    assert rho == pytest.approx(4.0)
+    x = np.r_[np.eye(3), [[np.cos(0.01), np.sin(0.01), 0.0]]]
+    p, _ = l1_ratio(x, x[0] - x[3])
+    # y = (1 - cos) e1 - sin e2: almost all weight on e2
+    assert p[1] > 0.99 and p[2] == 0.0
+
+
+def _sequential_counts(p, n):
+    T = np.zeros(len(p), dtype=np.int64)
+    for _ in range(n):
+        r = np.where(p > 0, (T + 1) / np.where(p > 0, p, 1), np.inf)
+        T[int(np.argmin(r))] += 1
+    return T
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tracked_counts_equal_sequential_and_nested(seed):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(6))
+    p[rng.integers(6)] = 0.0
+    p /= p.sum()
+    prev = np.zeros(6, dtype=np.int64)
+    for n in range(0, 120):
+        c = tracked_counts(p, n)
+        assert c.sum() == n
+        assert np.all(c >= prev)
+        np.testing.assert_array_equal(c, _sequential_counts(p, n))
+        prev = c
+
+
+# ---------------------------------------------------------------------- LinGapE
+@pytest.mark.parametrize("rule", ["greedy", "ratio"])
+def test_lingape_identifies_easy_instances(rule):
+    for env in (canonical(3, 1.0, rng=1), easy_soare(seed=2)):
+        res = LinGapE(rule=rule).run(env, rng=0)
+        assert res.status == "identified"
+        assert res.answer == env.best()
+        assert res.samples == res.pulls.sum()
+        assert res.certificate["B"] <= 0.0
+        assert res.info["S"] == pytest.approx(np.linalg.norm(env.theta))
+        assert res.info["lower_bound_ratio"] > 1.0
+
+
+def _from_scratch(exp, lam):
+    X = exp.X
+    A = lam * np.eye(X.shape[1]) + (X * exp.T[:, None]).T @ X
+    Ainv = np.linalg.inv(A)
+    theta = Ainv @ (X.T @ exp.sums)
+    return A, Ainv, theta
+
+
+def test_lingape_rounds_match_algorithm_from_scratch():
+    """B(t), C_t (eq. (3)), i_t, j_t and the greedy arm (9) equal a from-scratch
+    computation with explicit inverses at every round."""
+    env = easy_soare(angle=0.2, seed=3)
+    solver = LinGapE(refactor_every=7)
+    exp = solver.start(env.problem, rng=0)
+    R, S, lam, delta = 1.0, 2.0, 1.0, 0.05
+    for _ in range(300):
+        batch = exp.ask()
+        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+        if exp.done:
+            break
+        A, Ainv, theta = _from_scratch(exp, lam)
+        C = R * math.sqrt(2 * math.log(math.sqrt(np.linalg.det(A) / lam**2) / delta)) + math.sqrt(lam) * S
+        assert exp.C == pytest.approx(C, rel=1e-9)
+        u = exp.X @ theta
+        i = int(np.argmax(u))
+        f = [u[j] - u[i] + C * math.sqrt((exp.X[j] - exp.X[i]) @ Ainv @ (exp.X[j] - exp.X[i])) for j in range(3)]
+        assert exp.i_t == i and exp.j_t == int(np.argmax(f))
+        assert exp.B == pytest.approx(max(f), rel=1e-8, abs=1e-10)
+        y = exp.X[i] - exp.X[exp.j_t]
+        vals = [y @ np.linalg.inv(A + np.outer(x, x)) @ y for x in exp.X]
+        assert vals[exp.next_arm] == pytest.approx(min(vals), rel=1e-9)
+
+
+def test_lingape_ratio_rule_tracks_pstar():
+    env = easy_soare(angle=0.2, seed=4)
+    exp = LinGapE(rule="ratio").start(env.problem, rng=0)
+    for _ in range(100):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        if exp.done:
+            break
+        p, _ = l1_ratio(exp.X, exp.X[exp.i_t] - exp.X[exp.j_t])
+        r = np.where(p > 1e-12, exp.T / np.where(p > 1e-12, p, 1), np.inf)
+        assert exp.next_arm == int(np.argmin(r))
+
+
+def test_lingape_reproducible_and_seed_dependent():
+    env = easy_soare(seed=5)
+    a = LinGapE().run(env.spawn(11), rng=3)
+    b = LinGapE().run(env.spawn(11), rng=3)
+    c = LinGapE().run(env.spawn(12), rng=3)
+    assert a.samples == b.samples and np.array_equal(a.pulls, b.pulls) and a.answer == b.answer
+    assert a.samples != c.samples or not np.array_equal(a.pulls, c.pulls)
+
+
+def test_lingape_growth_mode_and_budget():
+    env = soare(5, rng=0)
+    res = LinGapE(growth=0.01).run(env, rng=0)
+    assert res.status == "identified" and res.answer == 0
+    assert res.rounds < 3000
+    res = LinGapE().run(soare(3, rng=1), rng=0, budget=500)
+    assert res.status == "budget_exhausted" and res.samples == 500
+
+
+def _run_with_resume(solver, env_factory, steps, tmp_path=None):
+    """Run to the end, and run again saving/resuming after ``steps`` asks."""
+    env1 = env_factory()
+    full = solver.run(env1, rng=7)
+    env2 = env_factory()
+    exp = solver.start(env2, rng=7)
+    for _ in range(steps):
+        b = exp.ask()
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+        if exp.done:
+            break
+    if tmp_path is not None:
+        path = exp.save(tmp_path / "state.json")
+        exp = solver.load(path, env2)
+    else:
+        exp = solver.resume(exp.state_dict(), env2)
+    while not exp.done:
+        b = exp.ask()
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+    res = exp.result()
+    assert res.answer_list() == full.answer_list()
+    assert res.samples == full.samples and res.rounds == full.rounds
+    np.testing.assert_array_equal(res.pulls, full.pulls)
+    return full
+
+
+@pytest.mark.parametrize(
+    "solver",
+    [LinGapE(), LinGapE(rule="ratio", refactor_every=5), XYStatic(growth=0.05), XYAdaptive(growth=0.05),
+     XYOracle(theta=[2.0, 0.0], growth=0.05)],
+    ids=lambda s: repr(s)[:40],
+)
+def test_save_resume_identical(solver, tmp_path):
+    _run_with_resume(solver, lambda: easy_soare(angle=0.4, seed=9), steps=40, tmp_path=tmp_path)
+
+
+# ---------------------------------------------------------------------- XY family
+def _reference_xy_static(env, p, delta, eps=0.0):
+    """Per-round XY-static from scratch: sequential tracking, OLS, Proposition 1."""
+    X = env.features
+    K = X.shape[0]
+    T = np.zeros(K, dtype=np.int64)
+    sums = np.zeros(K)
+    H = K * (K - 1) // 2
+    # the first check comes after |support| samples, pulled as one batch in index order
+    n = int(np.count_nonzero(p))
+    T[:] = _sequential_counts(p, n)
+    arms = np.flatnonzero(T)
+    sums[arms] = env.pull_many(arms, T[arms])
+    first = True
+    while True:
+        if not first:
+            r = np.where(p > 0, (T + 1) / np.where(p > 0, p, 1), np.inf)
+            a = int(np.argmin(r))
+            sums[a] += env.pull(a, 1)[0]
+            T[a] += 1
+            n += 1
+        first = False
+        A = (X * T[:, None]).T @ X
+        if np.linalg.matrix_rank(A) < X.shape[1]:
+            continue
+        Ainv = np.linalg.inv(A)
+        u = X @ (Ainv @ (X.T @ sums))
+        i = int(np.argmax(u))
+        c = 2 * np.sqrt(2 * np.log(6 * n * n * H / (delta * np.pi**2)))
+        B = max(u[j] - u[i] + c * np.sqrt((X[j] - X[i]) @ Ainv @ (X[j] - X[i])) if j != i else 0.0 for j in range(K))
+        if B <= eps:
+            return i, n, T
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_xy_static_g0_equals_per_round_reference(seed):
+    env = canonical(3, 1.0, rng=seed)
+    res = XYStatic(growth=0.0).run(env.spawn(100 + seed), rng=0)
+    ans, n, T = _reference_xy_static(env.spawn(100 + seed), res.info["allocation"], 0.05)
+    assert res.answer == ans and res.samples == n
+    np.testing.assert_array_equal(res.pulls, T)
+
+
+def test_xy_static_batched_overshoot_and_design():
+    env = canonical(4, 0.5, rng=0)
+    exact = XYStatic(growth=0.0).run(env.spawn(1), rng=0)
+    batched = XYStatic(growth=0.05).run(env.spawn(1), rng=0)
+    np.testing.assert_allclose(exact.info["allocation"], 0.25, atol=1e-4)  # uniform on a basis
+    assert batched.answer == 0 and batched.rounds < exact.rounds
+    assert batched.info["overshoot_factor"] == pytest.approx(1.05)
+
+
+def test_xy_static_soare_speed_and_size():
+    import time
+
+    t0 = time.perf_counter()
+    res = XYStatic().run(soare(5, rng=0), rng=0)
+    assert time.perf_counter() - t0 < 10.0
+    assert res.answer == 0 and res.samples > 5e6
+    assert res.rounds < 3000
+
+
+def test_xy_oracle_uses_true_theta():
+    env = soare(3, rng=0)
+    res = XYOracle().run(env, rng=0)
+    assert res.answer == 0
+    assert res.info["allocation"][1] > 0.9  # (18): almost everything on e2
+    with pytest.raises(InvalidParameterError, match="theta"):
+        XYOracle().start(env.problem)
+    with pytest.raises(InvalidParameterError, match="shape"):
+        XYOracle(theta=[1.0, 0.0]).start(env.problem)
+
+
+def test_xy_adaptive_phases_and_answer():
+    env = easy_soare(angle=0.4, seed=1)
+    res = XYAdaptive().run(env, rng=0, trace=True)
+    assert res.status == "identified" and res.answer == 0
+    assert res.info["phases"] >= 1 and "lower_bound_ratio" in res.info
+
+
+@pytest.mark.parametrize("name", ["lingape", "xy-static", "xy-adaptive", "xy-oracle"])
+def test_registry_and_lower_bound_ratio(name):
+    solver = get_solver(name)()
+    res = solver.run(canonical(3, 1.0, rng=0), rng=0)
+    assert res.answer == 0
+    lb = res.info["lower_bound_ratio"]
+    assert np.isfinite(lb) and lb == pytest.approx(res.samples / res.info["lower_bound_samples"])
+
+
+# ---------------------------------------------------------------------- instances
+def test_instances():
+    env = soare(4, rng=0)
+    assert env.features.shape == (5, 4) and env.best() == 0
+    assert env.problem.info["S"] == pytest.approx(2.0)
+    assert env.gap(4) == pytest.approx(2 * (1 - np.cos(0.01)))
+    env = canonical(5, 0.3, rng=0)
+    np.testing.assert_allclose(env.means(), [0.3, 0, 0, 0, 0])
+    with pytest.raises(InvalidParameterError, match="gap"):
+        canonical(3, 0.0)
+
+
+@pytest.mark.parametrize("builder,d", [(diabetes_linear, 11), (wine_linear, 12)])
+def test_real_data_instances(builder, d):
+    env = builder(15, rng=0)
+    mu = env.means()
+    b = int(np.argmax(mu))
+    assert env.features.shape == (15, d)
+    assert np.all(np.abs(mu) <= 1.0)
+    gaps = np.delete(mu[b] - mu, b)
+    assert np.all(gaps >= 0.05)
+    assert env.noise.kind == "pm1"
+    again = builder(15, rng=0)
+    np.testing.assert_array_equal(again.features, env.features)
+    with pytest.raises(InvalidParameterError, match="n_arms"):
+        builder(5, rng=0)
+    res = LinGapE(R=2.0, growth=0.01).run(env, rng=0)
+    assert res.answer == b
+
+
+# ---------------------------------------------------------------------- bad input
+def _problem(features):
+    from combex.environments import NoiseModel
+
+    return Problem(n_arms=len(np.atleast_2d(features)), noise=NoiseModel("gaussian", 1.0), features=features)
+
+
+@pytest.mark.parametrize("cls", [LinGapE, XYStatic, XYAdaptive])
+def test_bad_features(cls):
+    with pytest.raises(InvalidParameterError, match="2-d"):
+        cls().start(_problem(np.array([1.0, 2.0, 3.0])))
+    with pytest.raises(InvalidParameterError, match="rank-deficient"):
+        cls().start(_problem(np.array([[1.0, 0.0], [2.0, 0.0], [-1.0, 0.0]])))
+    with pytest.raises(InvalidParameterError, match="at least two rows"):
+        cls().start(_problem(np.array([[1.0]])))
+    with pytest.raises(InvalidParameterError, match="features"):
+        from combex.environments import NoiseModel
+
+        cls().start(Problem(n_arms=3, noise=NoiseModel("gaussian", 1.0)))
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"ridge": 0.0}, "ridge"), ({"ridge": -1.0}, "ridge"), ({"rule": "best"}, "rule"), ({"delta": 1.0}, "delta"),
+     ({"epsilon": -0.1}, "epsilon"), ({"S": -1.0}, "'S'"), ({"R": 0.0}, "'R'"), ({"radius": "x"}, "radius"),
+     ({"union_bound": 1}, "union_bound"), ({"growth": -1.0}, "growth"), ({"refactor_every": 0}, "refactor_every")],
+)
+def test_lingape_bad_settings(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        LinGapE(**kwargs)
+
+
+def test_xy_bad_settings():
+    with pytest.raises(InvalidParameterError, match="ridge"):
+        XYStatic(ridge=-0.1)
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        XYAdaptive(alpha=1.0)
+    with pytest.raises(InvalidParameterError, match="design_method"):
+        XYStatic(design_method="newton")
+    with pytest.raises(InvalidParameterError, match="theta"):
+        XYOracle(theta=[np.nan, 1.0])
+    with pytest.raises(InvalidParameterError, match="quadratic"):
+        LinGapEOracle(quadratic="exact-ish")
+
+
+def test_dimension_radius_and_union_bound_are_wider():
+    env = easy_soare(seed=3)
+    base = LinGapE().run(env.spawn(1), rng=0)
+    wide = LinGapE(radius="dimension", union_bound=True).run(env.spawn(1), rng=0)
+    assert wide.answer == base.answer == 0
+    assert wide.samples >= base.samples
+
+
+# ---------------------------------------------------------------------- decision class
+def _topk_env(means, k, seed):
+    return FullBandit(np.asarray(means, dtype=float), k=k, rng=seed)
+
+
+def _exhaustive_B(exp, members):
+    th = exp.theta
+    I = exp.best_mask
+    xi = I.astype(float)
+    vals = []
+    for m in members:
+        v = m.astype(float) - xi
+        vals.append(float(th @ v) + exp.C * math.sqrt(max(float(v @ exp.M @ v), 0.0)))
+    return max(vals)
+
+
+@pytest.mark.parametrize("quadratic", ["spectral", "peeling"])
+@pytest.mark.parametrize("n,k", [(5, 2), (6, 3)])
+def test_oracle_lingape_bound_dominates_exhaustive(n, k, quadratic):
+    means = np.linspace(1.0, 0.0, n)
+    env = _topk_env(means, k, 0)
+    members = list(env.decision_class.enumerate())
+    solver = LinGapEOracle(quadratic=quadratic, S=float(np.linalg.norm(means)))
+    exp = solver.start(env.problem, rng=0)
+    steps = 0
+    while not exp.done and steps < 150:
+        assert exp.B >= _exhaustive_B(exp, members) - 1e-9
+        # i_t is the linear-oracle best member of theta_hat
+        best_val = max(float(exp.theta[m].sum()) for m in members)
+        assert float(exp.theta[exp.best_mask].sum()) == pytest.approx(best_val)
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        steps += 1
+    assert exp.B >= _exhaustive_B(exp, members) - 1e-9
+
+
+@pytest.mark.parametrize("n", [4])
+def test_oracle_and_exhaustive_lingape_find_optimum(n):
+    means = np.r_[3.0, 2.5, np.zeros(n - 2)]
+    k = 2
+    env = _topk_env(means, k, 1)
+    res = LinGapEOracle(quadratic="peeling", ridge=0.1, S=4.0).run(env, rng=0, budget=5000)
+    assert res.status == "identified"
+    np.testing.assert_array_equal(res.answer, env.best())
+    assert np.isfinite(res.info["lower_bound_ratio"])
+    members = np.array(list(env.decision_class.enumerate()), dtype=float)
+    lin = LinearBandit(members, means, sigma=math.sqrt(k), rng=1)
+    ex = LinGapE(ridge=0.1, S=4.0).run(lin, rng=0)
+    assert ex.status == "identified"
+    np.testing.assert_array_equal(members[ex.answer].astype(bool), env.best())
+
+
+@pytest.mark.slow
+def test_oracle_lingape_resume_and_errors(tmp_path):
+    means = np.array([3.0, 2.5, 0.0, 0.0])
+    _run_with_resume(LinGapEOracle(ridge=0.1, S=4.0), lambda: _topk_env(means, 2, 3), steps=30, tmp_path=tmp_path)
+    from combex.environments import NoiseModel
+
+    with pytest.raises(InvalidParameterError, match="decision class"):
+        LinGapEOracle().start(Problem(n_arms=3, noise=NoiseModel("gaussian", 1.0), arm_type="mask"))
+
+
+# ---------------------------------------------------------------------- slow
+@pytest.mark.slow
+def test_error_rate_below_delta():
+    """Over 200 seeded runs per setting, the error rate stays below delta = 0.05."""
+    delta = 0.1
+    settings = [
+        (LinGapE(delta=delta), lambda s: canonical(3, 0.8, rng=s)),
+        (LinGapE(delta=delta, rule="ratio", growth=0.01), lambda s: easy_soare(angle=0.6, seed=s)),
+        (XYStatic(delta=delta), lambda s: canonical(3, 0.5, rng=s)),
+        (XYStatic(delta=delta), lambda s: easy_soare(angle=0.6, seed=s)),
+    ]
+    for solver, make in settings:
+        errors = 0
+        for s in range(200):
+            env = make(s)
+            res = solver.run(env, rng=10_000 + s)
+            errors += res.answer != env.best()
+        assert errors / 200 <= delta, (solver, errors)

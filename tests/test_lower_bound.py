@@ -1,0 +1,91 @@
+"""Tests of T*(theta), the characteristic time of linear best-arm identification."""
+
+import numpy as np
+import pytest
+
+from combex.exceptions import InvalidParameterError
+from combex.solvers._lower_bound import (
+    _design_value,
+    characteristic_time,
+    linear_lower_bound,
+    minimax_design,
+)
+
+
+@pytest.mark.parametrize("gap", [0.1, 1.0, 3.0])
+@pytest.mark.parametrize("sigma", [1.0, 2.0])
+def test_two_arms_closed_form(gap, sigma):
+    # x1 = e1, x2 = e2: ||e1 - e2||^2_{A(p)^{-1}} = 1/p1 + 1/p2, minimal (4) at p = 1/2.
+    lb = characteristic_time(np.eye(2), [gap, 0.0], sigma=sigma)
+    assert lb.T_star == pytest.approx(8.0 * sigma**2 / gap**2, rel=1e-5)
+    np.testing.assert_allclose(lb.allocation, [0.5, 0.5], atol=1e-4)
+    assert lb.best == 0
+
+
+@pytest.mark.parametrize("method", ["cvxpy", "frank-wolfe"])
+@pytest.mark.parametrize("d", [3, 5, 8])
+def test_canonical_closed_form(d, method):
+    # Gaussian MAB with equal gaps: T* = 2 (1 + sqrt(d - 1))^2 / gap^2.
+    gap = 0.5
+    x = np.eye(d)
+    theta = np.r_[gap, np.zeros(d - 1)]
+    want = 2.0 * (1.0 + np.sqrt(d - 1)) ** 2 / gap**2
+    if method == "cvxpy":
+        lb = characteristic_time(x, theta, method="cvxpy")
+        assert lb.T_star == pytest.approx(want, rel=1e-5)
+        p1 = np.sqrt(d - 1) / (np.sqrt(d - 1) + d - 1)
+        assert lb.allocation[0] == pytest.approx(p1, abs=1e-3)
+    else:
+        lb = characteristic_time(x, theta, method="frank-wolfe")
+        assert want <= lb.T_star * (1 + 1e-9)
+        assert lb.T_star == pytest.approx(want, rel=2e-2)
+
+
+def test_minimax_property_against_random_allocations():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(7, 3))
+    theta = rng.normal(size=3)
+    lb = characteristic_time(x, theta)
+    mu = x @ theta
+    b = int(np.argmax(mu))
+    others = [i for i in range(7) if i != b]
+    y = (x[b] - x[others]) / (mu[b] - mu[others])[:, None]
+    for _ in range(300):
+        p = rng.dirichlet(np.ones(7))
+        assert 2.0 * _design_value(x, y, p) >= lb.T_star * (1 - 1e-6)
+    assert 2.0 * _design_value(x, y, lb.allocation) == pytest.approx(lb.T_star, rel=1e-9)
+
+
+def test_scaling_in_theta_and_soare_value():
+    x = np.r_[np.eye(5), [[np.cos(0.01), np.sin(0.01), 0, 0, 0]]]
+    lb1 = characteristic_time(x, [2.0, 0, 0, 0, 0])
+    lb2 = characteristic_time(x, [4.0, 0, 0, 0, 0])
+    assert lb1.T_star == pytest.approx(4.0 * lb2.T_star, rel=1e-4)
+    # direction x1 - x6 is nearly e2 / 100 scaled by 1/gap: T* about 2e4
+    assert 1.9e4 < lb1.T_star < 2.1e4
+    assert lb1.allocation[1] > 0.99
+
+
+def test_linear_lower_bound_dict():
+    out = linear_lower_bound(np.eye(2), [1.0, 0.0], 0.05)
+    assert out["T_star"] == pytest.approx(8.0, rel=1e-5)
+    assert out["lower_bound_samples"] == pytest.approx(8.0 * np.log(20.0), rel=1e-5)
+    tied = linear_lower_bound(np.eye(2), [1.0, 1.0], 0.05)
+    assert tied["T_star"] == float("inf")
+
+
+def test_bad_inputs():
+    with pytest.raises(InvalidParameterError, match="unique best arm"):
+        characteristic_time(np.eye(3), [1.0, 1.0, 0.0])
+    with pytest.raises(InvalidParameterError, match="rank-deficient"):
+        characteristic_time([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]], [1.0, 0.0])
+    with pytest.raises(InvalidParameterError, match="theta"):
+        characteristic_time(np.eye(3), [1.0, 0.0])
+    with pytest.raises(InvalidParameterError, match="2-d"):
+        characteristic_time([1.0, 2.0], [1.0])
+    with pytest.raises(InvalidParameterError, match="sigma"):
+        characteristic_time(np.eye(2), [1.0, 0.0], sigma=0.0)
+    with pytest.raises(InvalidParameterError, match="method"):
+        minimax_design(np.eye(2), np.eye(2), method="newton")
+    with pytest.raises(InvalidParameterError, match="delta"):
+        linear_lower_bound(np.eye(2), [1.0, 0.0], 1.5)

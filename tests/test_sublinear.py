@@ -1,0 +1,138 @@
+"""Sub-Elim, Sub-TS and their linear-time baselines on changing arm sets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from combex.environments._mips_instances import sublinear_synthetic, wine_dynamic
+from combex.exceptions import DataNotFoundError, InvalidParameterError
+from combex.solvers.sublinear import (
+    SUBLINEAR_SOLVERS,
+    LinElim,
+    LinTS,
+    RegretResult,
+    SubElim,
+    SubTS,
+    _Packer,
+    _ts_level,
+    get_sublinear_solver,
+)
+
+pytest.importorskip("hnswlib")
+
+
+def test_registry():
+    assert set(SUBLINEAR_SOLVERS) == {"sub-elim", "sub-ts", "lin-elim", "lin-ts"}
+    assert get_sublinear_solver("lin-ts") is LinTS
+    with pytest.raises(InvalidParameterError, match="Unknown sublinear solver"):
+        get_sublinear_solver("ucb")
+
+
+def test_packer_inner_product_is_quadratic_form():
+    rng = np.random.default_rng(0)
+    d = 5
+    pk = _Packer(d)
+    X = rng.standard_normal((7, d))
+    A = rng.standard_normal((d, d))
+    A = A @ A.T
+    got = pk.points(X) @ pk.query(A)
+    np.testing.assert_allclose(got, np.einsum("ij,jk,ik->i", X, A, X) / d**2)
+    assert pk.dim == d * (d + 1) // 2
+
+
+def test_ts_level_brute_force():
+    eta, d, n = 0.1, 4, 40
+    for val in [-1.0, -0.0125, -0.01, 0.0, 0.013, 0.2, 5.0]:
+        ok = [i for i in range(1, n + 1) if (1 - 1 / (i + 1)) * i * eta / d - eta / d <= val + 1e-15]
+        assert _ts_level(val, eta, d, n) == (max(ok) if ok else 0)
+
+
+def test_environment_schedule():
+    env = sublinear_synthetic(K=100, d=3, T=200, change=2, rng=0)
+    assert env.initial.size == 80 and env.max_size == 100
+    added, removed = env.changes(20)
+    assert added.tolist() == [80, 81] and removed.size == 0
+    assert env.changes(21)[0].size == 0
+    env2 = sublinear_synthetic(K=50, d=3, T=100, change=2, deletions=True, rng=0)
+    assert env2.initial.size == 50 and env2.max_size == 50
+    with pytest.raises(InvalidParameterError, match="'K'"):
+        sublinear_synthetic(K=10, d=3, T=200, change=2)
+    # regret is exact: the best present arm has zero regret
+    env.reset(0)
+    best = int(np.argmax(env.features[env.present()] @ env.theta))
+    assert env.regret(int(env.present()[best])) == 0.0
+
+
+def _run(cls, env_seed, alg_seed, **kw):
+    env = sublinear_synthetic(K=1200, d=4, T=1500, change=2, rng=env_seed)
+    return cls(**kw).run(env, rng=alg_seed)
+
+
+def test_sub_elim_sane_and_close_to_baseline():
+    sub = [_run(SubElim, s, s, exact_below=0).regret for s in range(3)]
+    lin = [_run(LinElim, s, s).regret for s in range(3)]
+    res = _run(SubElim, 0, 0, exact_below=0)
+    assert isinstance(res, RegretResult) and res.curve.shape == (1500,)
+    assert np.all(np.diff(res.curve) >= -1e-12) and res.curve[-1] == pytest.approx(res.regret)
+    assert res.preprocess_seconds <= res.seconds
+    # Sublinear growth: the second half costs less than the first half.
+    assert res.curve[-1] - res.curve[749] < res.curve[749]
+    # Better than playing uniformly at random (T times the mean gap).
+    env = sublinear_synthetic(K=1200, d=4, T=1500, change=2, rng=0)
+    gap = float(np.max(env.features[env.initial] @ env.theta) - np.mean(env.features[env.initial] @ env.theta))
+    assert res.regret < 1500 * gap
+    assert abs(np.mean(sub) - np.mean(lin)) <= 0.25 * np.mean(lin)
+    assert res.info["eliminated"] > 0
+
+
+def test_sub_ts_sane_and_close_to_baseline():
+    sub = [_run(SubTS, s, s, exact_below=0).regret for s in range(3)]
+    lin = [_run(LinTS, s, s).regret for s in range(3)]
+    assert abs(np.mean(sub) - np.mean(lin)) <= 0.25 * np.mean(lin)
+    res = _run(SubTS, 0, 0, exact_below=0)
+    assert res.curve[-1] - res.curve[749] < res.curve[749]
+
+
+def test_exact_index_ts_equals_linear_ts():
+    # Sub-TS with the exact index is linear TS: identical runs.
+    a = _run(SubTS, 1, 2, index="exact")
+    b = _run(LinTS, 1, 2)
+    np.testing.assert_array_equal(a.arms, b.arms)
+
+
+def test_sub_ts_with_deletions_and_elim_refuses_them():
+    env = sublinear_synthetic(K=400, d=4, T=400, change=2, deletions=True, rng=3)
+    res = SubTS(exact_below=0).run(env, rng=0)
+    present_at_end = set(env.present().tolist())
+    assert res.info["final_size"] == len(present_at_end) == 400
+    with pytest.raises(InvalidParameterError, match="deletions"):
+        SubElim().run(env, rng=0)
+
+
+def test_bad_parameters():
+    with pytest.raises(InvalidParameterError, match="'shortlist'"):
+        SubTS(shortlist=0)
+    with pytest.raises(InvalidParameterError, match="'delta'"):
+        SubElim(delta=1.0)
+    with pytest.raises(InvalidParameterError, match="'eta'"):
+        SubElim(eta=0.5)
+    with pytest.raises(InvalidParameterError, match="'index'"):
+        SubTS(index="lsh")
+    with pytest.raises(InvalidParameterError, match="'env'"):
+        SubTS().run(object())
+    env = sublinear_synthetic(K=100, d=3, T=100, rng=0)
+    with pytest.raises(InvalidParameterError, match="'T'"):
+        SubTS().run(env, T=0)
+
+
+def test_wine_dynamic_environment():
+    try:
+        env = wine_dynamic(T=400, rng=0)
+    except DataNotFoundError:
+        pytest.skip("wine data not available")
+    assert env.features.shape == (4898, 12) and env.max_size == 4898 and env.initial.size == 4898 - 40
+    assert env.noise_sigma > 0
+    res = SubTS(shortlist=10, exact_below=0).run(env, rng=0)
+    lin = LinTS().run(env, rng=0)
+    assert res.regret < 3 * lin.regret + 50
