@@ -27,6 +27,7 @@ from ._design import (
 from ._l1 import L1Design, l1_design
 from ._rounding import apportion
 from ._supports import (
+    balanced_topk_support,
     max_g_value_topk,
     support_from_decision_class,
     topk_support,
@@ -36,6 +37,7 @@ from ._supports import (
 from ._tracking import Tracker
 
 __all__ = [
+    "balanced_topk_support",
     "Design",
     "SUPPORT_TOL",
     "g_optimal_design",

@@ -127,7 +127,7 @@ def dks_graph(W: Any) -> NDArray[np.float64]:
 
 
 def _lambda_max_rank_one(
-    lam: NDArray[np.float64], u2: NDArray[np.float64], c: NDArray[np.float64], iters: int = 80
+    lam: NDArray[np.float64], u2: NDArray[np.float64], c: NDArray[np.float64], iters: int = 56
 ) -> NDArray[np.float64]:
     """Upper estimates of ``lambda_max(diag(lam) - c u u^T)`` for a vector of shifts ``c``.
 
@@ -172,12 +172,12 @@ def _shifted_spectral_bound(
     best_f, best_c = np.inf, 0.0
     a, b = c_lo, c_hi
     for _ in range(4):  # f is convex in c: zoom in on the grid minimum
-        grid = np.linspace(a, b, 33)
+        grid = np.linspace(a, b, 17)
         f = k * _lambda_max_rank_one(lam, u2, grid) + grid * k * k
         j = int(np.argmin(f))
         if f[j] < best_f:
             best_f, best_c = float(f[j]), float(grid[j])
-        step = (b - a) / 32
+        step = (b - a) / 16
         a, b = grid[j] - step, grid[j] + step
     return best_f, best_c
 

@@ -106,6 +106,7 @@ class _StaticFullBandit(Solver):
         check_every: int | None = None,
         growth: float = 0.01,
         support: Any = None,
+        max_enumerate: int = 3432,
     ) -> None:
         owner = type(self).__name__
         self.delta = check_probability(delta, "delta", owner=owner)
@@ -116,6 +117,7 @@ class _StaticFullBandit(Solver):
         self.check_every = None if check_every is None else check_int(check_every, "check_every", owner=owner, low=1)
         self.growth = check_float(growth, "growth", owner=owner, low=0.0)
         self.support = support
+        self.max_enumerate = check_int(max_enumerate, "max_enumerate", owner=owner, low=0)
 
     def start(self, problem: Any, *, rng: Any = None) -> "_StaticExploration":
         return self.exploration_class(self, problem, rng)
@@ -157,17 +159,55 @@ class _StaticExploration(Exploration):
         self.sigma = solver.sigma if solver.sigma is not None else team_sigma(pb.noise, self.k, owner=owner)
         self.log_K = _log_class_size(dc)
 
+        self.Q: NDArray[np.float64] | None = None
         self.support, self.p, self.design_info = self._make_design()
+        self._Z = self._coords(self.support)
         self.tracker = Tracker(self.p)
-        self.ls = LeastSquares(self.n)
+        self.ls = LeastSquares(self._Z.shape[1])
         self.T = np.zeros(len(self.support), dtype=np.int64)
         self.initial_done = False
-        self.next_check = 0
         self._chi_hat: NDArray[np.bool_] | None = None
+
+    # ------------------------------------------------------------------ subspace
+    def _class_rank(self) -> int:
+        """Rank of the span of the decision class (members found by the oracle on unit,
+        structured and random weights)."""
+        from ..allocations import support_from_decision_class
+
+        X = support_from_decision_class(self.dc, rng=0, require_full_rank=False)
+        return int(np.linalg.matrix_rank(X.astype(float)))
+
+    def _set_subspace(self, X: NDArray[np.bool_]) -> None:
+        """Work in the span of the support when it is a proper subspace of R^n.
+
+        Some classes live in a proper subspace (bases of a partition matroid with one
+        element per group satisfy x_a + x_b = 1 in every group): no allocation makes A_t
+        invertible, and only theta's projection on the span is identifiable ("we shall
+        exclude a redundant feature", Section 2). With Q an orthonormal basis of the span,
+        the least squares run on z = Q^T chi; theta_hat = Q theta_hat_z and
+        A^+ = Q A_z^{-1} Q^T give the same theta_hat(M) and ||chi_M - chi_M'||_{A^+} for
+        members, so every stopping rule applies unchanged.
+        """
+        Xf = X.astype(float)
+        u, sv, vt = np.linalg.svd(Xf, full_matrices=False)
+        r = int((sv > sv[0] * max(Xf.shape) * np.finfo(float).eps * 10).sum()) if sv.size else 0
+        self.Q = None if r == self.n else vt[:r].T.copy()
+
+    def _coords(self, X: NDArray[Any]) -> NDArray[np.float64]:
+        Xf = np.asarray(X, dtype=float)
+        return Xf if self.Q is None else Xf @ self.Q
+
+    def _theta(self) -> NDArray[np.float64]:
+        th = self.ls.theta
+        return th if self.Q is None else self.Q @ th
+
+    def _A_inv(self) -> NDArray[np.float64]:
+        Ai = self.ls.A_inv
+        return Ai if self.Q is None else self.Q @ Ai @ self.Q.T
 
     # ------------------------------------------------------------------ design
     def _make_design(self) -> tuple[NDArray[np.bool_], NDArray[np.float64], dict[str, Any]]:
-        from ..allocations import g_optimal_design, support_from_decision_class, topk_support
+        from ..allocations import balanced_topk_support, g_optimal_design, support_from_decision_class
 
         s = self.solver
         if s.support is not None:
@@ -181,51 +221,60 @@ class _StaticExploration(Exploration):
                         f"The 'support' parameter of {type(s).__name__} has a row that is not a member "
                         f"of the decision class: {np.flatnonzero(row).tolist()}."
                     )
-            if np.linalg.matrix_rank(X.astype(float)) < self.n:
+            if np.linalg.matrix_rank(X.astype(float)) < self._class_rank():
                 raise InvalidParameterError(
-                    f"The 'support' parameter of {type(s).__name__} must span R^{self.n} "
-                    "(otherwise A_t is singular and theta is not identifiable)."
+                    f"The 'support' parameter of {type(s).__name__} must span the span of the "
+                    f"decision class (rank {self._class_rank()}); otherwise some differences "
+                    "theta(M) - theta(M') are not identifiable."
                 )
+        elif (self.dc.size or math.inf) <= s.max_enumerate:
+            # Small class: the design lives on all members (the exact G-allocation).
+            X = np.array(list(self.dc.enumerate()), dtype=bool)
         elif type(self.dc).__name__ == "TopK":
-            X = topk_support(self.n, self.k)
+            X = balanced_topk_support(self.n, self.k, rng=0)
         else:
-            X = support_from_decision_class(self.dc, rng=self.rng)
+            X = support_from_decision_class(self.dc, rng=self.rng, require_full_rank=False)
         X = np.asarray(X, dtype=bool)
+        self._set_subspace(X)
+        Z = self._coords(X)
         if s.allocation == "uniform":
             p = np.full(len(X), 1.0 / len(X))
             info = {"allocation": "uniform", "support_size": len(X)}
         else:
-            design = g_optimal_design(X.astype(float))
+            design = g_optimal_design(Z)
             p = np.asarray(design.weights, dtype=float)
             keep = p > 0
             X, p = X[keep], p[keep] / p[keep].sum()
             info = {"allocation": "g", "support_size": int(len(X)), "g_value": float(design.value)}
+        # rho(p) of Theorem 3 over the whole class: max_M ||chi_M||^2_{Lambda_p^-1}; exact on
+        # an enumerated support, else an upper bound over all k-subsets (quadratic oracle).
+        Zs = self._coords(X)
+        lam_inv = np.linalg.inv(Zs.T @ (Zs * p[:, None]))
+        info["rank"] = int(Zs.shape[1])
+        if (self.dc.size or math.inf) <= s.max_enumerate:
+            info["rho_p"] = float(np.einsum("ij,jk,ik->i", Zs, lam_inv, Zs).max())
+        elif self.Q is None:
+            from ..oracles.quadratic import upper_bound_qp
+
+            info["rho_p_upper_bound"] = float(upper_bound_qp(lam_inv, self.k))
         return X, p, info
 
     # ------------------------------------------------------------------ ask / tell
     def _next_batch(self) -> Batch:
-        if not self.initial_done:
-            # Algorithm 2, lines 1-3: pull every support member once, so A_t is invertible.
-            return Batch(self.support, np.ones(len(self.support), dtype=np.int64))
         t = self.samples
-        if self.solver.check_every is not None:
+        if not self.initial_done:
+            # Algorithm 2, lines 1-3: the first s pulls visit every support member once
+            # (the tracking rule from zero counts does exactly that), so A_t is invertible.
+            target = len(self.support)
+        elif self.solver.check_every is not None:
             target = t + self.solver.check_every
         else:
             target = max(t + 1, int(math.floor((1.0 + self.solver.growth) * t)))
-        add = self._advance(target)
+        # The tracking rule argmin_M T_M / p_M, batched up to the next check (Tracker.advance
+        # gives exactly the counts of target - t single steps).
+        add = self.tracker.advance(target)
         nz = np.flatnonzero(add)
         return Batch(self.support[nz], add[nz].astype(np.int64))
-
-    def _advance(self, target: int) -> NDArray[np.int64]:
-        """Counts per support member to add so that the tracked pulls total ``target``.
-
-        The tracker follows argmin_M T_M / p_M on the pulls after the initial phase (the
-        initial round-robin pulls every member once; the rule is applied to the counts
-        T_M(t) - 1, which keeps the allocation proportional to p; ties by index)."""
-        base = len(self.support)
-        before = self.tracker.counts.copy()
-        self.tracker.advance(target - base)
-        return (self.tracker.counts - before).astype(np.int64)
 
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
         counts = batch.counts
@@ -236,7 +285,7 @@ class _StaticExploration(Exploration):
             # Map rows back to support positions (batches are support subsets in order).
             idx = self._support_index(batch.arms)
             np.add.at(self.T, idx, counts)
-        self.ls.update_many(batch.arms.astype(float), reward_sums, counts)
+        self.ls.update_many(self._coords(batch.arms), reward_sums, counts)
         self.rounds += 1
         self._check()
 
@@ -266,7 +315,7 @@ class _StaticExploration(Exploration):
         if self._chi_hat is not None:
             return self._chi_hat.copy()
         if self.ls.is_invertible:
-            return self.dc.argmax(self.ls.theta)
+            return self.dc.argmax(self._theta())
         return self.dc.argmax(np.zeros(self.n))
 
     @property
@@ -300,6 +349,7 @@ class _StaticExploration(Exploration):
             "sigma": self.sigma,
             "log_K": self.log_K,
             "k": self.k,
+            "Q": self.Q,
         }
 
     def _load_extra_state(self, st: dict[str, Any]) -> None:
@@ -320,15 +370,16 @@ class _StaticExploration(Exploration):
         self.sigma = float(st["sigma"])
         self.log_K = float(st["log_K"])
         self.k = int(st["k"])
-        self.next_check = 0
+        self.Q = None if st["Q"] is None else np.asarray(st["Q"], dtype=float)
+        self._Z = self._coords(self.support)
 
 
 # ============================================================================== SAQM
 class _SAQMExploration(_StaticExploration):
     def _check(self) -> None:
         s: SAQM = self.solver  # type: ignore[assignment]
-        theta = self.ls.theta
-        A_inv = self.ls.A_inv
+        theta = self._theta()
+        A_inv = self._A_inv()
         chi = self.dc.argmax(theta)
         self._chi_hat = chi
         C = self._radius()
@@ -338,15 +389,25 @@ class _SAQMExploration(_StaticExploration):
             self.stop("identified", "the decision class has one member")
             return
         val_other = float(theta[other].sum())
-        _, cert = s._qm().maximize(A_inv, self.k)
+        if s.alpha == "certified":
+            _, cert = s._qm().maximize(A_inv, self.k)
+            th1, cr = cert.worst_case_ratio, cert.certified_ratio
+        else:
+            # Theorem 1 only needs the spectrum: lambda(A^-1) = 1 / lambda(A).
+            _, cert = s._qm(certify=False).maximize(A_inv, self.k)
+            lam = np.linalg.eigvalsh(self.ls.A)
+            th1 = float(lam[0] / lam[-1] * cert.alpha_dks / (self.k - 1)) if self.k > 1 else 1.0
+            if self.Q is not None:  # A^+ is singular on R^n: Theorem 1 does not apply
+                th1 = 0.0
+            cr = math.nan
         Z = C * math.sqrt(max(cert.value, 0.0))
-        alpha = s._alpha(cert)
+        alpha = s._alpha(th1, cr)
         norm_hat = math.sqrt(max(float(chi @ A_inv @ chi), 0.0))
         lhs = val_hat - C * norm_hat
         rhs = val_other + Z / alpha - s.epsilon
         self.certificate = {
             "C_t": C, "Z_t": Z, "alpha_t": alpha, "lhs": lhs, "rhs": rhs,
-            "theorem1_ratio": cert.worst_case_ratio, "certified_ratio": cert.certified_ratio,
+            "theorem1_ratio": th1, "certified_ratio": cr,
         }
         self.record(t=self.samples, lhs=lhs, rhs=rhs, Z=Z, alpha=alpha)
         if lhs >= rhs:
@@ -390,11 +451,13 @@ class SAQM(_StaticFullBandit):
         check_every: int | None = None,
         growth: float = 0.01,
         support: Any = None,
+        max_enumerate: int = 3432,
         dks: str = "peeling",
         alpha: Any = "certified",
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
-                         sigma=sigma, check_every=check_every, growth=growth, support=support)
+                         sigma=sigma, check_every=check_every, growth=growth, support=support,
+                         max_enumerate=max_enumerate)
         self.dks = dks
         if isinstance(alpha, str):
             check_choice(alpha, "alpha", ("certified", "theorem1"), owner="SAQM")
@@ -403,20 +466,25 @@ class SAQM(_StaticFullBandit):
         self.alpha = alpha
         self._qm_cache: Any = None
 
-    def _qm(self) -> Any:
-        if self._qm_cache is None:
+    def _qm(self, certify: bool = True) -> Any:
+        cache = getattr(self, "_qm_cache", None)
+        if cache is None:
+            cache = self._qm_cache = {}
+        if certify not in cache:
             from ..oracles.quadratic import QuadraticMaximization
 
-            self._qm_cache = QuadraticMaximization(dks=self.dks)
-        return self._qm_cache
+            cache[certify] = QuadraticMaximization(dks=self.dks, certify=certify)
+        return cache[certify]
 
-    def _alpha(self, cert: Any) -> float:
+    def _alpha(self, theorem1_ratio: float, certified_ratio: float) -> float:
+        """alpha_t for CEM: the square root of a QP ratio (see the class docstring)."""
         if not isinstance(self.alpha, str):
             return float(self.alpha)
-        th = math.sqrt(max(cert.worst_case_ratio or 0.0, 0.0))
+        th = math.sqrt(max(theorem1_ratio or 0.0, 0.0))
         if self.alpha == "theorem1":
             return max(th, 1e-300)
-        return max(th, math.sqrt(max(cert.certified_ratio or 0.0, 0.0)), 1e-300)
+        cr = certified_ratio if certified_ratio == certified_ratio else 0.0  # NaN -> 0
+        return max(th, math.sqrt(max(cr, 0.0)), 1e-300)
 
     exploration_class = _SAQMExploration
 
@@ -425,8 +493,8 @@ class SAQM(_StaticFullBandit):
 class _SAFOAExploration(_StaticExploration):
     def _check(self) -> None:
         s: SAFOA = self.solver  # type: ignore[assignment]
-        theta = self.ls.theta
-        A_inv = self.ls.A_inv
+        theta = self._theta()
+        A_inv = self._A_inv()
         chi = self.dc.argmax(theta)
         self._chi_hat = chi
         C = self._radius()
@@ -522,27 +590,29 @@ class SAFOA(_StaticFullBandit):
         check_every: int | None = None,
         growth: float = 0.01,
         support: Any = None,
+        max_enumerate: int = 3432,
         ell: int = 1,
         dks: str = "peeling",
         certified: bool = False,
         report_bound: bool = False,
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
-                         sigma=sigma, check_every=check_every, growth=growth, support=support)
+                         sigma=sigma, check_every=check_every, growth=growth, support=support,
+                         max_enumerate=max_enumerate)
         self.ell = check_int(ell, "ell", owner="SAFOA", low=1)
         self.dks = dks
         self.certified = bool(certified)
         self.report_bound = bool(report_bound)
         self._qm_cache: Any = None
 
-    def _qm(self) -> Any:
+    exploration_class = _SAFOAExploration
+
+    def _qm(self) -> Any:  # the l*n inner calls need no certificate (skips an eigendecomposition each)
         if self._qm_cache is None:
             from ..oracles.quadratic import QuadraticMaximization
 
-            self._qm_cache = QuadraticMaximization(dks=self.dks)
+            self._qm_cache = QuadraticMaximization(dks=self.dks, certify=False)
         return self._qm_cache
-
-    exploration_class = _SAFOAExploration
 
 
 # ============================================================================== ICB
@@ -554,8 +624,8 @@ class _ICBExploration(_StaticExploration):
 
     def _check(self) -> None:
         s = self.solver
-        theta = self.ls.theta
-        r = np.sqrt(np.maximum(np.diag(self.ls.A_inv), 0.0))
+        theta = self._theta()
+        r = np.sqrt(np.maximum(np.diag(self._A_inv()), 0.0))
         chi = self.dc.argmax(theta)
         self._chi_hat = chi
         C = self._radius()
@@ -610,8 +680,8 @@ class _ExhaustiveExploration(_StaticExploration):
     def _check(self) -> None:
         s = self.solver
         X = self._all()
-        theta = self.ls.theta
-        A_inv = self.ls.A_inv
+        theta = self._theta()
+        A_inv = self._A_inv()
         C = self._radius()
         vals = X @ theta
         j = int(np.argmax(vals))
@@ -657,10 +727,12 @@ class Exhaustive(_StaticFullBandit):
         check_every: int | None = None,
         growth: float = 0.01,
         support: Any = None,
+        max_enumerate: int = 3432,
         max_members: int = 5_000_000,
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
-                         sigma=sigma, check_every=check_every, growth=growth, support=support)
+                         sigma=sigma, check_every=check_every, growth=growth, support=support,
+                         max_enumerate=max_enumerate)
         self.max_members = check_int(max_members, "max_members", owner="Exhaustive", low=1)
 
     exploration_class = _ExhaustiveExploration
