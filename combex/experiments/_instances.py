@@ -81,7 +81,7 @@ register_instance("topk-gaussian", f"{_ENV}._instances_full:topk_gaussian",
 register_instance("crowd", f"{_ENV}._instances_full:crowd",
                   "team selection on the Li et al. quiz data, full-bandit replay (dataset, k)", "full-bandit")
 register_instance("jiang-1sparse", f"{_ENV}._instances_semi:jiang_1sparse",
-                  "Best-K, one good arm pattern of Jiang et al. Section 5 (N, K)", "semi-bandit")
+                  "Best-K: K arms at 1/2, the rest at 0 (Jiang et al. Section 5) (N, K)", "semi-bandit")
 register_instance("jiang-exponential", f"{_ENV}._instances_semi:jiang_exponential",
                   "Best-K with exponentially decaying means (N, K, alpha)", "semi-bandit")
 register_instance("lil-exponential", f"{_ENV}._instances_semi:lil_exponential",
@@ -90,6 +90,10 @@ register_instance("soare", f"{_ENV}._instances_linear:soare",
                   "linear best arm, Soare et al. hard instance (d)", "linear")
 register_instance("canonical", f"{_ENV}._instances_linear:canonical",
                   "linear best arm, canonical instance of Xu et al. (d, gap)", "linear")
+register_instance("diabetes-linear", f"{_ENV}._instances_linear:diabetes_linear",
+                  "linear best arm on the scikit-learn diabetes features, +-1 rewards (n_arms)", "linear")
+register_instance("wine-linear", f"{_ENV}._instances_linear:wine_linear",
+                  "linear best arm on the wine-quality features, +-1 rewards (n_arms, color)", "linear")
 register_instance("mips-gaussian", f"{_ENV}._mips_instances:mips_gaussian",
                   "MIPS over Gaussian vectors (n, dim, k)", "mips")
 register_instance("mips-uniform", f"{_ENV}._mips_instances:mips_uniform",

@@ -98,14 +98,14 @@ def run_many(
     """Run ``solver`` ``runs`` times on ``instance``; return the CLI's JSON document.
 
     ``epsilon_correct``: a run is "correct" when its answer is epsilon-optimal (default: the
-    solver's own ``epsilon`` setting, or 0).
+    solver's PAC tolerance, :attr:`Solver.tolerance`).
     """
     if isinstance(solver, str):
         solver = get_solver(solver)(**dict(solver_params or {}))
     runs = check_int(runs, "runs", owner="run_many", low=1)
     seed = check_int(seed, "seed", owner="run_many", low=0)
     jobs = check_int(jobs, "jobs", owner="run_many", low=1)
-    eps = epsilon_correct if epsilon_correct is not None else float(getattr(solver, "epsilon", 0.0) or 0.0)
+    eps = epsilon_correct if epsilon_correct is not None else float(solver.tolerance)
     eps = check_float(eps, "epsilon_correct", owner="run_many", low=0.0)
     params = dict(params or {})
     tasks = [(solver, instance, params, seed, i, runs, budget, eps) for i in range(runs)]

@@ -193,6 +193,14 @@ class Solver(ABC):
     name: ClassVar[str] = ""
     arm_type: ClassVar[str] = "index"
 
+    @property
+    def tolerance(self) -> float:
+        """The PAC tolerance epsilon a run's answer is guaranteed to meet (0 for exact
+        identification). Scoring uses it (``env.is_correct(answer, tolerance)``); solvers
+        whose ``epsilon`` setting means something else (the LIL solvers' Lemma 2.1
+        epsilon) keep the default 0."""
+        return 0.0
+
     def get_params(self) -> dict[str, Any]:
         """Constructor settings (sklearn-style, read from the ``__init__`` signature)."""
         sig = inspect.signature(type(self).__init__)

@@ -119,6 +119,10 @@ class _StaticFullBandit(Solver):
         self.support = support
         self.max_enumerate = check_int(max_enumerate, "max_enumerate", owner=owner, low=0)
 
+    @property
+    def tolerance(self) -> float:
+        return self.epsilon
+
     def start(self, problem: Any, *, rng: Any = None) -> "_StaticExploration":
         return self.exploration_class(self, problem, rng)
 

@@ -174,6 +174,10 @@ class _LinearRun:
 
     delta: float
 
+    @property
+    def tolerance(self) -> float:
+        return float(self.epsilon)
+
     def _truth(self, env: Any) -> tuple[Any, Any, float] | None:
         theta = getattr(env, "theta", None)
         feats = getattr(env, "features", None)

@@ -918,6 +918,11 @@ class LUCB(_SemiBanditSolver):
     name = "lucb"
     exploration_class = _LUCBExploration
 
+    @property
+    def tolerance(self) -> float:
+        """LUCB's epsilon is a PAC tolerance (unlike the LIL solvers' Lemma 2.1 epsilon)."""
+        return float(self.epsilon or 0.0)
+
     def __init__(
         self,
         K: int = 1,
