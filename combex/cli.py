@@ -92,11 +92,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sparams["delta"] = args.delta
     if args.epsilon is not None:
         sparams["epsilon"] = args.epsilon
+    params = parse_assignments(args.set, "--set")
+    # Best-K instances name K; a solver that takes K gets the instance's unless told otherwise.
+    import inspect
+
+    if "K" in params and "K" not in sparams and "K" in inspect.signature(cls.__init__).parameters:
+        sparams["K"] = params["K"]
     try:
         solver = cls(**sparams)
     except TypeError as exc:
         raise InvalidParameterError(f"Bad settings for solver {args.solver!r}: {exc}.") from None
-    params = parse_assignments(args.set, "--set")
     doc = run_many(solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
                    budget=args.budget)
     text = json.dumps(doc, indent=None if args.json else 2)
