@@ -171,3 +171,26 @@ def test_error_rate_at_most_delta_over_200_runs(cls):
         res = solver.run(env, rng=alg)
         errors += not np.array_equal(res.answer, env.best())
     assert errors / runs <= delta
+
+
+def test_batched_peeling_equals_one_call_per_graph():
+    from combex.oracles._dks import GreedyPeeling
+    from combex.oracles.quadratic import QuadraticMaximization
+
+    rng = np.random.default_rng(3)
+    n, k = 9, 4
+    B = rng.standard_normal((n, n))
+    A_inv = np.linalg.inv(B @ B.T + np.eye(n))
+    theta = rng.standard_normal(n)
+    chi = np.zeros(n, bool)
+    chi[:k] = True
+    G = A_inv - 2.0 * np.diag(A_inv @ chi)
+    gammas = np.array([0.1, 0.5, 2.0, 7.0])
+    got = SAFOA()._maximize_family(G, theta, gammas, k)
+    qm = QuadraticMaximization("peeling", certify=False)
+    want = np.array([qm.maximize(g * G + np.diag(theta), k)[0] for g in gammas])
+    assert np.array_equal(got, want)
+    Wts = np.abs(rng.standard_normal((5, n, n)))
+    Wts = Wts + Wts.transpose(0, 2, 1)
+    many = GreedyPeeling().solve_many(Wts, k)
+    assert np.array_equal(many, np.array([GreedyPeeling().solve(W, k)[0] for W in Wts]))

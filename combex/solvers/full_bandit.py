@@ -519,18 +519,19 @@ class _SAFOAExploration(_StaticExploration):
         # Candidates F: l*n quadratic maximizations of B_t for M_i drawn from supp(p).
         m = s.ell * self.n
         draws = self.rng.integers(0, len(self.support), size=m)
+        D = self.support[draws].astype(float) - chi_f
+        nrm = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", D, A_inv, D), 0.0))
+        ok = nrm > 0.0  # M_i = M_hat: gamma undefined; this draw adds nothing
+        # B_t = gamma A^-1 - Diag(2 gamma A^-1 chi_hat) + Diag(theta_hat) depends on the draw
+        # only through gamma = C_t / (2 ||chi_{M_i} - chi_hat||): one QP per distinct gamma.
+        gammas = np.unique(C / (2.0 * nrm[ok]))
         cands = [other]
-        qm = s._qm()
-        for i in draws:
-            d = self.support[i].astype(float) - chi_f
-            nrm = math.sqrt(max(float(d @ A_inv @ d), 0.0))
-            if nrm <= 0.0:  # M_i = M_hat: gamma undefined; this draw adds nothing
-                continue
-            gamma = C / (2.0 * nrm)
-            B = gamma * A_inv - np.diag(2.0 * gamma * v) + np.diag(theta)
-            mask, _ = qm.maximize(B, self.k, require_pd=False)
-            if not np.array_equal(mask, chi) and self.dc.contains(mask):
-                cands.append(mask)
+        if gammas.size:
+            G = A_inv - 2.0 * np.diag(v)
+            masks = s._maximize_family(G, theta, gammas, self.k)
+            for mask in masks:
+                if not np.array_equal(mask, chi) and self.dc.contains(mask):
+                    cands.append(mask)
         F = np.unique(np.asarray(cands, dtype=bool), axis=0)
         vals = objective(F)
         Zp = float(vals.max())
@@ -610,6 +611,24 @@ class SAFOA(_StaticFullBandit):
         self._qm_cache: Any = None
 
     exploration_class = _SAFOAExploration
+
+    def _maximize_family(self, G: NDArray[np.float64], theta: NDArray[np.float64],
+                         gammas: NDArray[np.float64], k: int) -> NDArray[np.bool_]:
+        """Algorithm 1 on B(gamma) = gamma G + Diag(theta) for each gamma (rows of masks).
+
+        With greedy peeling the graphs w~(gamma) = B_ij + B_ii + B_jj are peeled together
+        (GreedyPeeling.solve_many, identical to one call each); other DkS oracles are
+        called once per gamma."""
+        if self.dks == "peeling":
+            from ..oracles._dks import GreedyPeeling
+
+            g = np.diag(G)
+            off = G - np.diag(g)
+            bd = gammas[:, None] * g[None, :] + theta[None, :]  # diag of each B
+            Wt = gammas[:, None, None] * off[None] + bd[:, :, None] + bd[:, None, :]
+            return GreedyPeeling().solve_many(Wt, k)
+        qm = self._qm()
+        return np.array([qm.maximize(gm * G + np.diag(theta), k, require_pd=False)[0] for gm in gammas])
 
     def _qm(self) -> Any:  # the l*n inner calls need no certificate (skips an eigendecomposition each)
         if self._qm_cache is None:
