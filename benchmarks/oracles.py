@@ -143,9 +143,60 @@ def bench_empirical(*, quick: bool = False, seed: int = 1, n: int = 24, k: int =
     )
 
 
+def bench_topk(*, quick: bool = False, seed: int = 2) -> None:
+    """TopK argmax / argmax_excluding at n = 10^5 (and 10^6), versus a full sort."""
+    from combex.oracles import TopK
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n, k in [(100_000, 10), (100_000, 1_000), (1_000_000, 100)]:
+        if quick and n > 100_000:
+            continue
+        w = rng.standard_normal(n)
+        dc = TopK(n, k)
+        best = dc.argmax(w)
+        t_arg = time_call(lambda: dc.argmax(w), repeat=5 if quick else 20)
+        t_exc = time_call(lambda: dc.argmax_excluding(w, best), repeat=5 if quick else 20)
+        t_sort = time_call(lambda: np.argsort(-w)[:k], repeat=3 if quick else 10)
+        rows.append([n, k, f"{t_arg * 1e3:.2f}", f"{t_exc * 1e3:.2f}", f"{t_sort * 1e3:.2f}",
+                     f"{t_sort / t_arg:.1f}x"])
+    print_table("TopK linear oracle (ms per call)",
+                ["n", "k", "argmax", "argmax_excluding", "full argsort", "argsort/argmax"], rows)
+
+
+def bench_sherman_morrison(*, quick: bool = False, seed: int = 3, n: int = 111, k: int = 10) -> None:
+    """Count-weighted Sherman-Morrison update of A^{-1} vs re-solving, at n = 111."""
+    from combex.estimation import LeastSquares
+
+    rng = np.random.default_rng(seed)
+    X = np.zeros((4 * n, n))
+    for row in X:
+        row[rng.choice(n, size=k, replace=False)] = 1.0
+    ls = LeastSquares(n)
+    ls.update_many(X, rng.standard_normal(len(X)), np.ones(len(X), dtype=np.int64))
+    x = X[0]
+    reps = 200 if quick else 2000
+
+    def sm() -> None:
+        ls.update(x, 1.0, 3)
+
+    t_sm = time_call(sm, repeat=reps)
+    A = ls.A.copy()
+    b = ls.b.copy()
+    t_solve = time_call(lambda: np.linalg.solve(A + 3 * np.outer(x, x), b), repeat=max(20, reps // 10))
+    t_inv = time_call(lambda: np.linalg.inv(A + 3 * np.outer(x, x)), repeat=max(20, reps // 10))
+    rel = float(np.max(np.abs(ls.A_inv - np.linalg.inv(ls.A))) / np.max(np.abs(np.linalg.inv(ls.A))))
+    print_table(f"Sherman-Morrison vs solve at n = {n} (us per update)",
+                ["SM update (A^-1 kept)", "np.linalg.solve", "np.linalg.inv", "inv/SM", "rel. error of A^-1"],
+                [[f"{t_sm * 1e6:.1f}", f"{t_solve * 1e6:.1f}", f"{t_inv * 1e6:.1f}",
+                  f"{t_inv / t_sm:.1f}x", f"{rel:.1e}"]])
+
+
 SECTIONS: dict[str, Callable[..., None]] = {
+    "topk": bench_topk,
     "quadratic": bench_quadratic,
     "empirical": bench_empirical,
+    "sherman-morrison": bench_sherman_morrison,
 }
 
 
