@@ -4,12 +4,8 @@ import numpy as np
 import pytest
 
 from combex.exceptions import InvalidParameterError
-from combex.solvers._lower_bound import (
-    _design_value,
-    characteristic_time,
-    linear_lower_bound,
-    minimax_design,
-)
+from combex.allocations import xy_value as _design_value
+from combex.solvers._lower_bound import characteristic_time, check_features, linear_lower_bound
 
 
 @pytest.mark.parametrize("gap", [0.1, 1.0, 3.0])
@@ -77,7 +73,7 @@ def test_linear_lower_bound_dict():
 def test_bad_inputs():
     with pytest.raises(InvalidParameterError, match="unique best arm"):
         characteristic_time(np.eye(3), [1.0, 1.0, 0.0])
-    with pytest.raises(InvalidParameterError, match="rank-deficient"):
+    with pytest.raises(InvalidParameterError, match="must span R"):
         characteristic_time([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]], [1.0, 0.0])
     with pytest.raises(InvalidParameterError, match="theta"):
         characteristic_time(np.eye(3), [1.0, 0.0])
@@ -86,6 +82,10 @@ def test_bad_inputs():
     with pytest.raises(InvalidParameterError, match="sigma"):
         characteristic_time(np.eye(2), [1.0, 0.0], sigma=0.0)
     with pytest.raises(InvalidParameterError, match="method"):
-        minimax_design(np.eye(2), np.eye(2), method="newton")
+        characteristic_time(np.eye(2), [1.0, 0.0], method="newton")
+    with pytest.raises(InvalidParameterError, match="no features"):
+        check_features(None, owner="LinGapE")
+    with pytest.raises(InvalidParameterError, match="at least two rows"):
+        check_features([[1.0]], owner="LinGapE")
     with pytest.raises(InvalidParameterError, match="delta"):
         linear_lower_bound(np.eye(2), [1.0, 0.0], 1.5)

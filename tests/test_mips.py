@@ -254,3 +254,50 @@ def test_adaptive_rounding_and_kappa():
         AdaptiveMIPS(4, index="lsh")
     with pytest.raises(InvalidParameterError, match=r"shape \(4,\)"):
         m.query([1.0, 2.0])
+
+
+def test_adaptive_lazy_build_is_ski_rental():
+    pytest.importorskip("hnswlib")
+    rng = np.random.default_rng(4)
+    P = rng.standard_normal((600, 6))
+    m = AdaptiveMIPS(6, index="hnsw", exact_below=100, build="lazy", build_after=3, rng=0)
+    m.add(P[:400], np.arange(400))
+    assert m.n_builds == 0  # lazy: no graph at insertion
+    for i in range(3):  # 3 queries pay 3 * 400 point-scans = build_after * 400
+        q = rng.standard_normal(6)
+        assert m.query(q)[0] == int(np.argmax(P[:400] @ q))
+    assert m.n_builds == 1
+    m.add(P[400:], np.arange(400, 600))  # pending buffer, scanned exactly
+    assert len(m._pending) == 200 and m.n_builds == 1
+    q = rng.standard_normal(6)
+    lab, val = m.query(q)
+    assert val == pytest.approx(float(np.max(P[lab] @ q)))
+    m.remove(np.arange(400, 450))  # removals from the pending buffer
+    assert len(m._pending) == 150
+    for _ in range(3):
+        m.query(rng.standard_normal(6))
+    assert len(m._pending) == 0 and len(m._indexes[0]) == 550  # flushed into the graph
+    m.remove(np.arange(0, 540))  # most of the graph leaves: dropped, exact scan again
+    assert not m._built and len(m) == 10
+    q = rng.standard_normal(6)
+    assert m.query(q)[0] == 540 + int(np.argmax(P[540:] @ q))
+    e = AdaptiveMIPS(6, index="exact", build="lazy")
+    e.add(P[:10], np.arange(10))
+    assert e.query(q)[0] == int(np.argmax(P[:10] @ q))
+    with pytest.raises(InvalidParameterError, match="'build'"):
+        AdaptiveMIPS(4, build="later")
+    with pytest.raises(InvalidParameterError, match="'build_after'"):
+        AdaptiveMIPS(4, build_after=-1.0)
+
+
+def test_exact_index_contains_and_batch_remove_errors():
+    idx = ExactIndex(2)
+    idx.add([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [4, 5, 6])
+    assert idx.contains([4, 7, 6]).tolist() == [True, False, True]
+    with pytest.raises(InvalidParameterError, match="'ids'"):
+        idx.remove([4, 4])
+    with pytest.raises(InvalidParameterError, match="'ids'"):
+        idx.remove([9])
+    assert len(idx) == 3  # failed removals change nothing
+    idx.remove([4, 6])
+    assert idx.query([1.0, 0.0], 3)[0].tolist() == [5]

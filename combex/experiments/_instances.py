@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["InstanceSpec", "INSTANCES", "register_instance", "get_instance", "make_instance", "list_instances"]
+__all__ = ["InstanceSpec", "INSTANCES", "register_instance", "get_instance", "make_instance", "list_instances",
+           "check_instance_params"]
 
 
 @dataclass(frozen=True)
@@ -55,18 +56,25 @@ def get_instance(name: str) -> InstanceSpec:
         ) from None
 
 
+def check_instance_params(name: str, params: Any) -> None:
+    """Check that ``name`` is a registered instance and ``params`` only names parameters
+    of its builder (values are checked by the builder); suggests the closest names."""
+    spec = get_instance(name)
+    sig = inspect.signature(spec.builder())
+    known = [p for p in sig.parameters if p != "rng"]
+    unknown = [p for p in dict(params) if p not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidParameterError(
+            f"Instance {name!r} has no parameter {unknown[0]!r}.{hint} Its parameters: {', '.join(known)}."
+        )
+
+
 def make_instance(name: str, *, rng: Any = None, **params: Any) -> Any:
     """Build the environment of instance ``name`` with ``params`` (validated by the builder)."""
-    spec = get_instance(name)
-    fn = spec.builder()
-    sig = inspect.signature(fn)
-    unknown = [p for p in params if p not in sig.parameters]
-    if unknown:
-        known = [p for p in sig.parameters if p != "rng"]
-        raise InvalidParameterError(
-            f"Instance {name!r} has no parameter {unknown[0]!r}. Its parameters: {', '.join(known)}."
-        )
-    return fn(rng=rng, **params)
+    check_instance_params(name, params)
+    return get_instance(name).builder()(rng=rng, **params)
 
 
 def list_instances() -> list[InstanceSpec]:

@@ -10,24 +10,74 @@ depend on the number of jobs.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from .._validation import check_float, check_int
+from ..exceptions import InvalidParameterError
 from ..solvers._base import Solver, get_solver
+from ._backends import execute
 from ._instances import make_instance
 
-__all__ = ["run_once", "run_many", "summarize"]
+__all__ = ["run_once", "run_many", "summarize", "run_generators", "run_seed_sequence", "simulate"]
 
 
-def _rngs(root_seed: int, index: int, runs: int) -> tuple[np.random.Generator, ...]:
-    child = np.random.SeedSequence(root_seed).spawn(runs)[index]
-    return tuple(np.random.default_rng(s) for s in child.spawn(3))
+def run_seed_sequence(root_seed: int, index: int) -> np.random.SeedSequence:
+    """The seed sequence of replicate ``index``: ``SeedSequence(root_seed).spawn(m)[index]``
+    for any ``m > index`` (built directly, so it does not depend on how many runs exist)."""
+    return np.random.SeedSequence(int(root_seed), spawn_key=(int(index),))
+
+
+def run_generators(root_seed: int, index: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """The three generators of replicate ``index``: (instance, environment noise, solver).
+
+    The same for every solver and every backend: solvers are compared on common random
+    numbers.
+    """
+    inst, env, alg = (np.random.default_rng(s) for s in run_seed_sequence(root_seed, index).spawn(3))
+    return inst, env, alg
+
+
+def _rngs(root_seed: int, index: int, runs: int | None = None) -> tuple[np.random.Generator, ...]:
+    return run_generators(root_seed, index)
+
+
+def simulate(solver: Solver, env: Any, *, rng: Any = None, budget: int | None = None,
+             progress: bool | None = False, desc: str | None = None) -> Any:
+    """``solver.run(env, rng=rng, budget=budget)``, with a progress bar over samples.
+
+    Without a bar this is exactly ``solver.run``. With one, solvers that use the generic
+    ask / tell loop of :meth:`Solver.run` are driven by the same loop here (same calls in
+    the same order, hence the same result); solvers with their own ``run`` are run as is.
+    """
+    from ._backends import progress_bar
+
+    if not progress or type(solver).run is not Solver.run:
+        return solver.run(env, rng=rng, budget=budget)
+    if budget is not None:
+        budget = check_int(budget, "budget", owner=type(solver).__name__, low=1)
+    bar = progress_bar(0, desc or solver.name, True)
+    bar.unit = "sample"
+    t0 = time.perf_counter()
+    try:
+        exp = solver.start(env, rng=rng)
+        while not exp.done:
+            batch = exp.ask()
+            if budget is not None:
+                batch = batch.truncated(budget - exp.samples)
+            sums = env.pull_many(batch.arms, batch.counts)
+            before = exp.samples
+            exp.tell_batch(batch, sums)
+            bar.update(exp.samples - before)
+            if budget is not None and exp.samples >= budget and not exp.done:
+                exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+    finally:
+        bar.close()
+    return exp.result(wall_seconds=time.perf_counter() - t0)
 
 
 def run_once(
@@ -37,15 +87,21 @@ def run_once(
     *,
     root_seed: int,
     index: int,
-    runs: int,
+    runs: int | None = None,
     budget: int | None = None,
     epsilon: float = 0.0,
+    progress: bool | None = False,
 ) -> dict[str, Any]:
-    """One seeded run; returns the ``runs`` record of the CLI's JSON schema."""
-    inst_rng, env_rng, alg_rng = _rngs(root_seed, index, runs)
+    """One seeded run; returns the ``runs`` record of the CLI's JSON schema.
+
+    The instance, the environment's noise and the solver get the three generators of
+    :func:`run_generators` ``(root_seed, index)``; ``runs`` is accepted for backward
+    compatibility and ignored (the seeds of run ``index`` do not depend on it).
+    """
+    inst_rng, env_rng, alg_rng = run_generators(root_seed, index)
     env = make_instance(instance, rng=inst_rng, **dict(params))
     env.reset(env_rng)
-    res = solver.run(env, rng=alg_rng, budget=budget)
+    res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress)
     rec = res.to_dict()
     rec = {
         "seed": root_seed,
@@ -65,9 +121,96 @@ def run_once(
     return rec
 
 
-def _run_index(args: tuple[Any, ...]) -> dict[str, Any]:
-    solver, instance, params, root, i, runs, budget, eps = args
-    return run_once(solver, instance, params, root_seed=root, index=i, runs=runs, budget=budget, epsilon=eps)
+@dataclass(frozen=True)
+class RunTask:
+    """One run of a sweep: everything a worker needs (picklable).
+
+    ``solver`` is a :class:`Solver` object or a ``(name, settings)`` pair built in the
+    worker (so TOML sweeps ship names, not objects).
+    """
+
+    solver: Any
+    instance: str
+    params: Mapping[str, Any]
+    root_seed: int
+    index: int
+    budget: int | None = None
+    epsilon: float | None = None
+
+    def build_solver(self) -> Solver:
+        """The solver object; a named solver that takes ``K`` gets the instance's ``K``
+        (Best-K instances) unless its settings give one."""
+        if isinstance(self.solver, Solver):
+            return self.solver
+        name, settings = self.solver
+        settings = dict(settings)
+        if "K" in self.params and "K" not in settings and _accepts(name, "K"):
+            settings["K"] = self.params["K"]
+        return _cached_solver(name, _freeze(settings))
+
+
+def _accepts(name: str, setting: str) -> bool:
+    import inspect
+
+    return setting in inspect.signature(get_solver(name).__init__).parameters
+
+
+_SOLVER_CACHE: dict[Any, Solver] = {}
+
+
+def _freeze(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return tuple(sorted((k, _freeze(v)) for k, v in obj.items()))
+    if isinstance(obj, (list, tuple)):
+        return ("__seq__",) + tuple(_freeze(v) for v in obj)
+    return obj
+
+
+def _thaw(obj: Any) -> Any:
+    if isinstance(obj, tuple):
+        if obj and obj[0] == "__seq__":
+            return [_thaw(v) for v in obj[1:]]
+        return {k: _thaw(v) for k, v in obj}
+    return obj
+
+
+def _cached_solver(name: str, frozen: Any) -> Solver:
+    key = (name, frozen)
+    if key not in _SOLVER_CACHE:
+        _SOLVER_CACHE[key] = build_solver(name, _thaw(frozen))
+    return _SOLVER_CACHE[key]
+
+
+def build_solver(name: str, settings: Mapping[str, Any] | None = None) -> Solver:
+    """``get_solver(name)(**settings)`` with a clear error on unknown settings."""
+    import inspect
+
+    cls = get_solver(name)
+    settings = dict(settings or {})
+    sig = inspect.signature(cls.__init__)
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+    unknown = [k for k in settings if k not in sig.parameters or k == "self"]
+    if unknown and not accepts_any:
+        import difflib
+
+        known = [p for p in sig.parameters if p != "self"]
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidParameterError(
+            f"Solver {name!r} has no setting {unknown[0]!r}.{hint} Its settings: {', '.join(known)}."
+        )
+    try:
+        return cls(**settings)
+    except TypeError as exc:
+        raise InvalidParameterError(f"Bad settings for solver {name!r}: {exc}.") from None
+
+
+def execute_task(task: RunTask) -> dict[str, Any]:
+    """Run one :class:`RunTask` (module level, so process and Dask workers can call it)."""
+    solver = task.build_solver()
+    eps = float(solver.tolerance) if task.epsilon is None else float(task.epsilon)
+    return run_once(solver, task.instance, task.params, root_seed=task.root_seed, index=task.index,
+                    budget=task.budget, epsilon=eps)
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -94,27 +237,59 @@ def run_many(
     budget: int | None = None,
     epsilon_correct: float | None = None,
     solver_params: Mapping[str, Any] | None = None,
+    backend: str | None = None,
+    scheduler: Any = None,
+    progress: bool | None = False,
 ) -> dict[str, Any]:
     """Run ``solver`` ``runs`` times on ``instance``; return the CLI's JSON document.
 
-    ``epsilon_correct``: a run is "correct" when its answer is epsilon-optimal (default: the
-    solver's PAC tolerance, :attr:`Solver.tolerance`).
+    Parameters
+    ----------
+    solver : Solver or str
+        A solver object, or a registry name built with ``solver_params``.
+    instance : str
+        A registered instance name (:func:`list_instances`).
+    params : mapping, optional
+        Instance parameters.
+    runs, seed : int
+        Number of replicates and the root seed (run ``i`` uses
+        :func:`run_generators` ``(seed, i)``).
+    jobs, backend, scheduler
+        Where to run (see :func:`combex.experiments.execute`); the records do not depend
+        on them, wall times aside.
+    budget : int, optional
+        Maximum samples per run.
+    epsilon_correct : float, optional
+        A run is "correct" when its answer is epsilon-optimal (default: the solver's PAC
+        tolerance, :attr:`Solver.tolerance`).
+    progress : bool or None
+        tqdm bar over the runs (None: when stderr is a terminal).
+
+    Returns
+    -------
+    dict
+        ``{"solver", "solver_params", "instance", "params", "seed", "runs": [...],
+        "summary": {...}, "total_wall_seconds", "backend", "jobs"}``.
     """
     if isinstance(solver, str):
-        solver = get_solver(solver)(**dict(solver_params or {}))
+        solver = build_solver(solver, solver_params)
     runs = check_int(runs, "runs", owner="run_many", low=1)
     seed = check_int(seed, "seed", owner="run_many", low=0)
     jobs = check_int(jobs, "jobs", owner="run_many", low=1)
     eps = epsilon_correct if epsilon_correct is not None else float(solver.tolerance)
     eps = check_float(eps, "epsilon_correct", owner="run_many", low=0.0)
+    if budget is not None:
+        budget = check_int(budget, "budget", owner="run_many", low=1)
     params = dict(params or {})
-    tasks = [(solver, instance, params, seed, i, runs, budget, eps) for i in range(runs)]
+    from ._instances import check_instance_params
+
+    check_instance_params(instance, params)
+    tasks = [RunTask(solver, instance, params, seed, i, budget, eps) for i in range(runs)]
+    if backend is None:
+        backend = "dask" if scheduler is not None else ("processes" if jobs > 1 and runs > 1 else "serial")
     t0 = time.perf_counter()
-    if jobs == 1 or runs == 1:
-        records = [_run_index(t) for t in tasks]
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, runs)) as pool:
-            records = list(pool.map(_run_index, tasks))
+    records = execute(execute_task, tasks, backend=backend, jobs=jobs, scheduler=scheduler,
+                      progress=progress, desc=f"{solver.name} on {instance}")
     return {
         "solver": solver.name,
         "solver_params": solver.json_params(),
@@ -124,4 +299,6 @@ def run_many(
         "runs": records,
         "summary": summarize(records),
         "total_wall_seconds": time.perf_counter() - t0,
+        "backend": backend,
+        "jobs": jobs,
     }

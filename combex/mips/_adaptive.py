@@ -63,9 +63,22 @@ class AdaptiveMIPS:
     exact_below : int, default 2048
         While the set holds at most this many points (``index="hnsw"``), queries are
         answered by an exact scan (faster than a graph search at that size); the HNSW
-        indexes are built when the set grows past it, dropped when it shrinks below half
-        of it, and rebuilt when deleted nodes outnumber the live ones. ``0`` always uses
-        HNSW.
+        indexes are dropped when the set shrinks below half of it, and when deleted
+        nodes outnumber the live ones. ``0`` allows HNSW at every size.
+    build : {"eager", "lazy"}, default "eager"
+        When points enter the HNSW graphs. ``"eager"``: at insertion (the graphs are
+        built as soon as the set exceeds ``exact_below``, and every later insertion goes
+        into them). ``"lazy"`` (a ski-rental rule, for sets that change in large batches
+        such as the stages of Sub-Elim): points not yet in a graph are kept in an exact
+        *pending* buffer that every query scans, and they are inserted (or the graphs
+        built) only once the queries have spent ``build_after`` point-scans per pending
+        point on them -- about the cost of inserting them -- so a batch that leaves the
+        set before being queried much never costs a graph insertion, and a set that is
+        queried often gets its graph after at most twice the optimal cost.
+    build_after : float, default 2000
+        The ski-rental ratio of ``build="lazy"``: the cost of inserting one point into
+        an HNSW graph in units of one point of exact scan (about 2,000-4,000 for
+        ``M = 16``, ``ef_construction = 100`` and ``d ~ 100`` with numpy's scan).
     rng : None, int, SeedSequence or Generator
         Seeds the independent indexes.
 
@@ -96,6 +109,8 @@ class AdaptiveMIPS:
         ef_construction: int = 100,
         ef: int = 50,
         exact_below: int = 2048,
+        build: str = "eager",
+        build_after: float = 2000.0,
         rng: Any = None,
     ) -> None:
         owner = "AdaptiveMIPS"
@@ -117,7 +132,12 @@ class AdaptiveMIPS:
             kappa = check_int(n_indexes, "n_indexes", owner=owner, low=1)
         self.n_indexes = 1 if self.index == "exact" else kappa
         self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
+        self.build = check_choice(build, "build", ["eager", "lazy"], owner=owner)
+        self.build_after = check_float(build_after, "build_after", owner=owner, low=0.0)
         self._store = ExactIndex(self.dim, capacity=capacity)
+        # Points in the store but not yet in the graphs (lazy mode, once built).
+        self._pending = ExactIndex(self.dim, capacity=64)
+        self._credit = 0.0  # point-scans spent on points outside the graphs
         self._indexes: list[Any] = []
         self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist)}
         self._gen = check_rng(rng)
@@ -144,21 +164,56 @@ class AdaptiveMIPS:
                 ix.add(P, ids)
             self._indexes.append(ix)
         self._built = True
+        self._pending = ExactIndex(self.dim, capacity=64)
+        self._credit = 0.0
         self.n_builds += 1
+
+    def _drop(self) -> None:
+        self._indexes, self._built = [], False
+        self._pending = ExactIndex(self.dim, capacity=64)
+        self._credit = 0.0
+
+    def build_now(self) -> None:
+        """Build the HNSW graphs over the current points now (e.g. as preprocessing)
+        when the set is larger than ``exact_below`` (no-op for ``index="exact"``)."""
+        t0 = time.perf_counter()
+        if self.index == "hnsw" and len(self._store) > self.exact_below:
+            self._build()
+        self.maintenance_seconds += time.perf_counter() - t0
 
     def _maybe_switch(self) -> None:
         if self.index != "hnsw":
             return
         n = len(self._store)
-        if not self._built and n > self.exact_below:
-            self._build()
-        elif self._built and (n <= self.exact_below // 2 or self._indexes[0]._dead > max(n, 1024)):
+        if self._built and (n <= self.exact_below // 2 or self._indexes[0]._dead > max(n, 1024)):
             # Small sets are scanned exactly; a graph mostly made of deleted nodes is
-            # rebuilt (amortized: at most one rebuild per ``n`` deletions).
-            if n <= self.exact_below // 2:
-                self._indexes, self._built = [], False
+            # dropped (amortized: at most once per ``n`` deletions) and rebuilt when due.
+            if self.build == "lazy" or n <= self.exact_below // 2:
+                self._drop()
             else:
                 self._build()
+        elif not self._built and self.build == "eager" and n > self.exact_below:
+            self._build()
+
+    def _pay(self, scanned: int) -> None:
+        """Lazy mode: charge ``scanned`` point-scans; build / flush when they paid for it."""
+        if self.build != "lazy" or self.index != "hnsw" or scanned == 0:
+            return
+        self._credit += scanned
+        t0 = time.perf_counter()
+        if not self._built:
+            n = len(self._store)
+            if n > self.exact_below and self._credit >= self.build_after * n:
+                self._build()
+        else:
+            m = len(self._pending)
+            if self._credit >= self.build_after * m:
+                P, ids = self._pending.live()
+                for ix in self._indexes:
+                    ix.add(P, ids)
+                self._pending = ExactIndex(self.dim, capacity=64)
+                self._credit = 0.0
+        self.maintenance_seconds += time.perf_counter() - t0
 
     # ------------------------------------------------------------------ theory
     @staticmethod
@@ -187,8 +242,11 @@ class AdaptiveMIPS:
     def _add(self, points: Any, ids: Any) -> None:
         self._store.add(points, ids)
         if self._built:
-            for ix in self._indexes:
-                ix.add(points, ids)
+            if self.build == "lazy":
+                self._pending.add(points, ids)
+            else:
+                for ix in self._indexes:
+                    ix.add(points, ids)
         self._maybe_switch()
 
     def remove(self, ids: Any) -> None:
@@ -201,9 +259,22 @@ class AdaptiveMIPS:
 
     def _remove(self, ids: Any) -> None:
         self._store.remove(ids)
+        n = len(self._store)
+        if self._built and self.build == "lazy" and (
+            n <= self.exact_below // 2 or self._indexes[0]._dead + len(self._indexes[0]) > 2 * max(n, 1024)
+        ):
+            # Most of the graph is leaving (a Sub-Elim stage emptied by a rescan): drop it
+            # instead of marking every point deleted; the queries rebuild it when due.
+            self._drop()
         if self._built:
+            lab = np.asarray(ids, dtype=np.int64).reshape(-1)
+            if len(self._pending):
+                pend = self._pending.contains(lab)
+                if pend.any():
+                    self._pending.remove(lab[pend])
+                lab = lab[~pend]
             for ix in self._indexes:
-                ix.remove(ids)
+                ix.remove(lab)
         self._maybe_switch()
 
     def round_query(self, q: Any) -> NDArray[np.float64]:
@@ -234,9 +305,14 @@ class AdaptiveMIPS:
             step = self.epsilon / self.dim
             qv = np.round(qv / step) * step
         if not self._built:
+            self._pay(len(self._store))
             return self._store._query(qv, 1)
         q32 = qv.astype(np.float32)
-        found = [ix._query(q32, self.shortlist) for ix in self._indexes]
+        found = [ix._query(q32, self.shortlist) for ix in self._indexes if len(ix)]
+        if len(self._pending):
+            # Lazy mode: points not yet in the graphs are scanned exactly.
+            found.append(self._pending._query(qv, 1))
+            self._pay(len(self._pending))
         if len(found) == 1:
             return found[0]
         lab = np.concatenate([f[0] for f in found])

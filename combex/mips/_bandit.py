@@ -71,15 +71,22 @@ class _Reader:
         return -np.einsum("ij,ij->i", d, d)
 
     def runs(self, rows: NDArray[np.intp], runs: list[tuple[int, int]]) -> NDArray[np.float64]:
-        out = np.zeros(rows.size, dtype=np.float64)
+        # While many vectors survive, a BLAS pass over the strided view V[:, a:b] of ALL
+        # vectors (no copy) beats copying the survivors' segments first (measured at
+        # 10^4 x 2 10^4 float32, B = 256, half the rows: 2.1 vs 3.6 ns per survivor
+        # product), so every row is read until fewer than n/4 (C order) or n/16
+        # (dimension-major order, where a row subset touches every cache line) survive.
         full = rows.size == self.n
+        ratio = 16 if self.VT is not None else 4
+        stream = full or rows.size * ratio > self.n
+        out = np.zeros(self.n if stream else rows.size, dtype=np.float64)
         for a, b in runs:
-            for c0 in range(a, b, _CHUNK if not full else b - a):
-                c1 = min(b, c0 + (_CHUNK if not full else b - a))
-                sub = self.V[:, c0:c1] if full else self.V[rows, c0:c1]
+            for c0 in range(a, b, _CHUNK if not stream else b - a):
+                c1 = min(b, c0 + (_CHUNK if not stream else b - a))
+                sub = self.V[:, c0:c1] if stream else self.V[rows, c0:c1]
                 out += self._f(sub, self.q[c0:c1])
-            self.products += rows.size * (b - a)
-        return out
+            self.products += (self.n if stream else rows.size) * (b - a)
+        return out if full or not stream else out[rows]
 
     def gather(self, rows: NDArray[np.intp], cols: NDArray[np.int64]) -> NDArray[np.float64]:
         out = np.zeros(rows.size, dtype=np.float64)

@@ -148,11 +148,12 @@ class ExactIndex:
 
     def remove(self, ids: Any) -> None:
         """Delete the points with labels ``ids`` (unknown labels raise)."""
-        for i in np.asarray(ids, dtype=np.int64).reshape(-1):
-            p = self._where.pop(int(i), None)
-            if p is None:
-                raise param_error("ids", "ExactIndex.remove", "labels present in the index", int(i))
-            self._alive[p] = False
+        lab = np.asarray(ids, dtype=np.int64).reshape(-1).tolist()
+        w = self._where
+        missing = [i for i in lab if i not in w]
+        if missing or len(set(lab)) != len(lab):
+            raise param_error("ids", "ExactIndex.remove", "distinct labels present in the index", missing[0] if missing else lab)
+        self._alive[[w.pop(i) for i in lab]] = False
         # Keep the linear scan proportional to the live points: compact when more than
         # half of the used buffer is dead.
         if self._n > 64 and 2 * len(self._where) < self._n:
@@ -174,6 +175,11 @@ class ExactIndex:
         else:
             top = top_k_of(scores, min(int(k), len(self)))
         return self._ids[top].copy(), scores[top]
+
+    def contains(self, ids: Any) -> NDArray[np.bool_]:
+        """Whether each label of ``ids`` is live in the index."""
+        w = self._where
+        return np.fromiter((int(i) in w for i in np.asarray(ids, dtype=np.int64).reshape(-1)), dtype=bool)
 
     def live(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
         """All live points and their labels (copies)."""

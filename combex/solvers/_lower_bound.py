@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_float, check_matrix, check_probability, check_weights
-from ..exceptions import AllocationError, InvalidParameterError
+from .._validation import check_float, check_probability, check_weights
+from ..allocations import xy_optimal_design
+from ..allocations._design import _check_candidates
+from ..exceptions import InvalidParameterError
 
-__all__ = ["LowerBound", "characteristic_time", "linear_lower_bound", "minimax_design", "check_features"]
+__all__ = ["LowerBound", "characteristic_time", "linear_lower_bound", "check_features"]
 
 
 def check_features(features: Any, *, owner: str | None = None, name: str = "features") -> NDArray[np.float64]:
@@ -37,156 +39,23 @@ def check_features(features: Any, *, owner: str | None = None, name: str = "feat
     Raises
     ------
     InvalidParameterError
-        Features missing, not 2-d, with fewer than two rows, non-finite, or rank-deficient
-        (the arms do not span R^d, so theta is not identifiable).
+        Features missing, not 2-d, with fewer than two rows, non-finite, or not spanning
+        R^d (theta is then not identifiable); the rank test is the one of
+        :func:`combex.allocations.xy_optimal_design`.
     """
+    who = f" of {owner}" if owner else ""
     if features is None:
         raise InvalidParameterError(
-            f"The {name!r} parameter{' of ' + owner if owner else ''} must be an array of shape "
-            f"(n_arms, d); the problem has no features (is it a linear problem?)."
+            f"The {name!r} parameter{who} must be an array of shape (n_arms, d); the problem "
+            f"has no features (is it a linear problem?)."
         )
-    x = check_matrix(features, name, owner=owner)
-    k, d = x.shape
-    if k < 2 or d < 1:
+    x = _check_candidates(features, owner or "check_features", name=name)
+    if x.shape[0] < 2:
         raise InvalidParameterError(
-            f"The {name!r} parameter{' of ' + owner if owner else ''} must have at least two rows "
-            f"(arms) and one column. Got an array of shape {x.shape} instead."
-        )
-    rank = int(np.linalg.matrix_rank(x))
-    if rank < d:
-        raise InvalidParameterError(
-            f"The {name!r} parameter{' of ' + owner if owner else ''} must span R^{d} (rank {d}); "
-            f"got a rank-deficient arm set of rank {rank}. Project the features onto their span "
-            f"(e.g. with an SVD) first."
+            f"The {name!r} parameter{who} must have at least two rows (arms). Got an array of "
+            f"shape {x.shape} instead."
         )
     return x
-
-
-@dataclass(frozen=True)
-class MinimaxDesign:
-    """Solution of ``min_p max_j ||y_j||^2_{A(p)^{-1}}`` over the simplex.
-
-    Attributes
-    ----------
-    weights : array of shape (K,)
-        The allocation p (non-negative, sums to one).
-    value : float
-        ``max_j ||y_j||^2_{A(p)^{-1}}`` at ``weights`` (recomputed exactly).
-    method : str
-    """
-
-    weights: NDArray[np.float64]
-    value: float
-    method: str
-
-
-def _design_value(x: NDArray[np.float64], y: NDArray[np.float64], p: NDArray[np.float64]) -> float:
-    a = (x * p[:, None]).T @ x
-    try:
-        sol = np.linalg.solve(a, y.T)
-    except np.linalg.LinAlgError:
-        return float("inf")
-    return float(np.max(np.einsum("ij,ji->i", y, sol)))
-
-
-def _frank_wolfe(x: NDArray[np.float64], y: NDArray[np.float64], *, iters: int = 3000, temp: float = 60.0) -> NDArray[np.float64]:
-    """Frank-Wolfe on a log-sum-exp smoothing of the max (weights start uniform)."""
-    k = x.shape[0]
-    p = np.full(k, 1.0 / k)
-    best_p, best_v = p.copy(), _design_value(x, y, p)
-    for it in range(iters):
-        a = (x * p[:, None]).T @ x
-        ainv = np.linalg.inv(a)
-        v = y @ ainv  # (m, d)
-        vals = np.einsum("ij,ij->i", v, y)
-        s = vals.max()
-        w = np.exp(temp * (vals / s - 1.0))
-        w /= w.sum()
-        # gradient of sum_j w_j y_j^T A^{-1} y_j w.r.t. p_k: -sum_j w_j (x_k^T A^{-1} y_j)^2
-        g = -((x @ v.T) ** 2) @ w
-        kk = int(np.argmin(g))
-        gamma = 2.0 / (it + 3.0)
-        p = (1.0 - gamma) * p
-        p[kk] += gamma
-        if it % 50 == 49:
-            val = _design_value(x, y, p)
-            if val < best_v:
-                best_p, best_v = p.copy(), val
-    return best_p
-
-
-def minimax_design(X: Any, Y: Any, *, method: str = "auto") -> MinimaxDesign:
-    """Solve ``min_{p in simplex} max_j ||y_j||^2_{A(p)^{-1}}``, ``A(p) = sum_k p_k x_k x_k^T``.
-
-    Parameters
-    ----------
-    X : array of shape (K, d)
-        Candidate arms (rows).
-    Y : array of shape (m, d)
-        Directions.
-    method : {"auto", "cvxpy", "frank-wolfe"}
-        ``"cvxpy"`` solves the semidefinite program ``min t`` s.t.
-        ``matrix_frac(y_j, A(p)) <= t`` (CLARABEL, then SCS); ``"frank-wolfe"`` runs
-        Frank-Wolfe on a log-sum-exp smoothing; ``"auto"`` uses cvxpy and falls back to
-        Frank-Wolfe when the conic solve fails.
-
-    Returns
-    -------
-    MinimaxDesign
-
-    Raises
-    ------
-    AllocationError
-        When no solver returns a design with a finite value.
-    """
-    x = check_matrix(X, "X", owner="minimax_design")
-    y = check_matrix(Y, "Y", owner="minimax_design", shape=(None, x.shape[1]))
-    method = check_choice(method, "method", ("auto", "cvxpy", "frank-wolfe"), owner="minimax_design")
-    if method in ("auto", "cvxpy"):
-        p = _cvx_design(x, y, strict=method == "cvxpy")
-        if p is not None:
-            return MinimaxDesign(p, _design_value(x, y, p), "cvxpy")
-    p = _frank_wolfe(x, y)
-    val = _design_value(x, y, p)
-    if not np.isfinite(val):
-        raise AllocationError("minimax_design: Frank-Wolfe did not reach a non-singular design.")
-    return MinimaxDesign(p, val, "frank-wolfe")
-
-
-def _cvx_design(x: NDArray[np.float64], y: NDArray[np.float64], *, strict: bool) -> NDArray[np.float64] | None:
-    import cvxpy as cp
-
-    k, d = x.shape
-    # Scale for conditioning: the value scales as 1 / scale^2 in y, so normalize y.
-    ys = float(np.max(np.linalg.norm(y, axis=1))) or 1.0
-    yn = y / ys
-    p = cp.Variable(k, nonneg=True)
-    t = cp.Variable()
-    a = sum(p[i] * np.outer(x[i], x[i]) for i in range(k))
-    cons = [cp.sum(p) == 1]
-    cons += [cp.matrix_frac(yn[j], a) <= t for j in range(y.shape[0])]
-    prob = cp.Problem(cp.Minimize(t), cons)
-    errors = []
-    for solver in ("CLARABEL", "SCS"):
-        if solver not in cp.installed_solvers():
-            continue
-        try:
-            prob.solve(solver=solver)
-        except (cp.error.SolverError, ArithmeticError, ValueError) as exc:  # pragma: no cover
-            errors.append(f"{solver}: {exc}")
-            continue
-        if prob.status in ("optimal", "optimal_inaccurate") and p.value is not None:
-            w = np.clip(np.asarray(p.value, dtype=float), 0.0, None)
-            w[w < 1e-9 * w.max()] = 0.0
-            w /= w.sum()
-            if np.isfinite(_design_value(x, y, w)):
-                return w
-        errors.append(f"{solver}: status {prob.status}")
-    if strict:
-        raise AllocationError(
-            "minimax_design: the conic solve failed (" + "; ".join(errors) + "); try method='frank-wolfe'."
-        )
-    return None
 
 
 @dataclass(frozen=True)
@@ -229,7 +98,9 @@ def characteristic_time(
     sigma : float, default 1.0
         Noise scale (Gaussian standard deviation); T* scales as sigma^2.
     method : {"auto", "cvxpy", "frank-wolfe"}
-        Solver of the minimax design (see :func:`minimax_design`).
+        Solver of the minimax design, passed to
+        :func:`combex.allocations.xy_optimal_design` (the XY design over the scaled
+        directions ``y_i = (x* - x_i) / Delta_i``).
 
     Returns
     -------
@@ -264,9 +135,12 @@ def characteristic_time(
             f"at mean {float(mu[best])!r} (T* is infinite)."
         )
     y = (x[best] - x[others]) / gaps[others, None]
-    des = minimax_design(x, y, method=method)
+    # Normalize the directions (the value scales as ys^2) for the conic solver's sake:
+    # tiny gaps (soare: 1e-4) give direction norms of 1e4.
+    ys = float(np.max(np.linalg.norm(y, axis=1)))
+    des = xy_optimal_design(x, y / ys, method=method)
     return LowerBound(
-        T_star=2.0 * sigma**2 * des.value,
+        T_star=2.0 * sigma**2 * des.value * ys * ys,
         allocation=des.weights,
         best=best,
         gaps=gaps,

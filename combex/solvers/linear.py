@@ -24,6 +24,7 @@ computed from the environment's truth *after* the run (the exploration never rea
 from __future__ import annotations
 
 import math
+import time
 from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -39,72 +40,22 @@ from .._validation import (
     check_probability,
     param_error,
 )
+from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal_design
+from ..environments._linear import LinearBandit
+from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
-from ._lower_bound import characteristic_time, check_features, minimax_design
+from ._lower_bound import characteristic_time, check_features
 
-__all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle", "l1_ratio", "tracked_counts"]
+__all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle"]
 
 _PI2 = math.pi**2
 
 
 # ====================================================================== helpers
-def l1_ratio(X: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
-    """p*(y) of eq. (10) from the L1 design (11): ``min ||w||_1 s.t. y = sum_k w_k x_k``.
-
-    Returns ``(p, rho)`` with ``p_k = |w_k| / ||w||_1`` and ``rho = ||w||_1^2`` (the optimal
-    value of (21), the quantity in Lemma 1's bound ``||y||^2_{A_t^{-1}} <= rho / T_{i,j}(t)``).
-    Solved as a linear program with HiGHS (deterministic).
-    """
-    from scipy.optimize import linprog
-
-    k = X.shape[0]
-    res = linprog(
-        np.ones(2 * k),
-        A_eq=np.hstack([X.T, -X.T]),
-        b_eq=y,
-        bounds=(0, None),
-        method="highs",
-    )
-    if res.status != 0:  # pragma: no cover - X spans R^d, so the LP is feasible
-        raise InvalidParameterError(f"The L1 design (11) failed: {res.message}")
-    w = res.x[:k] - res.x[k:]
-    aw = np.abs(w)
-    aw[aw < 1e-12 * max(1.0, aw.max())] = 0.0
-    s = aw.sum()
-    return aw / s, float(s * s)
-
-
-def tracked_counts(p: NDArray[np.float64], n: int) -> NDArray[np.int64]:
-    """Counts after ``n`` samples of the nested tracking sequence of allocation ``p``.
-
-    The sequence pulls ``a_{t+1} = argmin_{a: p_a > 0} (T_a(t) + 1) / p_a`` (lowest index on
-    ties), the rule of eq. (12) applied to a fixed p (D'Hondt apportionment). It is
-    house-monotone, so the counts at ``n' > n`` dominate those at ``n`` and a batch between
-    two stopping checks is ``tracked_counts(p, n') - tracked_counts(p, n)``. Computed in
-    O(K^2) without replaying the sequence: every arm holds at least ``floor(n p_a)``
-    (lower quota) and the remaining seats are filled by the sequential rule.
-    """
-    pos = p > 0
-    base = np.floor(n * p * (1.0 - 1e-12)).astype(np.int64)
-    base[~pos] = 0
-    m = n - int(base.sum())
-    if m > 0:
-        inv = np.where(pos, 1.0 / np.where(pos, p, 1.0), np.inf)
-        for _ in range(m):
-            a = int(np.argmin((base + 1) * inv))
-            base[a] += 1
-    return base
-
-
-def _radius_static(n: int, delta: float, sigma: float, n_hyp: int) -> float:
-    """Proposition 1 (eq. (2)): ``2 sigma sqrt(2 log(6 n^2 H / (delta pi^2)))``.
-
-    ``H`` is the number of directions the bound is applied to (union bound): eq. (2) prints
-    ``K`` (arms); the stopping rules apply it to the ``K(K-1)/2`` differences ``x - x'``, so
-    combex uses ``H = K(K-1)/2`` (see the solvers' Notes).
-    """
-    return 2.0 * sigma * math.sqrt(2.0 * math.log(6.0 * n * n * n_hyp / (delta * _PI2)))
+def _log_pairs(k: int) -> float:
+    """``log(K(K-1)/2)``: the static bound is union-bounded over the differences ``x - x'``."""
+    return log_binomial(k, 2) if k >= 2 else 0.0
 
 
 def _resolve_noise(solver: Any, problem: Any, attr: str) -> float:
@@ -185,8 +136,11 @@ class _LinearRun:
             return None
         return feats, theta, float(env.noise.sigma)
 
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
+        return Solver.run(self, env, rng=rng, budget=budget, trace=trace)  # type: ignore[arg-type]
+
     def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
-        result = super().run(env, rng=rng, budget=budget, trace=trace)  # type: ignore[misc]
+        result = self._simulate(env, rng=rng, budget=budget, trace=trace)
         truth = self._truth(env)
         if truth is None:
             return result
@@ -292,30 +246,60 @@ class LinGapE(_LinearRun, Solver):
     def start(self, problem: Any, *, rng: Any = None) -> "LinGapEExploration":
         return LinGapEExploration(self, problem, rng)
 
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
+        """The ask/tell loop, or its exact fast path on a simulated Gaussian linear bandit
+        (``growth=0``): same random stream, same pulls, same result
+        (:meth:`LinGapEExploration._simulate`)."""
+        fast = (
+            self.growth == 0.0
+            and isinstance(env, LinearBandit)
+            and type(env)._pull_many is LinearBandit._pull_many
+        )
+        if not fast:
+            return Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+        if budget is not None:
+            budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
+        t0 = time.perf_counter()
+        exp = self.start(env, rng=rng)
+        exp.record_trace = trace
+        exp._simulate(env, budget)
+        return exp.result(wall_seconds=time.perf_counter() - t0)
+
     @property
     def exploration_class(self) -> type[Exploration]:
         return LinGapEExploration
 
 
 class LinGapEExploration(Exploration):
-    """State of one LinGapE run (see :class:`LinGapE`)."""
+    """State of one LinGapE run (see :class:`LinGapE`).
+
+    The statistics are kept as a *base* (the pulls folded into a
+    :class:`~combex.estimation.LeastSquares`, with ``u = X theta_hat`` and
+    ``g_k = ||x_k||^2_{A^{-1}}``) plus the current *streak*: ``k`` pulls of one arm ``a``
+    with reward sum ``S`` since the last change of arm. The state after the streak is the
+    count-weighted Sherman-Morrison update of the base (``c = k`` pulls of ``x_a`` are one
+    rank-one term), evaluated by :meth:`_evaluate` for one or many prefixes ``(k, S)`` at
+    once with the same arithmetic. A streak is folded into the base when another arm is
+    pulled. ``ask``/``tell`` evaluates one prefix per round; :meth:`LinGapE.run` on a
+    simulated :class:`~combex.environments.LinearBandit` evaluates whole blocks of rounds
+    and reproduces the ask/tell run exactly (same rewards, pulls, stop and final
+    generator state).
+    """
 
     solver: LinGapE
-    _ARRAYS = ("M", "theta", "u", "g", "T", "sums")
 
     def __init__(self, solver: LinGapE, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self._setup(solver)
         k, d = self.X.shape
-        lam = solver.ridge
-        self.M = np.eye(d) / lam
-        self.theta = np.zeros(d)
+        self.ls = LeastSquares(d, ridge=solver.ridge, refactor_every=solver.refactor_every)
         self.u = np.zeros(k)
-        self.g = np.einsum("ij,ij->i", self.X, self.X) / lam
-        self.logdet = d * math.log(lam)
+        self.g = np.einsum("ij,ij->i", self.X, self.X) / solver.ridge
         self.T = np.zeros(k, dtype=np.int64)
         self.sums = np.zeros(k)
-        self.since_refactor = 0
+        self.streak_arm = -1
+        self.streak_k = 0
+        self.streak_S = 0.0
         self.phase = "init"
         self.next_arm = -1
         self.next_count = 1
@@ -323,81 +307,177 @@ class LinGapEExploration(Exploration):
         self.j_t = 0
         self.B = float("inf")
         self.C = float("nan")
+        self._streak_vectors()
 
     def _setup(self, solver: LinGapE) -> None:
         self.X = check_features(self.problem.features, owner="LinGapE")
         k, d = self.X.shape
         self.R = _resolve_noise(solver, self.problem, "R")
         self.S = _resolve_S(solver, self.problem)
+        self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
         self.delta_eff = solver.delta / (k * k) if solver.union_bound else solver.delta
         self.L2 = float(np.max(np.einsum("ij,ij->i", self.X, self.X)))
         self._ratio_cache: dict[tuple[int, int], NDArray[np.float64]] = {}
-        self._one = np.ones(1, dtype=np.int64)
 
     # ------------------------------------------------------------------ linear algebra
-    def _fold(self, a: int, c: int, s: float) -> None:
-        """Fold ``c`` pulls of arm ``a`` with reward sum ``s`` (one rank-one update)."""
+    def _streak_vectors(self) -> None:
+        """Quantities of the base needed to evaluate the current streak: ``mx = A^{-1} x_a``,
+        ``ga = X A^{-1} x_a`` (column a of ``G = X A^{-1} X^T``), ``q = ||x_a||^2_{A^{-1}}``,
+        and a cache of rows of G."""
+        self._rows: dict[int, NDArray[np.float64]] = {}
+        a = getattr(self, "streak_arm", -1)
+        if a < 0:
+            self._mx = np.zeros(self.X.shape[1])
+            self._ga = np.zeros(self.X.shape[0])
+            self._q = 0.0
+        else:
+            self._mx = self.ls.A_inv @ self.X[a]
+            self._ga = self.X @ self._mx
+            self._q = float(self._ga[a])
+        self._ga2 = self._ga * self._ga
+        self._logdet = self.ls.logdet()
+
+    def _row(self, i: int) -> NDArray[np.float64]:
+        """Row i of ``G = X A^{-1} X^T`` for the base (O(K d + d^2), cached per streak)."""
+        r = self._rows.get(i)
+        if r is None:
+            r = self._rows[i] = self.X @ (self.ls.A_inv @ self.X[i])
+        return r
+
+    def _fold(self) -> None:
+        """Fold the streak into the base: one count-weighted rank-one update."""
+        a, k, S = self.streak_arm, self.streak_k, self.streak_S
+        if a < 0 or k <= 0:
+            return
+        kf = float(k)
+        den = 1.0 + kf * self._q
+        self.u = self.u + ((S - kf * float(self.u[a])) / den) * self._ga
+        self.g = self.g - (kf / den) * self._ga2
+        self.ls.update(self.X[a], S, k)
+        if self.ls.n_updates % self.solver.refactor_every == 0:  # LeastSquares refactorized
+            A_inv = self.ls.A_inv
+            self.u = self.X @ self.ls.theta
+            self.g = np.einsum("ij,jk,ik->i", self.X, A_inv, self.X)
+        self.streak_k, self.streak_S = 0, 0.0
+
+    def _start_streak(self, a: int) -> None:
+        self._fold()
+        self.streak_arm = a
+        self._streak_vectors()
+
+    def _tell_one(self, a: int, c: int, s: float) -> None:
         if c <= 0:
             return
-        x = self.X[a]
-        M = self.M
-        mx = M @ x
-        q = float(x @ mx)
-        den = 1.0 + c * q
-        xmx = self.X @ mx
-        coef = (s - c * float(self.u[a])) / den
-        self.theta += coef * mx
-        self.u += coef * xmx
-        f = c / den
-        M -= np.multiply.outer(mx, f * mx)
-        xmx *= xmx
-        xmx *= f
-        self.g -= xmx
-        self.logdet += math.log1p(c * q)
+        if a != self.streak_arm:
+            self._start_streak(a)
+        self.streak_k += c
+        self.streak_S += s
         self.T[a] += c
         self.sums[a] += s
-        self.since_refactor += 1
-        if self.since_refactor >= self.solver.refactor_every:
-            self._refactor()
-
-    def _refactor(self) -> None:
-        d = self.X.shape[1]
-        A = self.solver.ridge * np.eye(d) + (self.X * self.T[:, None]).T @ self.X
-        L = np.linalg.cholesky(A)
-        Linv = np.linalg.inv(L)
-        self.M = Linv.T @ Linv
-        self.logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
-        self.theta = self.M @ (self.X.T @ self.sums)
-        self.u = self.X @ self.theta
-        self.g = np.einsum("ij,jk,ik->i", self.X, self.M, self.X)
-        self.since_refactor = 0
 
     def confidence_radius(self) -> float:
-        """C_t: eq. (3) (``radius="logdet"``) or eq. (4) (``radius="dimension"``)."""
+        """C_t at the current state: eq. (3) (``radius="logdet"``) or eq. (4)."""
+        k = np.array([self.streak_k], dtype=np.int64)
+        return float(self._radius(np.log1p(k * self._q), np.array([float(self.samples)]))[0])
+
+    def _radius(self, dlogdet: NDArray[np.float64], t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """C_t for log det A_t = base + ``dlogdet`` after ``t`` samples (arrays)."""
         s = self.solver
         d = self.X.shape[1]
         if s.radius == "logdet":
-            half = 0.5 * (self.logdet - d * math.log(s.ridge))
-            return self.R * math.sqrt(2.0 * (half + math.log(1.0 / self.delta_eff))) + math.sqrt(s.ridge) * self.S
-        t = self.samples
-        return self.R * math.sqrt(d * math.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff)) + math.sqrt(s.ridge) * self.S
+            ld = self._logdet + dlogdet
+            return np.asarray(
+                self_normalized_radius(
+                    ld, d, s.delta, R=self.R, ridge=s.ridge, S=self.S, log_union_size=self.log_union
+                ),
+                dtype=np.float64,
+            ).reshape(-1)
+        return self.R * np.sqrt(d * np.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff)) + math.sqrt(s.ridge) * self.S
 
     # ------------------------------------------------------------------ Algorithm 2
-    def _select_direction(self) -> None:
-        """Select-direction (Algorithm 2) and the stopping test (Algorithm 1 line 10)."""
-        C = self.confidence_radius()
-        u, X, g = self.u, self.X, self.g
-        i = int(u.argmax())
-        w = X @ (self.M @ X[i])
-        n2 = g - 2.0 * w
-        n2 += g[i]
+    def _evaluate(
+        self, ks: NDArray[np.int64], Ss: NDArray[np.float64], Ta: NDArray[np.int64], t: NDArray[np.float64]
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
+        """Select-direction (Algorithm 2), B(t) and the next arm for m states at once.
+
+        State r is the base plus ``ks[r]`` pulls of the streak arm a with reward sum
+        ``Ss[r]``, ``Ta[r]`` pulls of a in all and ``t[r]`` samples. Returns
+        ``(i_t, j_t, B(t), C_t, a_{t+1})`` arrays of shape (m,). Vectorized over states and
+        arms; the arithmetic of one state does not depend on m.
+        """
+        a = self.streak_arm
+        ga = self._ga
+        kf = ks.astype(np.float64)
+        kq = kf * self._q
+        den = 1.0 + kq
+        coef = (Ss - kf * float(self.u[a])) / den
+        fk = kf / den
+        U = self.u + coef[:, None] * ga  # u_k = X theta_hat (m, K)
+        Gd = self.g - fk[:, None] * self._ga2  # ||x_k||^2_{A^{-1}}
+        C = self._radius(np.log1p(kq), t)
+        m = ks.shape[0]
+        r = np.arange(m)
+        i = U.argmax(axis=1)
+        Wi = self._rows_for(i) - (fk * ga[i])[:, None] * ga  # rows G[i_t, :]
+        n2 = Gd - 2.0 * Wi + Gd[r, i][:, None]  # ||x_j - x_i||^2_{A^{-1}}
         np.maximum(n2, 0.0, out=n2)
         np.sqrt(n2, out=n2)
-        f = u - u[i]
-        f += C * n2
-        f[i] = 0.0  # the exact value (round-off in n2[i] must not block the stop)
-        j = int(f.argmax())
-        B = float(f[j])
+        F = U - U[r, i][:, None] + C[:, None] * n2
+        F[r, i] = 0.0  # the exact value (round-off in n2[i] must not block the stop)
+        j = F.argmax(axis=1)
+        B = F[r, j]
+        if self.solver.rule == "greedy":
+            # (9): argmin_a y^T (A + x_a x_a^T)^{-1} y = argmax_a (y^T A^{-1} x_a)^2 / (1 + g_a)
+            Wj = self._rows_for(j) - (fk * ga[j])[:, None] * ga
+            score = Wi - Wj
+            score *= score
+            score /= 1.0 + Gd
+            nxt = score.argmax(axis=1)
+        else:
+            # (12): argmin_{p*_a > 0} T_a / p*_a with p* of the L1 design (10)-(11)
+            P = self._pstar_rows(i, j)
+            Tm = np.broadcast_to(self.T.astype(np.float64), (m, self.T.shape[0])).copy()
+            Tm[:, a] = Ta
+            ratio = np.where(P > 0, Tm / np.where(P > 0, P, 1.0), np.inf)
+            nxt = ratio.argmin(axis=1)
+        return i, j, B, C, nxt
+
+    def _rows_for(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """Rows ``G[idx[r], :]`` of the base (shape (m, K))."""
+        first = int(idx[0])
+        if idx.shape[0] == 1 or not (idx != first).any():
+            return self._row(first)[None, :]
+        uniq, inv = np.unique(idx, return_inverse=True)
+        rows = np.stack([self._row(int(v)) for v in uniq.tolist()])
+        return rows[inv.reshape(-1)]
+
+    def _pstar_rows(self, i: NDArray[np.intp], j: NDArray[np.intp]) -> NDArray[np.float64]:
+        key = i * self.X.shape[0] + j
+        uniq, inv = np.unique(key, return_inverse=True)
+        k = self.X.shape[0]
+        rows = np.stack([self._pstar(int(v) // k, int(v) % k) for v in uniq.tolist()])
+        return rows[inv.reshape(-1)]
+
+    def _pstar(self, i: int, j: int) -> NDArray[np.float64]:
+        """p*(y(i, j)) of eq. (10) by :func:`combex.allocations.l1_design` (cached)."""
+        if i == j:
+            return np.where(np.arange(self.X.shape[0]) == i, 1.0, 0.0)
+        key = (min(i, j), max(i, j))
+        p = self._ratio_cache.get(key)
+        if p is None:
+            p = self._ratio_cache[key] = np.asarray(l1_design(self.X, self.X[key[0]] - self.X[key[1]]).p)
+        return p
+
+    def _decide(self) -> None:
+        """One round (Algorithm 1 lines 9-17) at the current state."""
+        a = self.streak_arm
+        i, j, B, C, nxt = self._evaluate(
+            np.array([self.streak_k], dtype=np.int64), np.array([self.streak_S]),
+            np.array([self.T[a]], dtype=np.int64), np.array([float(self.samples)]),
+        )
+        self._apply(int(i[0]), int(j[0]), float(B[0]), float(C[0]), int(nxt[0]))
+
+    def _apply(self, i: int, j: int, B: float, C: float, nxt: int) -> None:
         self.i_t, self.j_t, self.B, self.C = i, j, B, C
         self.rounds += 1
         if self.record_trace:
@@ -407,24 +487,7 @@ class LinGapEExploration(Exploration):
             self.stop("identified", f"B(t) = {B:.6g} <= epsilon = {self.solver.epsilon}")
             return
         self.next_count = max(1, int(self.solver.growth * self.samples))
-        if self.solver.rule == "greedy":
-            # (9): argmin_a y^T (A + x_a x_a^T)^{-1} y = argmax_a (y^T A^{-1} x_a)^2 / (1 + g_a)
-            xmy = w - X @ (self.M @ X[j])
-            xmy *= xmy
-            xmy /= 1.0 + g
-            self.next_arm = int(xmy.argmax())
-        else:
-            p = self._pstar(i, j)
-            ratio = np.where(p > 0, self.T / np.where(p > 0, p, 1.0), np.inf)
-            self.next_arm = int(ratio.argmin())
-
-    def _pstar(self, i: int, j: int) -> NDArray[np.float64]:
-        key = (min(i, j), max(i, j))
-        p = self._ratio_cache.get(key)
-        if p is None:
-            p, _ = l1_ratio(self.X, self.X[key[0]] - self.X[key[1]])
-            self._ratio_cache[key] = p
-        return p
+        self.next_arm = nxt
 
     # ------------------------------------------------------------------ contract
     def _next_batch(self) -> Batch:
@@ -438,39 +501,111 @@ class LinGapEExploration(Exploration):
         if arms.ndim != 1:
             raise StateError("LinGapE pulls index arms; got super-arm masks.")
         for a, c, s in zip(arms.tolist(), batch.counts.tolist(), reward_sums.tolist()):
-            self._fold(a, c, s)
+            self._tell_one(int(a), int(c), float(s))
         self.phase = "run"
-        self._select_direction()
+        self._decide()
 
+    # ------------------------------------------------------------------ fast simulation
+    def _simulate(self, env: Any, budget: int | None) -> None:
+        """Algorithm 1 (growth = 0) against a simulated :class:`LinearBandit`, many rounds
+        per numpy call, with exactly the pulls, rewards and stopping round of the ask/tell
+        loop of :meth:`Solver.run`.
+
+        A :class:`LinearBandit` draws the reward sums of a batch element by element from
+        its generator (one normal, or one binomial, per entry), so pulling arm a m times in
+        one call gives the rewards of m successive single pulls. A block of rounds that
+        keeps pulling the streak arm is drawn and evaluated at once by :meth:`_evaluate`
+        and cut at the first round whose decision is to stop or to switch arm; when cut,
+        the generator is reset to its state before the block and advanced by the pulls
+        actually used, so its stream stays the one of the ask/tell loop.
+        """
+        batch = self.ask()  # initialization: every arm once
+        if budget is not None:
+            batch = batch.truncated(budget - self.samples)
+        self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+        bit_gen = env.rng.bit_generator
+        last_len = np.full(self.X.shape[0], 4, dtype=np.int64)
+        m = 4
+        eps = self.solver.epsilon
+        while not self.done:
+            if budget is not None and self.samples >= budget:
+                self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+                break
+            a = self.next_arm
+            if a != self.streak_arm:  # a new streak: block size from a's last streak
+                self._start_streak(a)
+                m = int(min(last_len[a], 1 << 14))
+                last_len[a] = 0
+            if budget is not None:
+                m = min(m, budget - self.samples)
+            state = bit_gen.state
+            r = env._pull_many(np.full(m, a, dtype=np.intp), np.ones(m, dtype=np.int64))
+            Ss = np.cumsum(np.concatenate([[self.streak_S], r]))[1:]
+            steps = np.arange(1, m + 1, dtype=np.int64)
+            i, j, B, C, nxt = self._evaluate(
+                self.streak_k + steps, Ss, self.T[a] + steps, self.samples + steps.astype(np.float64)
+            )
+            cut = np.flatnonzero((B <= eps) | (nxt != a))
+            n = int(cut[0]) + 1 if cut.size else m
+            if n < m:  # rewind the generator and redraw the n rewards used (same values)
+                bit_gen.state = state
+                env._pull_many(np.full(n, a, dtype=np.intp), np.ones(n, dtype=np.int64))
+            self._pending = None
+            self.samples += n
+            self.rounds += n - 1
+            self.streak_k += n
+            self.streak_S = float(Ss[n - 1])
+            self.T[a] += n
+            self.sums[a] += float(r[:n].sum())
+            if self.record_trace:
+                for key, v in (("B", B), ("C", C), ("i", i), ("j", j)):
+                    self._trace.setdefault(key, []).extend(v[: n - 1].tolist())
+            self._apply(int(i[n - 1]), int(j[n - 1]), float(B[n - 1]), float(C[n - 1]), int(nxt[n - 1]))
+            last_len[a] += n
+            m = min(2 * m, 1 << 14) if n == m else m
+
+    # ------------------------------------------------------------------ reporting
     @property
     def recommendation(self) -> int:
-        return int(np.argmax(self.u)) if self.rounds else 0
+        return int(self.i_t) if self.rounds else 0
 
     @property
     def pulls(self) -> NDArray[np.int64]:
         return self.T
 
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """theta_hat at the current state (the base estimate plus the streak)."""
+        a, k = self.streak_arm, self.streak_k
+        th = np.array(self.ls.theta, dtype=np.float64)
+        if a >= 0 and k > 0:
+            th = th + ((self.streak_S - k * float(self.u[a])) / (1.0 + k * self._q)) * self._mx
+        return th
+
     def _info(self) -> dict[str, Any]:
-        return {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta.copy()}
+        return {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta}
 
     def _extra_state(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
-        out.update(
-            logdet=self.logdet, since_refactor=self.since_refactor, phase=self.phase,
-            next_arm=self.next_arm, next_count=self.next_count, i_t=self.i_t, j_t=self.j_t, B=self.B, C=self.C,
-        )
-        return out
+        return {
+            "ls": self.ls.state_dict(), "u": self.u.copy(), "g": self.g.copy(), "T": self.T.copy(),
+            "sums": self.sums.copy(), "streak_arm": self.streak_arm, "streak_k": self.streak_k,
+            "streak_S": self.streak_S, "phase": self.phase, "next_arm": self.next_arm,
+            "next_count": self.next_count, "i_t": self.i_t, "j_t": self.j_t, "B": self.B, "C": self.C,
+        }
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
-        self._setup(self.solver)  # type: ignore[arg-type]
-        for k in self._ARRAYS:
-            setattr(self, k, np.array(state[k], dtype=np.int64 if k == "T" else np.float64))
-        self.logdet = float(state["logdet"])
-        self.since_refactor = int(state["since_refactor"])
-        self.phase = str(state["phase"])
-        for k in ("next_arm", "next_count", "i_t", "j_t"):
+        self.ls = LeastSquares.from_state(state["ls"])
+        self.u = np.array(state["u"], dtype=np.float64)
+        self.g = np.array(state["g"], dtype=np.float64)
+        self.T = np.array(state["T"], dtype=np.int64)
+        self.sums = np.array(state["sums"], dtype=np.float64)
+        for k in ("streak_arm", "streak_k", "next_arm", "next_count", "i_t", "j_t"):
             setattr(self, k, int(state[k]))
+        self.streak_S = float(state["streak_S"])
+        self.phase = str(state["phase"])
         self.B, self.C = float(state["B"]), float(state["C"])
+        self._setup(self.solver)  # type: ignore[arg-type]
+        self._streak_vectors()
 
 
 # ====================================================================== static family
@@ -512,16 +647,21 @@ class _StaticExploration(Exploration):
         self.X = check_features(self.problem.features, owner=type(solver).__name__)
         k = self.X.shape[0]
         self.sigma = _resolve_noise(solver, self.problem, "sigma")
-        self.n_hyp = max(1, k * (k - 1) // 2)
+        self.log_hyp = _log_pairs(k)
+        self._pairs = pairwise_differences(self.X)
+        self._pair_i, self._pair_j = np.triu_indices(k, k=1)
 
     def _allocation(self) -> NDArray[np.float64]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _design(self, Y: NDArray[np.float64]) -> NDArray[np.float64]:
-        method = self.solver.design_method
-        if method == "auto" and Y.shape[0] > 300:
-            method = "frank-wolfe"
-        return minimax_design(self.X, Y, method=method).weights
+    def _design(self, active: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
+        """The XY-optimal design over the differences of the ``active`` arms (all: None),
+        by :func:`combex.allocations.xy_optimal_design` (its ``active`` direction mask)."""
+        mask = None
+        if active is not None and not active.all():
+            mask = active[self._pair_i] & active[self._pair_j]
+        des = xy_optimal_design(self.X, self._pairs, method=self.solver.design_method, active=mask)
+        return np.asarray(des.weights, dtype=np.float64)
 
     # ------------------------------------------------------------------ statistics
     def _estimate(self) -> tuple[NDArray[np.float64], _PseudoInverse]:
@@ -536,7 +676,7 @@ class _StaticExploration(Exploration):
         u = self.X @ theta
         idx = np.flatnonzero(active)
         i = int(idx[np.argmax(u[idx])])
-        c = _radius_static(max(self.n_phase, 1), delta, self.sigma, self.n_hyp)
+        c = static_radius(max(self.n_phase, 1), delta, sigma=self.sigma, log_n_hypotheses=self.log_hyp)
         n2 = pinv.norms_sq(self.X[idx] - self.X[i])
         with np.errstate(invalid="ignore"):
             f = (u[idx] - u[i]) + c * np.sqrt(n2)
@@ -549,11 +689,11 @@ class _StaticExploration(Exploration):
 
     # ------------------------------------------------------------------ contract
     def _next_batch(self) -> Batch:
-        target = tracked_counts(self.p, self.n_next)
+        target = apportion(self.p, self.n_next)
         add = np.maximum(target - self.T, 0)
         arms = np.flatnonzero(add)
         if arms.size == 0:  # counts told out of the plan: take one step of the sequence
-            target = tracked_counts(self.p, self.n_phase + 1)
+            target = apportion(self.p, self.n_phase + 1)
             add = np.maximum(target - self.T, 0)
             arms = np.flatnonzero(add)
             if arms.size == 0:
@@ -611,11 +751,6 @@ class _StaticExploration(Exploration):
         self.B = float(state["B"])
 
 
-def _pair_directions(X: NDArray[np.float64], idx: NDArray[np.intp]) -> NDArray[np.float64]:
-    a, b = np.triu_indices(idx.size, k=1)
-    return X[idx[a]] - X[idx[b]]
-
-
 _STATIC_NOTES = """
     Notes
     -----
@@ -633,7 +768,9 @@ _STATIC_NOTES = """
     arm i satisfies ``(x_i - x_j)^T theta_hat - c_n ||x_i - x_j||_{A_n^{-1}} >= -epsilon``
     for every j, i.e. ``B = max_j (u_j - u_i + c_n ||x_i - x_j||) <= epsilon``.
 
-    Pulls follow the nested tracking sequence of the allocation (:func:`tracked_counts`).
+    Pulls follow the nested tracking sequence of the allocation: after n samples the
+    counts are :func:`combex.allocations.apportion` ``(p, n)``, the counts of the tracking
+    rule ``argmin_{p_a > 0} T_a / p_a`` (lowest index on ties; :class:`~combex.allocations.Tracker`).
     Checks happen on the geometric schedule ``n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))``
     (``growth=g``); so a run stops at most a factor ``1 + g`` (plus one sample) after the
     first sample count at which the rule holds (``info["overshoot_factor"]``); ``growth=0``
@@ -660,6 +797,8 @@ class XYStatic(_StaticBase):
     growth : float, default 0.01
         g of the geometric check schedule (0: check after every sample).
     design_method : {"auto", "cvxpy", "frank-wolfe"}
+        Method of :func:`combex.allocations.xy_optimal_design` ("auto": cvxpy for small
+        direction sets, Frank-Wolfe otherwise).
     """ + _STATIC_NOTES
 
     name: ClassVar[str] = "xy-static"
@@ -686,7 +825,7 @@ class XYStatic(_StaticBase):
 
 class XYStaticExploration(_StaticExploration):
     def _allocation(self) -> NDArray[np.float64]:
-        return self._design(_pair_directions(self.X, np.arange(self.X.shape[0])))
+        return self._design()
 
 
 @register_solver
@@ -828,7 +967,7 @@ class XYAdaptiveExploration(_StaticExploration):
 
     def _new_phase(self) -> None:
         k = self.X.shape[0]
-        self.p = self._design(_pair_directions(self.X, np.flatnonzero(self.active)))
+        self.p = self._design(self.active)
         self.T = np.zeros(k, dtype=np.int64)
         self.sums = np.zeros(k)
         self.n_phase = 0
@@ -841,8 +980,8 @@ class XYAdaptiveExploration(_StaticExploration):
         i, B = self._static_B(theta, pinv, self.active, delta_j)
         self.best, self.B = i, B
         self.rounds += 1
-        ys = _pair_directions(self.X, np.flatnonzero(self.active))
-        rho = float(np.max(pinv.norms_sq(ys)))
+        pair_active = self.active[self._pair_i] & self.active[self._pair_j]
+        rho = float(np.max(pinv.norms_sq(self._pairs[pair_active])))
         self.record(B=B, n=self.n_phase, phase=self.phase, rho=rho)
         if B <= s.epsilon:
             self.certificate = {"B": B, "epsilon": s.epsilon, "best": i, "phase": self.phase}
@@ -852,7 +991,7 @@ class XYAdaptiveExploration(_StaticExploration):
             return
         # end of phase j: elimination over all of X with the phase-j statistics
         u = self.X @ theta
-        c = _radius_static(self.n_phase, delta_j, self.sigma, self.n_hyp)
+        c = static_radius(self.n_phase, delta_j, sigma=self.sigma, log_n_hypotheses=self.log_hyp)
         diff = self.X[None, :, :] - self.X[:, None, :]  # diff[x, x'] = x' - x
         k, d = self.X.shape
         n2 = pinv.norms_sq(diff.reshape(-1, d)).reshape(k, k)

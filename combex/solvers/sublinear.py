@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from scipy.linalg.blas import dtrmv as _trmv
 from scipy.linalg.lapack import dpotrf as _potrf
 
-from .._validation import check_choice, check_float, check_int, check_probability, check_rng
+from .._validation import check_bool, check_choice, check_float, check_int, check_probability, check_rng
 from ..exceptions import InvalidParameterError
 from ..mips._adaptive import AdaptiveMIPS
 
@@ -156,26 +156,47 @@ class _Packer:
         return A[self.iu] * self.w / self.d
 
 
-class _ArmSet:
-    """Members of Psi_s with O(1) insert, remove and uniform random choice."""
+class _StageMembers:
+    """Members of every ``Psi_s`` (an arm is in at most one stage): one dense array per
+    stage plus the global position of each arm, so batches of arms are inserted and
+    removed in O(batch) numpy operations and a uniform member is drawn in O(1)."""
 
-    def __init__(self) -> None:
-        self.items: list[int] = []
-        self.pos: dict[int, int] = {}
+    def __init__(self, n_stages: int, n_total: int) -> None:
+        self.items = [np.empty(16, dtype=np.int64) for _ in range(n_stages)]
+        self.count = np.zeros(n_stages, dtype=np.int64)
+        self.pos = np.full(n_total, -1, dtype=np.int64)
+        self._mark = np.zeros(n_total, dtype=bool)
 
-    def __len__(self) -> int:
-        return len(self.items)
+    def members(self, s: int) -> NDArray[np.int64]:
+        return self.items[s][: self.count[s]]
 
-    def add(self, a: int) -> None:
-        self.pos[a] = len(self.items)
-        self.items.append(a)
+    def add(self, s: int, ids: NDArray[np.int64]) -> None:
+        c = int(self.count[s])
+        need = c + ids.size
+        if need > self.items[s].size:
+            grown = np.empty(max(need, 2 * self.items[s].size), dtype=np.int64)
+            grown[:c] = self.items[s][:c]
+            self.items[s] = grown
+        self.items[s][c:need] = ids
+        self.pos[ids] = np.arange(c, need)
+        self.count[s] = need
 
-    def remove(self, a: int) -> None:
-        p = self.pos.pop(a)
-        last = self.items.pop()
-        if last != a:
-            self.items[p] = last
-            self.pos[last] = p
+    def remove(self, s: int, ids: NDArray[np.int64]) -> None:
+        """Remove the (distinct, present) arms ``ids`` from stage ``s``: the surviving
+        arms of the tail fill the holes left before the new end."""
+        c = int(self.count[s])
+        new = c - ids.size
+        arr = self.items[s]
+        holes = self.pos[ids]
+        holes = np.sort(holes[holes < new])
+        self._mark[ids] = True
+        tail = arr[new:c]
+        movers = tail[~self._mark[tail]]
+        self._mark[ids] = False
+        arr[holes] = movers
+        self.pos[movers] = holes
+        self.pos[ids] = -1
+        self.count[s] = new
 
 
 # ---------------------------------------------------------------------- Sub-Elim
@@ -199,6 +220,17 @@ class SubElim(SublinearSolver):
     exact_below : int, default 2048
         Arm sets of at most this size are scanned exactly instead of searched with HNSW
         (see :class:`~combex.mips.AdaptiveMIPS`); 0 always uses HNSW.
+    lazy : bool, default True
+        Stage indexes insert arms lazily (``AdaptiveMIPS(build="lazy")``, a ski-rental
+        rule): arms moved into a stage are scanned exactly until the queries have paid
+        for their graph insertion. The rescans of lines 19-27 move up to K arms at once
+        and most of them are eliminated or moved again before the stage is queried
+        much, so eager insertion spends most of the online time building HNSW graphs
+        (about 30x slower than the linear scan at K = 10^5). The initial stage
+        ``Psi_{s_min}`` is built eagerly (line 5, the preprocessing).
+    build_after : float, default 2000
+        The ski-rental ratio of the lazy stage indexes (see
+        :class:`~combex.mips.AdaptiveMIPS`).
 
     Notes
     -----
@@ -227,7 +259,9 @@ class SubElim(SublinearSolver):
     * lines 19-27: after a null answer every arm of ``Psi_{s_t}`` is re-placed by its exact
       uncertainty; if some stay in ``Psi_{s_t}`` (possible only when an approximate index
       missed them), the one with the largest uncertainty (computed anyway) is played,
-      which the exact query of line 26 would return; this prevents an endless loop;
+      which the exact query of line 26 would return; this prevents an endless loop; a
+      moved arm whose new heap key is already below the threshold (updated from the
+      rescanned arms' lower bounds first) is eliminated instead of inserted and popped;
     * if every arm were ever eliminated (a failure event of probability <= delta), the arm
       that set the threshold is put back.
     """
@@ -246,9 +280,13 @@ class SubElim(SublinearSolver):
         hnsw_M: int = 16,
         ef_construction: int = 100,
         exact_below: int = 2048,
+        lazy: bool = True,
+        build_after: float = 2000.0,
     ) -> None:
         owner = type(self).__name__
         self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
+        self.lazy = check_bool(lazy, "lazy", owner=owner)
+        self.build_after = check_float(build_after, "build_after", owner=owner, low=0.0)
         self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
         self.delta = check_probability(delta, "delta", owner=owner)
         self.eta = None if eta is None else check_float(eta, "eta", owner=owner, low=0.0, high=0.125, closed="neither")
@@ -279,10 +317,12 @@ class SubElim(SublinearSolver):
         s_min = min(0, int(math.floor(-math.log2(u_top))))
         n_st = s_max - s_min + 1  # internal stage index = s - s_min
         stages: list[AdaptiveMIPS] = []
-        members = [_ArmSet() for _ in range(n_st)]
+        members = _StageMembers(n_st, n_total)
         heaps: list[list[tuple[float, int, int]]] = [[] for _ in range(n_st)]
         stage_of = np.full(n_total, -1, dtype=np.int64)
         version = np.zeros(n_total, dtype=np.int64)
+        # vec(x x^T / d) of every arm, computed once (preprocessing / arrival).
+        packed = np.zeros((n_total, packer.dim), dtype=np.float64)
         n_init = max(1, env.initial.size)
         seeds = gen.spawn(n_st)
         for i in range(n_st):
@@ -301,6 +341,8 @@ class SubElim(SublinearSolver):
                     ef_construction=self.ef_construction,
                     ef=self.ef,
                     exact_below=self.exact_below,
+                    build="lazy" if self.lazy else "eager",
+                    build_after=self.build_after,
                     rng=seeds[i],
                 )
             )
@@ -317,46 +359,68 @@ class SubElim(SublinearSolver):
                 s = np.floor(-np.log2(np.maximum(u, 1e-300)))
             return (np.clip(s, s_min, s_max) - s_min).astype(np.int64)  # internal index
 
-        def place(ids: NDArray[np.int64], s_arr: NDArray[np.int64], u: NDArray[np.float64]) -> None:
-            means = X[ids] @ ridge.theta
-            keys = means + np.maximum(2.0 ** (-(s_arr + s_min).astype(np.float64)), u)
-            P = packer.points(X[ids])
+        def keys_of(ids: NDArray[np.int64], s_arr: NDArray[np.int64], u: NDArray[np.float64]) -> NDArray[np.float64]:
+            return X[ids] @ ridge.theta + np.maximum(2.0 ** (-(s_arr + s_min).astype(np.float64)), u)
+
+        def place(ids: NDArray[np.int64], s_arr: NDArray[np.int64], keys: NDArray[np.float64]) -> None:
+            """Insert arms into their stages (Algorithm 2 line 7: index and heap)."""
+            version[ids] += 1
+            stage_of[ids] = s_arr
             for s in np.unique(s_arr):
                 sel = np.flatnonzero(s_arr == s)
-                stages[s].add(P[sel], ids[sel])
-                for j in sel:
-                    a = int(ids[j])
-                    version[a] += 1
-                    stage_of[a] = s
-                    members[s].add(a)
-                    heapq.heappush(heaps[s], (float(keys[j]), int(version[a]), a))
+                a_s = ids[sel]
+                stages[s].add(packed[a_s], a_s)
+                members.add(int(s), a_s)
+                entries = list(zip(keys[sel].tolist(), version[a_s].tolist(), a_s.tolist()))
+                h = heaps[s]
+                if len(entries) > 8 and len(entries) * 8 > len(h):
+                    h.extend(entries)
+                    heapq.heapify(h)
+                else:
+                    for e in entries:
+                        heapq.heappush(h, e)
 
-        def unplace(a: int) -> None:
-            s = int(stage_of[a])
-            stages[s].remove([a])
-            members[s].remove(a)
-            stage_of[a] = -1
-            version[a] += 1
+        def unplace(ids: NDArray[np.int64]) -> None:
+            """Remove arms from their stages (index, members; heap entries go stale)."""
+            st = stage_of[ids]
+            for s in np.unique(st):
+                a_s = ids[st == s]
+                stages[s].remove(a_s)
+                members.remove(int(s), a_s)
+            stage_of[ids] = -1
+            version[ids] += 1
 
         def eliminate() -> None:
+            """Pop every heap entry below the threshold r (lines 10-12 / 23-24)."""
+            dead: list[int] = []
             for s in range(n_st):
                 h = heaps[s]
                 while h and h[0][0] < r_low:
                     _, ver, a = heapq.heappop(h)
                     if stage_of[a] == s and version[a] == ver:
-                        unplace(a)
-                        stats["eliminated"] += 1
+                        dead.append(a)
+            if dead:
+                unplace(np.asarray(dead, dtype=np.int64))
+                stats["eliminated"] += len(dead)
 
         def lowest_stage() -> int:
-            for s in range(n_st):
-                if len(members[s]):
-                    return s
-            return -1
+            nz = np.flatnonzero(members.count)
+            return int(nz[0]) if nz.size else -1
+
+        def restore() -> int:
+            stats["restored"] += 1
+            a0 = np.array([r_arm if r_arm >= 0 else int(env.present()[0])])
+            place(a0, np.array([top]), keys_of(a0, np.array([top]), uncert(a0)))
+            return top
 
         # Line 5: all initial arms into the first stage (this is the preprocessing).
         top = n_st - 1  # internal index of s_max
         if init.size:
-            place(init, np.zeros(init.size, dtype=np.int64), uncert(init))
+            packed[init] = packer.points(X[init])
+            z0 = np.zeros(init.size, dtype=np.int64)
+            place(init, z0, keys_of(init, z0, uncert(init)))
+            if self.index == "hnsw":
+                stages[0].build_now()
         t_pre = time.perf_counter() - t_start
         pre_maint = sum(st.maintenance_seconds for st in stages)
 
@@ -371,8 +435,11 @@ class SubElim(SublinearSolver):
                     "elimination might be deleted); use SubTS."
                 )
             if added.size:  # lines 8-12
+                added = np.asarray(added, dtype=np.int64)
+                packed[added] = packer.points(X[added])
                 u = uncert(added)
-                place(added, stage_for(u), u)
+                s_new = stage_for(u)
+                place(added, s_new, keys_of(added, s_new, u))
                 lcb = X[added] @ ridge.theta - u
                 j = int(np.argmax(lcb))
                 if lcb[j] > r_low:
@@ -380,48 +447,48 @@ class SubElim(SublinearSolver):
                     eliminate()
             s_t = lowest_stage()
             if s_t < 0:  # failure event: restore the threshold arm
-                stats["restored"] += 1
-                a0 = np.array([r_arm if r_arm >= 0 else int(env.present()[0])])
-                place(a0, np.array([top]), uncert(a0))
-                s_t = top
+                s_t = restore()
             a_t: int | None = None
             if s_t == top:  # lines 15-16
-                items = members[s_t].items
-                a_t = items[int(gen.integers(len(items)))]
+                items = members.members(s_t)
+                a_t = int(items[int(gen.integers(items.size))])
             else:  # line 18
                 qv = packer.query(ridge.Vinv)
                 a_t, _ = stages[s_t]._query(qv)
                 while a_t is None:  # lines 19-27
                     stats["null_queries"] += 1
                     stats["rescans"] += 1
-                    ids = np.asarray(members[s_t].items, dtype=np.int64)
+                    ids = members.members(s_t).copy()
                     u = uncert(ids)
-                    lcb = X[ids] @ ridge.theta - u
+                    means = X[ids] @ ridge.theta
+                    lcb = means - u
                     new_s = np.maximum(stage_for(u), s_t)
                     move = new_s != s_t
-                    for a in ids[move]:
-                        unplace(int(a))
-                    if move.any():
-                        stats["moves"] += int(move.sum())
-                        place(ids[move], new_s[move], u[move])
                     j = int(np.argmax(lcb))
                     if lcb[j] > r_low:
                         r_low, r_arm = float(lcb[j]), int(ids[j])
-                        eliminate()
-                    stay = [k for k in np.flatnonzero(~move) if stage_of[ids[k]] == s_t]
-                    if stay:
-                        k = max(stay, key=lambda k: u[k])
-                        a_t = int(ids[k])
+                    if move.any():
+                        # Lines 21-22 then 23-24: a moved arm whose new key is already
+                        # below the threshold is eliminated instead of being inserted
+                        # (the same outcome as inserting it and popping it at once).
+                        mv, s_mv, u_mv = ids[move], new_s[move], u[move]
+                        k_mv = means[move] + np.maximum(2.0 ** (-(s_mv + s_min).astype(np.float64)), u_mv)
+                        unplace(mv)
+                        keep = k_mv >= r_low
+                        stats["moves"] += int(move.sum())
+                        stats["eliminated"] += int((~keep).sum())
+                        place(mv[keep], s_mv[keep], k_mv[keep])
+                    eliminate()
+                    stay = np.flatnonzero(~move & (stage_of[ids] == s_t))
+                    if stay.size:
+                        a_t = int(ids[stay[int(np.argmax(u[stay]))]])
                         break
                     s_t = lowest_stage()
                     if s_t < 0:
-                        stats["restored"] += 1
-                        a0 = np.array([r_arm])
-                        place(a0, np.array([top]), uncert(a0))
-                        s_t = top
+                        s_t = restore()
                     if s_t == top:
-                        items = members[s_t].items
-                        a_t = items[int(gen.integers(len(items)))]
+                        items = members.members(s_t)
+                        a_t = int(items[int(gen.integers(items.size))])
                     else:
                         a_t, _ = stages[s_t]._query(packer.query(ridge.Vinv))
             r = env.pull(a_t)  # lines 29-31
@@ -433,7 +500,7 @@ class SubElim(SublinearSolver):
         stats.update(
             index_maintenance_seconds=sum(st.maintenance_seconds for st in stages) - pre_maint,
             s_max=s_max, s_min=s_min, beta=beta, eta=eta, threshold=r_low,
-            final_sizes=[len(m) for m in members],
+            final_sizes=members.count.tolist(), mips_builds=[st.n_builds for st in stages],
             mips_null=[st.n_null for st in stages], mips_queries=[st.n_queries for st in stages],
         )
         return RegretResult(total, curve, played, seconds, t_pre, stats)
