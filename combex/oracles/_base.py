@@ -119,6 +119,17 @@ class DecisionClass(ABC):
             return None
         return m
 
+    def _constrained_args(
+        self, weights: Any, include: Any, exclude: Any, owner: str | None = None
+    ) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.intp], bool]:
+        """Validated ``(weights, include, exclude)`` of :meth:`argmax_constrained`, and
+        whether they conflict (an element both included and excluded: no member)."""
+        owner = owner or type(self).__name__
+        w = check_weights(weights, self.n, owner=owner)
+        inc = _index_set(include, self.n, "include", owner)
+        exc = _index_set(exclude, self.n, "exclude", owner)
+        return w, inc, exc, bool(np.intersect1d(inc, exc).size)
+
     def argmax_excluding(
         self, weights: NDArray[np.float64], excluded: NDArray[np.bool_]
     ) -> NDArray[np.bool_] | None:

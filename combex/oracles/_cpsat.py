@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_mask, check_weights, param_error
 from ..exceptions import InfeasibleError, InvalidParameterError, OracleError
-from ._base import DecisionClass, _index_set
+from ._base import DecisionClass
 from ._registry import register_decision_class
 
 __all__ = ["ConstraintFamily", "WEIGHT_RESOLUTION_BITS"]
@@ -253,11 +253,8 @@ class ConstraintFamily(DecisionClass):
         include: Any = (),
         exclude: Any = (),
     ) -> NDArray[np.bool_] | None:
-        owner = type(self).__name__
-        w = check_weights(weights, self.n, owner=owner)
-        inc = _index_set(include, self.n, "include", owner)
-        exc = _index_set(exclude, self.n, "exclude", owner)
-        if np.intersect1d(inc, exc).size:
+        w, inc, exc, conflict = self._constrained_args(weights, include, exclude)
+        if conflict:
             return None
         return self._solve(w, ones=inc, zeros=exc)
 

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_int, check_mask, check_weights, param_error
 from ..exceptions import InfeasibleError
-from ._base import DecisionClass, _index_set
+from ._base import DecisionClass
 from ._registry import register_decision_class
 
 __all__ = ["STPaths", "Matchings"]
@@ -152,10 +152,8 @@ class STPaths(DecisionClass):
         include: Any = (),
         exclude: Any = (),
     ) -> NDArray[np.bool_] | None:
-        w = check_weights(weights, self.n, owner="STPaths")
-        inc = _index_set(include, self.n, "include", "STPaths")
-        exc = _index_set(exclude, self.n, "exclude", "STPaths")
-        if np.intersect1d(inc, exc).size:
+        w, inc, exc, conflict = self._constrained_args(weights, include, exclude)
+        if conflict:
             return None
         allowed = np.ones(self.n, dtype=bool)
         allowed[exc] = False
@@ -375,10 +373,8 @@ class Matchings(DecisionClass):
         include: Any = (),
         exclude: Any = (),
     ) -> NDArray[np.bool_] | None:
-        w = check_weights(weights, self.n, owner="Matchings")
-        inc = _index_set(include, self.n, "include", "Matchings")
-        exc = _index_set(exclude, self.n, "exclude", "Matchings")
-        if np.intersect1d(inc, exc).size:
+        w, inc, exc, conflict = self._constrained_args(weights, include, exclude)
+        if conflict:
             return None
         ends = np.concatenate([self._eu[inc], self._ev[inc]])
         if np.unique(ends).size != ends.size:

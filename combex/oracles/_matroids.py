@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_bool, check_float, check_int, check_mask, check_matrix, check_weights, param_error
 from ..exceptions import InvalidParameterError
-from ._base import DecisionClass, _index_set
+from ._base import DecisionClass
 from ._registry import register_decision_class
 
 __all__ = [
@@ -103,10 +103,8 @@ class _MatroidBase(DecisionClass):
         include: Any = (),
         exclude: Any = (),
     ) -> NDArray[np.bool_] | None:
-        w = check_weights(weights, self.n, owner=self._owner())
-        inc_idx = _index_set(include, self.n, "include", self._owner())
-        exc_idx = _index_set(exclude, self.n, "exclude", self._owner())
-        if np.intersect1d(inc_idx, exc_idx).size:
+        w, inc_idx, exc_idx, conflict = self._constrained_args(weights, include, exclude, self._owner())
+        if conflict:
             return None
         inc = np.zeros(self.n, dtype=bool)
         inc[inc_idx] = True

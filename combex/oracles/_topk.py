@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_int, check_mask, check_weights
-from ._base import DecisionClass, _index_set
+from ._base import DecisionClass
 from ._registry import register_decision_class
 
 __all__ = ["TopK", "top_mask"]
@@ -98,10 +98,8 @@ class TopK(DecisionClass):
         include: Any = (),
         exclude: Any = (),
     ) -> NDArray[np.bool_] | None:
-        w = check_weights(weights, self.n, owner="TopK")
-        inc = _index_set(include, self.n, "include", "TopK")
-        exc = _index_set(exclude, self.n, "exclude", "TopK")
-        if inc.size > self.k or np.intersect1d(inc, exc).size:
+        w, inc, exc, conflict = self._constrained_args(weights, include, exclude)
+        if conflict or inc.size > self.k:
             return None
         free = np.ones(self.n, dtype=bool)
         free[inc] = False
