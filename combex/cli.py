@@ -3,10 +3,17 @@
 ::
 
     combex list
-    combex run SOLVER --instance NAME [--set key=value ...] [--param key=value ...]
+    combex run SOLVER [SOLVER ...] --instance NAME [--set key=value ...] [--param key=value ...]
                [--delta D] [--epsilon E] [--seed S] [--runs R] [--jobs J] [--budget B]
-               [--json] [--out FILE]
+               [--backend serial|processes|dask] [--scheduler ADDRESS] [--json] [--out FILE]
+    combex sweep [CONFIG.toml] [--solver S ...] [--instance I ...] [--grid key=v1,v2 ...]
+               [--out results.csv] [--jobs J] [--backend B] [--scheduler ADDRESS]
+    combex plot RESULTS --x PARAM [--y samples] [--hue solver] [--out FIG.png]
     combex demo
+
+With one solver, ``combex run --json`` prints the DESIGN.md document
+``{"solver", "instance", "params", "runs": [...], "summary": {...}}``; with several, a JSON
+list of such documents, one per solver, in the order given (all on the same seeds).
 """
 
 from __future__ import annotations
@@ -79,42 +86,64 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print("instances:")
     for spec in list_instances():
         print(f"  {spec.name:<20} [{spec.family}] {spec.summary}")
+        if args.verbose:
+            import inspect
+
+            params = ", ".join(k if v is inspect.Parameter.empty else f"{k}={v!r}"
+                               for k, v in spec.parameters().items())
+            print(f"  {'':<20} parameters: {params}")
     return 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    from .experiments import run_many
+def _solver_for(name: str, sparams: dict[str, Any], params: dict[str, Any]) -> Any:
+    import inspect
+
+    from .experiments import build_solver
     from .solvers import get_solver
 
-    cls = get_solver(args.solver)
+    cls = get_solver(name)
+    sparams = dict(sparams)
+    # Best-K instances name K; a solver that takes K gets the instance's unless told otherwise.
+    if "K" in params and "K" not in sparams and "K" in inspect.signature(cls.__init__).parameters:
+        sparams["K"] = params["K"]
+    return build_solver(name, sparams)
+
+
+def _write_new(path: Path, text: str, force: bool) -> None:
+    if path.exists() and not force:
+        raise InvalidParameterError(
+            f"The output file {str(path)!r} exists; pass --force to replace it or choose another name."
+        )
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .experiments import check_instance_params, run_many
+
     sparams = parse_assignments(args.param, "--param")
     if args.delta is not None:
         sparams["delta"] = args.delta
     if args.epsilon is not None:
         sparams["epsilon"] = args.epsilon
     params = parse_assignments(args.set, "--set")
-    # Best-K instances name K; a solver that takes K gets the instance's unless told otherwise.
-    import inspect
-
-    if "K" in params and "K" not in sparams and "K" in inspect.signature(cls.__init__).parameters:
-        sparams["K"] = params["K"]
-    try:
-        solver = cls(**sparams)
-    except TypeError as exc:
-        raise InvalidParameterError(f"Bad settings for solver {args.solver!r}: {exc}.") from None
-    doc = run_many(solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
-                   budget=args.budget)
-    text = json.dumps(doc, indent=None if args.json else 2)
+    check_instance_params(args.instance, params)
+    solvers = [_solver_for(name, sparams, params) for name in args.solver]
+    docs = [
+        run_many(solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
+                 budget=args.budget, backend=args.backend, scheduler=args.scheduler,
+                 progress=None if args.progress is None else args.progress)
+        for solver in solvers
+    ]
+    out_obj: Any = docs[0] if len(docs) == 1 else docs
+    text = json.dumps(out_obj, indent=None if args.json else 2)
     if args.out:
-        out = Path(args.out)
-        if out.exists() and not args.force:
-            raise InvalidParameterError(
-                f"The output file {str(out)!r} exists; pass --force to replace it or choose another name."
-            )
-        out.write_text(text + "\n")
+        _write_new(Path(args.out), text + "\n", args.force)
     if args.json:
         print(text)
-    else:
+        return 0
+    for doc in docs:
         s = doc["summary"]
         print(f"{doc['solver']} on {doc['instance']} {doc['params']}: {len(doc['runs'])} run(s)")
         for r in doc["runs"]:
@@ -127,10 +156,109 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_grid(items: Sequence[str] | None, option: str) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InvalidParameterError(
+                f"The {option!r} option takes key=v1,v2,... Got {item!r} instead."
+            )
+        value = value.strip()
+        if value.startswith("["):
+            parsed = _parse_value(value)
+            vals = list(parsed) if isinstance(parsed, (list, tuple)) else [parsed]
+        else:
+            vals = [_parse_value(v) for v in value.split(",") if v.strip()]
+        out[key.strip()] = vals
+    return out
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .experiments import Sweep, run_sweep, summarize_table, sweep_from_lists
+
+    if args.config:
+        if args.solver or args.instance or args.grid or args.solver_grid or args.set or args.param:
+            raise InvalidParameterError(
+                "Give either a CONFIG file or --solver/--instance/--grid/--set/--param options, not both."
+            )
+        sweep = Sweep.from_toml(args.config)
+        if args.runs is not None:
+            sweep.runs = args.runs
+            sweep.__post_init__()
+        if args.seed is not None:
+            sweep.seed = args.seed
+            sweep.__post_init__()
+    else:
+        if not args.solver or not args.instance:
+            raise InvalidParameterError(
+                "combex sweep needs a CONFIG.toml file, or at least one --solver and one --instance."
+            )
+        sweep = sweep_from_lists(
+            args.solver, args.instance, runs=args.runs or 1, seed=args.seed or 0,
+            instance_params=parse_assignments(args.set, "--set"),
+            solver_params=parse_assignments(args.param, "--param"),
+            instance_grid=_parse_grid(args.grid, "--grid"),
+            solver_grid=_parse_grid(args.solver_grid, "--solver-grid"),
+            budget=args.budget, name=args.name,
+        )
+    report = run_sweep(sweep, args.out, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
+                       progress=args.progress)
+    df = report.table()
+    summary = summarize_table(df, ["solver", "solver_params", "instance", "params"], "samples")
+    if args.json:
+        print(json.dumps({
+            "sweep": sweep.sweep_id, "root_seed": sweep.seed, "out": args.out, "runs": len(report.rows),
+            "ran": report.ran, "skipped": report.skipped, "wall_seconds": report.wall_seconds,
+            "groups": json.loads(summary.to_json(orient="records")),
+        }))
+        return 0
+    print(f"sweep {sweep.name!r} (id {sweep.sweep_id}, root seed {sweep.seed}): {len(report.rows)} runs, "
+          f"{report.ran} run now, {report.skipped} already in {args.out or 'the output'}; "
+          f"{report.wall_seconds:.1f}s")
+    for r in summary.itertuples(index=False):
+        print(f"  {r.solver:<14} {r.solver_params:<24} {r.instance:<18} {r.params:<28} runs={r.count:<4} "
+              f"mean samples={r.mean:.6g} (+- {0.0 if r.count < 2 else r.sem:.3g}) error rate={r.error_rate:.3f}")
+    if args.out:
+        print(f"results: {args.out}")
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .experiments import plot_results, results_table
+
+    df = results_table(args.results)
+    ax = plot_results(df, args.x, args.y, hue=args.hue, error=args.error, logx=args.logx, logy=args.logy,
+                      title=args.title)
+    out = Path(args.out) if args.out else Path(args.results).with_name(
+        f"{Path(args.results).stem}-{args.y}-vs-{args.x}.png")
+    if out.exists() and not args.force:
+        raise InvalidParameterError(
+            f"The figure file {str(out)!r} exists; pass --force to replace it or choose another --out."
+        )
+    fig = ax.get_figure()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    print(f"plot saved to {out}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .experiments._demo import demo
 
     return demo(quick=args.quick, out_dir=args.out_dir)
+
+
+def _add_backend_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
+    p.add_argument("--backend", default=None, choices=["serial", "processes", "dask"],
+                   help="where runs execute (default: processes when --jobs > 1, dask with --scheduler)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler, e.g. tcp://10.0.0.1:8786 (implies --backend dask)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show a progress bar (default: when stderr is a terminal)")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,17 +271,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     sl = sub.add_parser("list", help="list solvers, decision classes, oracles and instances",
+                        description="List the registered solvers, decision classes, quadratic oracles "
+                                    "and named instances (with their parameters).",
                         epilog="Example: combex list")
+    sl.add_argument("-v", "--verbose", action="store_true", help="also show instance parameters and defaults")
     sl.set_defaults(func=_cmd_list)
 
     sr = sub.add_parser(
-        "run", help="run a solver on a named instance",
-        description="Run SOLVER on a named instance, several seeded runs, and report samples, "
-                    "correctness and time.",
-        epilog="Example: combex run saqm --instance kuroki-synthetic --set n=10 --set k=5 "
-               "--set gap=0.5 --delta 0.05 --runs 10 --json",
+        "run", help="run one or more solvers on a named instance",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run each SOLVER on a named instance, several seeded runs, and report samples, "
+                    "correctness and time.\n\nAll solvers see the same instances and noise streams "
+                    "(common random numbers: run i uses SeedSequence(seed).spawn(...)[i]). With one "
+                    "solver, --json prints one document {solver, instance, params, runs, summary}; "
+                    "with several, a JSON list of such documents.",
+        epilog="Examples:\n"
+               "  combex run saqm --instance kuroki-synthetic --set n=10 --set k=5 --set gap=0.5 "
+               "--delta 0.05 --runs 10 --json\n"
+               "  combex run icb saqm --instance kuroki-synthetic --set n=8 --runs 20 --jobs 2\n"
+               "  combex run lil-randlucb --instance jiang-1sparse --set N=20 --set K=2 --runs 100 "
+               "--backend dask --scheduler tcp://127.0.0.1:8786",
     )
-    sr.add_argument("solver", help="solver name (see `combex list`)")
+    sr.add_argument("solver", nargs="+", help="solver name(s) (see `combex list`)")
     sr.add_argument("--instance", required=True, help="instance name (see `combex list`)")
     sr.add_argument("--set", action="append", metavar="KEY=VALUE", help="instance parameter (repeatable)")
     sr.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting (repeatable)")
@@ -161,15 +300,72 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--epsilon", type=float, default=None, help="accuracy epsilon >= 0")
     sr.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     sr.add_argument("--runs", type=int, default=1, help="number of seeded runs (default 1)")
-    sr.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
     sr.add_argument("--budget", type=int, default=None, help="maximum samples per run")
-    sr.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_backend_options(sr)
+    sr.add_argument("--json", action="store_true", help="print one JSON object (a list with several solvers)")
     sr.add_argument("--out", default=None, help="also write the JSON document to this file")
     sr.add_argument("--force", action="store_true", help="replace an existing --out file")
     sr.set_defaults(func=_cmd_run)
 
+    sw = sub.add_parser(
+        "sweep", help="solvers x instances x parameter grid x seeds, to a resumable results file",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a sweep described by a TOML file or by options, writing one row per run "
+                    "to --out (.csv appended as runs finish, .json or .parquet rewritten "
+                    "atomically). Runs already in --out are skipped (resume); a file written by a "
+                    "different sweep is refused, never truncated.\n\nTOML format:\n"
+                    "  name = \"icb-vs-saqm\"\n  seed = 0\n  runs = 20\n  budget = 1000000      # optional\n"
+                    "  [[solvers]]\n  name = \"icb\"\n  delta = 0.05\n"
+                    "  [[solvers]]\n  name = \"saqm\"\n  grid = { epsilon = [0.0, 0.5] }\n"
+                    "  [[instances]]\n  name = \"kuroki-synthetic\"\n  k = 3\n  gap = 1.0\n"
+                    "  grid = { n = [6, 8, 10] }",
+        epilog="Examples:\n"
+               "  combex sweep study.toml --out results.csv --jobs 2\n"
+               "  combex sweep --solver icb --solver saqm --instance kuroki-synthetic --set k=3 "
+               "--set gap=1.0 --grid n=6,8,10 --runs 20 --out results.csv\n"
+               "  combex plot results.csv --x n --y samples",
+    )
+    sw.add_argument("config", nargs="?", default=None, help="TOML sweep file (or use the options below)")
+    sw.add_argument("--solver", action="append", metavar="NAME", help="solver name (repeatable)")
+    sw.add_argument("--instance", action="append", metavar="NAME", help="instance name (repeatable)")
+    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="instance parameter for all instances")
+    sw.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting for all solvers")
+    sw.add_argument("--grid", action="append", metavar="KEY=V1,V2", help="instance parameter values to sweep")
+    sw.add_argument("--solver-grid", action="append", metavar="KEY=V1,V2", help="solver setting values to sweep")
+    sw.add_argument("--runs", type=int, default=None, help="replicates per point (overrides the config)")
+    sw.add_argument("--seed", type=int, default=None, help="root seed (overrides the config; default 0)")
+    sw.add_argument("--budget", type=int, default=None, help="maximum samples per run")
+    sw.add_argument("--name", default="sweep", help="sweep name (free text)")
+    _add_backend_options(sw)
+    sw.add_argument("--out", default=None, help="results file: .csv, .json or .parquet (resumed if it exists)")
+    sw.add_argument("--json", action="store_true", help="print a JSON summary")
+    sw.set_defaults(func=_cmd_sweep)
+
+    sp = sub.add_parser(
+        "plot", help="plot a metric of a results file against a parameter",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Plot the mean of --y (samples, rounds, wall_seconds, time_per_round, correct) "
+                    "against the parameter --x, one line per --hue value, with error bars.",
+        epilog="Examples:\n  combex plot results.csv --x n --y samples\n"
+               "  combex plot results.csv --x n --y time_per_round --logy --out time.png",
+    )
+    sp.add_argument("results", help="results file written by `combex sweep`")
+    sp.add_argument("--x", required=True, help="parameter column for the x axis")
+    sp.add_argument("--y", default="samples", help="metric (default samples)")
+    sp.add_argument("--hue", default="solver", help="column separating the lines (default solver)")
+    sp.add_argument("--error", default="sem", choices=["sem", "std", "none"], help="error bars (default sem)")
+    sp.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    sp.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    sp.add_argument("--title", default=None, help="figure title")
+    sp.add_argument("--out", default=None, help="figure file (default RESULTS-Y-vs-X.png)")
+    sp.add_argument("--force", action="store_true", help="replace an existing figure file")
+    sp.set_defaults(func=_cmd_plot)
+
     sd = sub.add_parser("demo", help="the team-selection study on the embedded default",
-                        epilog="Example: combex demo")
+                        description="Identify the best team of 10 workers from full-bandit feedback "
+                                    "(ICB, SAQM, SA-FOA) on the crowdsourcing quiz data, or an embedded "
+                                    "synthetic crowd when the data is absent; saves a plot.",
+                        epilog="Example: combex demo --quick --out-dir /tmp")
     sd.add_argument("--quick", action="store_true", help="a smaller run (seconds)")
     sd.add_argument("--out-dir", default=".", help="where to save the plot (default .)")
     sd.set_defaults(func=_cmd_demo)
@@ -182,6 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except CombexError as exc:
+        print(f"combex: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:  # an optional dependency (pandas, matplotlib, dask...) is missing
         print(f"combex: error: {exc}", file=sys.stderr)
         return 2
 

@@ -15,6 +15,7 @@ from combex.solvers.sublinear import (
     SubElim,
     SubTS,
     _Packer,
+    _StageMembers,
     _ts_level,
     get_sublinear_solver,
 )
@@ -119,6 +120,10 @@ def test_bad_parameters():
         SubElim(eta=0.5)
     with pytest.raises(InvalidParameterError, match="'index'"):
         SubTS(index="lsh")
+    with pytest.raises(InvalidParameterError, match="'lazy'"):
+        SubElim(lazy="yes")
+    with pytest.raises(InvalidParameterError, match="'build_after'"):
+        SubElim(build_after=-2.0)
     with pytest.raises(InvalidParameterError, match="'env'"):
         SubTS().run(object())
     env = sublinear_synthetic(K=100, d=3, T=100, rng=0)
@@ -136,3 +141,42 @@ def test_wine_dynamic_environment():
     res = SubTS(shortlist=10, exact_below=0).run(env, rng=0)
     lin = LinTS().run(env, rng=0)
     assert res.regret < 3 * lin.regret + 50
+
+
+def test_stage_members_match_a_brute_force_model():
+    rng = np.random.default_rng(3)
+    n, n_st = 200, 4
+    mem = _StageMembers(n_st, n)
+    model = [set() for _ in range(n_st)]
+    where = np.full(n, -1)
+    for _ in range(300):
+        free = np.flatnonzero(where < 0)
+        if free.size and rng.random() < 0.5:
+            ids = rng.choice(free, size=min(free.size, int(rng.integers(1, 40))), replace=False)
+            s = int(rng.integers(n_st))
+            mem.add(s, ids)
+            model[s].update(ids.tolist())
+            where[ids] = s
+        else:
+            s = int(rng.integers(n_st))
+            if not model[s]:
+                continue
+            cur = np.array(sorted(model[s]))
+            ids = rng.choice(cur, size=int(rng.integers(1, cur.size + 1)), replace=False)
+            mem.remove(s, ids)
+            model[s].difference_update(ids.tolist())
+            where[ids] = -1
+        for s in range(n_st):
+            got = mem.members(s)
+            assert sorted(got.tolist()) == sorted(model[s])
+            assert np.all(mem.pos[got] == np.arange(got.size))
+
+
+def test_sub_elim_lazy_and_eager_exact_indexes_agree():
+    # With exact stage indexes, the lazy / eager switch and the batched bookkeeping must
+    # not change a single decision.
+    a = _run(SubElim, 1, 1, index="exact", lazy=True)
+    b = _run(SubElim, 1, 1, index="exact", lazy=False)
+    c = _run(LinElim, 1, 1)
+    np.testing.assert_array_equal(a.arms, b.arms)
+    np.testing.assert_array_equal(a.arms, c.arms)

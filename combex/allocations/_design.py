@@ -419,9 +419,6 @@ def xy_optimal_design(
     AllocationError
         The cvxpy solver failed (message names solver, status and a remedy).
     """
-    import warnings
-
-    from ..exceptions import ConvergenceWarning
     from .._validation import check_bool, check_choice
 
     owner = "xy_optimal_design"

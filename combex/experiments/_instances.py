@@ -65,6 +65,7 @@ def check_instance_params(name: str, params: Any) -> None:
     unknown = [p for p in dict(params) if p not in known]
     if unknown:
         close = difflib.get_close_matches(unknown[0], known, n=1)
+        close = close or [k for k in known if k.lower() == unknown[0].lower()]
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InvalidParameterError(
             f"Instance {name!r} has no parameter {unknown[0]!r}.{hint} Its parameters: {', '.join(known)}."

@@ -195,6 +195,7 @@ def build_solver(name: str, settings: Mapping[str, Any] | None = None) -> Solver
 
         known = [p for p in sig.parameters if p != "self"]
         close = difflib.get_close_matches(unknown[0], known, n=1)
+        close = close or [k for k in known if k.lower() == unknown[0].lower()]
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InvalidParameterError(
             f"Solver {name!r} has no setting {unknown[0]!r}.{hint} Its settings: {', '.join(known)}."

@@ -261,7 +261,7 @@ class AdaptiveMIPS:
         self._store.remove(ids)
         n = len(self._store)
         if self._built and self.build == "lazy" and (
-            n <= self.exact_below // 2 or self._indexes[0]._dead + len(self._indexes[0]) > 2 * max(n, 1024)
+            n <= self.exact_below // 2 or self._indexes[0]._dead + len(self._indexes[0]) > 2 * n
         ):
             # Most of the graph is leaving (a Sub-Elim stage emptied by a rescan): drop it
             # instead of marking every point deleted; the queries rebuild it when due.

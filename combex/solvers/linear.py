@@ -315,6 +315,11 @@ class LinGapEExploration(Exploration):
         self.R = _resolve_noise(solver, self.problem, "R")
         self.S = _resolve_S(solver, self.problem)
         self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
+        self._ld_floor = d * math.log(solver.ridge)
+        self._ld_shift = 2.0 * (self.log_union - math.log(solver.delta))
+        # validates the settings once (and is the reference of _radius)
+        self_normalized_radius(self._ld_floor, d, solver.delta, R=self.R, ridge=solver.ridge, S=self.S,
+                               log_union_size=self.log_union)
         self.delta_eff = solver.delta / (k * k) if solver.union_bound else solver.delta
         self.L2 = float(np.max(np.einsum("ij,ij->i", self.X, self.X)))
         self._ratio_cache: dict[tuple[int, int], NDArray[np.float64]] = {}
@@ -385,13 +390,10 @@ class LinGapEExploration(Exploration):
         s = self.solver
         d = self.X.shape[1]
         if s.radius == "logdet":
-            ld = self._logdet + dlogdet
-            return np.asarray(
-                self_normalized_radius(
-                    ld, d, s.delta, R=self.R, ridge=s.ridge, S=self.S, log_union_size=self.log_union
-                ),
-                dtype=np.float64,
-            ).reshape(-1)
+            # combex.estimation.self_normalized_radius, term for term (so bit for bit; a
+            # test checks it): its argument checks cost more than a round here.
+            arg = np.maximum((self._logdet + dlogdet) - self._ld_floor + self._ld_shift, 0.0)
+            return self.R * np.sqrt(arg) + math.sqrt(s.ridge) * self.S
         return self.R * np.sqrt(d * np.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff)) + math.sqrt(s.ridge) * self.S
 
     # ------------------------------------------------------------------ Algorithm 2
@@ -1156,20 +1158,15 @@ class LinGapEOracleExploration(Exploration):
     """State of one :class:`LinGapEOracle` run."""
 
     solver: LinGapEOracle
-    _ARRAYS = ("M", "theta", "b", "T", "next_mask", "best_mask")
 
     def __init__(self, solver: LinGapEOracle, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self._setup(solver)
         n = self.n
-        self.M = np.eye(n) / solver.ridge
-        self.theta = np.zeros(n)
-        self.b = np.zeros(n)
+        # A = lambda I + sum c 1_M 1_M^T, b, A^{-1}, log det A (count-weighted Sherman-Morrison)
+        self.ls = LeastSquares(n, ridge=solver.ridge, refactor_every=solver.refactor_every)
         self.T = np.zeros(n, dtype=np.int64)
-        self.logdet = n * math.log(solver.ridge)
-        self.since_refactor = 0
-        self.n_pulls = 0  # number of super-arm pulls folded (A = lambda I + sum c 1_M 1_M^T)
-        self.A = solver.ridge * np.eye(n)
+        self.n_pulls = 0  # number of super-arm pulls folded
         self.best_mask = self.dc.argmax(self.theta)
         self.next_mask = self.best_mask.copy()
         self.B = float("inf")
@@ -1207,11 +1204,20 @@ class LinGapEOracleExploration(Exploration):
         else:
             self.quad = q
 
+    @property
+    def M(self) -> NDArray[np.float64]:
+        """A_t^{-1} (read-only)."""
+        return self.ls.A_inv
+
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """theta_hat (read-only)."""
+        return self.ls.theta
+
     def confidence_radius(self) -> float:
-        """C_t of eq. (3) with d = n."""
+        """C_t of eq. (3) with d = n (:func:`combex.estimation.self_normalized_radius`)."""
         s = self.solver
-        half = 0.5 * (self.logdet - self.n * math.log(s.ridge))
-        return self.R * math.sqrt(2.0 * (half + math.log(1.0 / s.delta))) + math.sqrt(s.ridge) * self.S
+        return float(self_normalized_radius(self.ls.logdet(), self.n, s.delta, R=self.R, ridge=s.ridge, S=self.S))
 
     def _norm(self, v: NDArray[np.float64]) -> float:
         return math.sqrt(max(float(v @ self.M @ v), 0.0))
@@ -1263,25 +1269,9 @@ class LinGapEOracleExploration(Exploration):
     def _fold(self, mask: NDArray[np.bool_], c: int, s: float) -> None:
         if c <= 0:
             return
-        x = mask.astype(np.float64)
-        mx = self.M @ x
-        q = float(x @ mx)
-        den = 1.0 + c * q
-        self.theta += ((s - c * float(x @ self.theta)) / den) * mx
-        self.M -= (c / den) * np.outer(mx, mx)
-        self.logdet += math.log1p(c * q)
-        self.b += s * x
-        self.A += c * np.outer(x, x)
+        self.ls.update(mask.astype(np.float64), s, c)
         self.T[mask] += c
         self.n_pulls += c
-        self.since_refactor += 1
-        if self.since_refactor >= self.solver.refactor_every:
-            L = np.linalg.cholesky(self.A)
-            Linv = np.linalg.inv(L)
-            self.M = Linv.T @ Linv
-            self.logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
-            self.theta = self.M @ self.b
-            self.since_refactor = 0
 
     def _next_batch(self) -> Batch:
         return Batch(self.next_mask[None, :].copy(), np.ones(1, dtype=np.int64))
@@ -1306,20 +1296,16 @@ class LinGapEOracleExploration(Exploration):
         return {"S": self.S, "R": self.R, "C_t": self.C, "B_bar": self.B, "k": self.k, "super_arm_pulls": self.n_pulls}
 
     def _extra_state(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
-        out.update(A=self.A.copy(), logdet=self.logdet, since_refactor=self.since_refactor, n_pulls=self.n_pulls,
-                   B=self.B, C=self.C)
-        return out
+        return {
+            "ls": self.ls.state_dict(), "T": self.T.copy(), "next_mask": self.next_mask.copy(),
+            "best_mask": self.best_mask.copy(), "n_pulls": self.n_pulls, "B": self.B, "C": self.C,
+        }
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
         self._setup(self.solver)  # type: ignore[arg-type]
-        for k in ("M", "theta", "b"):
-            setattr(self, k, np.array(state[k], dtype=np.float64))
+        self.ls = LeastSquares.from_state(state["ls"])
         self.T = np.array(state["T"], dtype=np.int64)
         self.next_mask = np.array(state["next_mask"], dtype=bool)
         self.best_mask = np.array(state["best_mask"], dtype=bool)
-        self.A = np.array(state["A"], dtype=np.float64)
-        self.logdet = float(state["logdet"])
-        self.since_refactor = int(state["since_refactor"])
         self.n_pulls = int(state["n_pulls"])
         self.B, self.C = float(state["B"]), float(state["C"])
