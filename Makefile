@@ -15,7 +15,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -e . && touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask]" && touch $@ $(VENV)/.installed
+	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask,sweep]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(PIP) install -e ".[plots]" && touch $@

@@ -51,11 +51,15 @@ def join_arrays(obj: Any, arrays: Any) -> Any:
 def save_state(state: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write ``state`` to ``path`` (JSON) and ``path`` + ``.npz`` (arrays), atomically.
 
-    Returns the JSON path.
+    Returns the JSON path. Both files carry the same random nonce, checked on load, so a
+    save interrupted between the two replacements is detected (not silently mixed).
     """
     p = Path(path)
     arrays: dict[str, np.ndarray] = {}
-    doc = {"format": "combex-state", "version": FORMAT_VERSION, "state": split_arrays(state, arrays)}
+    nonce = os.urandom(8).hex()
+    doc = {"format": "combex-state", "version": FORMAT_VERSION, "nonce": nonce,
+           "state": split_arrays(state, arrays)}
+    arrays["__nonce__"] = np.array(nonce)
     tmp_json = p.with_name(p.name + ".tmp")
     tmp_npz = p.with_name(p.name + ".tmp.npz")
     with open(tmp_npz, "wb") as fh:
@@ -77,6 +81,15 @@ def load_state(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise StateError(f"The file {str(p)!r} is not a combex state ({exc}).") from None
     if not isinstance(doc, dict) or doc.get("format") != "combex-state":
         raise StateError(f"The file {str(p)!r} is not a combex state.")
-    with np.load(p.with_name(p.name + ".npz"), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    try:
+        with np.load(p.with_name(p.name + ".npz"), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise StateError(f"The arrays of the saved state {str(p)!r} ({p.name}.npz) are missing.") from None
+    nonce = arrays.pop("__nonce__", None)
+    if "nonce" in doc and (nonce is None or str(nonce) != doc["nonce"]):
+        raise StateError(
+            f"The saved state {str(p)!r} and its arrays {p.name}.npz come from different saves "
+            "(interrupted while saving?); the previous complete save was overwritten."
+        )
     return join_arrays(doc["state"], arrays)

@@ -1,0 +1,208 @@
+"""Plots of results (matplotlib, optional: ``pip install 'combex[plots]'``).
+
+* :func:`plot_results` -- a metric (samples by default) against a parameter, one line per
+  solver, mean with error bars (standard error by default);
+* :func:`plot_time_per_round` -- wall time per round (stopping check) against ``n``;
+* :func:`plot_traces` -- traces of a statistic over samples (approximation ratio of the
+  quadratic oracle, stopping statistic...);
+* :func:`plot_regret` -- cumulative regret curves (mean and a band over runs).
+
+Each returns the matplotlib ``Axes`` and draws on ``ax`` when given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["summarize_table", "plot_results", "plot_time_per_round", "plot_traces", "plot_regret"]
+
+
+def _plt() -> Any:
+    try:
+        import matplotlib
+
+        if matplotlib.get_backend().lower() not in ("agg",) and not _interactive():
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - depends on the install
+        raise ImportError("Plots need matplotlib: pip install 'combex[plots]'.") from None
+    return plt
+
+
+def _interactive() -> bool:
+    import sys
+
+    return "ipykernel" in sys.modules or hasattr(sys, "ps1")
+
+
+def _frame(results: Any) -> Any:
+    from ._sweep import results_table
+
+    if hasattr(results, "columns"):
+        return results
+    return results_table(results)
+
+
+def _column(df: Any, name: str, what: str) -> str:
+    if name in df.columns:
+        return name
+    for pref in ("instance.", "solver."):
+        if pref + name in df.columns:
+            return pref + name
+    if name == "time_per_round" and {"wall_seconds", "rounds"} <= set(df.columns):
+        return name
+    import difflib
+
+    close = difflib.get_close_matches(name, list(map(str, df.columns)), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise InvalidParameterError(
+        f"The {what!r} parameter must name a column of the results. Got {name!r} instead.{hint} "
+        f"Columns: {', '.join(map(str, df.columns))}."
+    )
+
+
+def summarize_table(results: Any, by: Sequence[str], y: str = "samples") -> Any:
+    """Mean, standard deviation, standard error, median and count of ``y`` (and the
+    error rate) grouped by the columns ``by``."""
+    df = _frame(results).copy()
+    if y == "time_per_round":
+        df[y] = df["wall_seconds"] / np.maximum(df["rounds"], 1)
+    if y == "correct" or df[y].dtype == bool:
+        df[y] = df[y].astype(float)
+    g = df.groupby(list(by), dropna=False, sort=True)
+    out = g[y].agg(["mean", "std", "median", "count"])
+    out["sem"] = out["std"] / np.sqrt(out["count"])
+    out["error_rate"] = 1.0 - g["correct"].mean() if "correct" in df.columns else np.nan
+    return out.reset_index()
+
+
+def plot_results(
+    results: Any,
+    x: str,
+    y: str = "samples",
+    *,
+    hue: str | Sequence[str] = "solver",
+    error: str = "sem",
+    ax: Any = None,
+    logx: bool = False,
+    logy: bool = False,
+    title: str | None = None,
+) -> Any:
+    """``y`` (mean over runs) against the parameter ``x``, one line per ``hue`` value.
+
+    Parameters
+    ----------
+    results : DataFrame, rows or path
+        A tidy results table (:func:`results_table`) or a results file.
+    x, y : str
+        Columns (``y="time_per_round"`` is wall seconds / rounds).
+    hue : str or list of str
+        Columns whose values make separate lines.
+    error : {"sem", "std", "none"}
+        Error bars: standard error of the mean, standard deviation, or none.
+    """
+    if error not in ("sem", "std", "none"):
+        raise InvalidParameterError(f"The 'error' parameter must be 'sem', 'std' or 'none'. Got {error!r} instead.")
+    plt = _plt()
+    df = _frame(results)
+    x = _column(df, x, "x")
+    y = _column(df, y, "y")
+    hues = [hue] if isinstance(hue, str) else list(hue)
+    hues = [_column(df, h, "hue") for h in hues]
+    s = summarize_table(df, hues + [x], y)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0))
+    for key, grp in s.groupby(hues, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(str(k) for k in key)
+        grp = grp.sort_values(x)
+        yerr = None if error == "none" else grp[error].fillna(0.0).to_numpy()
+        ax.errorbar(grp[x].to_numpy(), grp["mean"].to_numpy(), yerr=yerr, marker="o", capsize=3, label=label)
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y} (mean" + ("" if error == "none" else f" +- {error}") + ")")
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    if title:
+        ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def plot_time_per_round(results: Any, x: str = "n", **kwargs: Any) -> Any:
+    """Wall time per round (stopping check) against ``x`` (see :func:`plot_results`)."""
+    return plot_results(results, x, "time_per_round", **kwargs)
+
+
+def plot_traces(
+    traces: Mapping[str, Any],
+    key: str,
+    *,
+    t_key: str = "t",
+    ax: Any = None,
+    logx: bool = True,
+    ylabel: str | None = None,
+) -> Any:
+    """Plot ``trace[key]`` against ``trace[t_key]`` for each labelled trace.
+
+    ``traces`` maps a label to a :class:`~combex.solvers.Result` (its ``trace``) or to a
+    dict of arrays, e.g. the approximation-ratio trace of SAQM (``key="ratio"``).
+    """
+    plt = _plt()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0))
+    for label, tr in traces.items():
+        tr = getattr(tr, "trace", tr)
+        if tr is None or key not in tr:
+            raise InvalidParameterError(
+                f"The trace of {label!r} has no {key!r} entry (recorded keys: "
+                f"{', '.join(sorted(tr)) if tr else 'none; run with trace=True'})."
+            )
+        yv = np.asarray(tr[key], dtype=float)
+        tv = np.asarray(tr[t_key], dtype=float) if t_key in tr else np.arange(1, len(yv) + 1)
+        ax.plot(tv, yv, label=label)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(t_key if t_key != "t" else "samples")
+    ax.set_ylabel(ylabel or key)
+    ax.legend()
+    return ax
+
+
+def plot_regret(curves: Mapping[str, Any], *, ax: Any = None, band: str = "sem") -> Any:
+    """Cumulative regret curves: ``curves`` maps a label to an array of shape (T,), a
+    list of such arrays (runs; mean and a ``band`` of "sem" or "std" are drawn), or
+    objects with a ``curve`` attribute (:class:`~combex.solvers.sublinear.RegretResult`)."""
+    if band not in ("sem", "std", "none"):
+        raise InvalidParameterError(f"The 'band' parameter must be 'sem', 'std' or 'none'. Got {band!r} instead.")
+    plt = _plt()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.0))
+    for label, c in curves.items():
+        if hasattr(c, "curve"):
+            c = [c]
+        runs = [np.asarray(getattr(r, "curve", r), dtype=float) for r in (c if _is_runs(c) else [c])]
+        T = min(len(r) for r in runs)
+        arr = np.stack([r[:T] for r in runs])
+        mean = arr.mean(axis=0)
+        t = np.arange(1, T + 1)
+        (line,) = ax.plot(t, mean, label=label)
+        if band != "none" and arr.shape[0] > 1:
+            sd = arr.std(axis=0, ddof=1)
+            w = sd / np.sqrt(arr.shape[0]) if band == "sem" else sd
+            ax.fill_between(t, mean - w, mean + w, color=line.get_color(), alpha=0.2)
+    ax.set_xlabel("t")
+    ax.set_ylabel("cumulative regret")
+    ax.legend()
+    return ax
+
+
+def _is_runs(c: Any) -> bool:
+    if isinstance(c, np.ndarray):
+        return c.ndim == 2
+    return isinstance(c, (list, tuple)) and len(c) > 0 and (np.ndim(getattr(c[0], "curve", c[0])) == 1)
