@@ -151,7 +151,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             ans_txt = ans if not isinstance(ans, list) or len(ans) <= 12 else f"{ans[:12]}..."
             print(f"  run {r['run']}: answer={ans_txt} correct={r['correct']} samples={r['samples']} "
                   f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}")
-        print(f"  mean samples {s['mean_samples']:.6g}, error rate {s['error_rate']:.3f}, "
+        err = "n/a" if s["error_rate"] is None else f"{s['error_rate']:.3f}"
+        extra = f", mean regret {s['mean_regret']:.6g}" if "mean_regret" in s else ""
+        print(f"  mean samples {s['mean_samples']:.6g}, error rate {err}{extra}, "
               f"median wall {s['median_wall_seconds']:.3f}s")
     return 0
 
@@ -218,7 +220,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
           f"{report.wall_seconds:.1f}s")
     for r in summary.itertuples(index=False):
         print(f"  {r.solver:<14} {r.solver_params:<24} {r.instance:<18} {r.params:<28} runs={r.count:<4} "
-              f"mean samples={r.mean:.6g} (+- {0.0 if r.count < 2 else r.sem:.3g}) error rate={r.error_rate:.3f}")
+              f"mean samples={r.mean:.6g} (+- {0.0 if r.count < 2 else r.sem:.3g}) error rate={_fmt_rate(r.error_rate)}")
     if args.out:
         print(f"results: {args.out}")
     return 0
@@ -259,6 +261,13 @@ def _add_backend_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+
+def _fmt_rate(x: Any) -> str:
+    try:
+        return "n/a" if x is None or x != x else f"{float(x):.3f}"
+    except (TypeError, ValueError):
+        return "n/a"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,6 +6,11 @@
 * :func:`mips_adversarial`: the adversarial MAB-BP data set of its Figure 1: each arm
   has a true mean ``r_a ~ U[0, 1]`` and a 0/1 list of ``N`` rewards (each 1 with
   probability ``r_a``) returned ones first.
+* :func:`mips_gaussian_env`, :func:`mips_uniform_env`, :func:`mips_adversarial_env`: the
+  same data as MAB-BP *environments* for the experiment runner and the CLI (registered as
+  ``mips-gaussian``, ``mips-uniform``, ``mips-adversarial``): one query ``q``, arm ``i``'s
+  reward list ``v_ij q_j`` scaled into ``[0, 1]`` exactly as :func:`combex.mips.mips_top_k`
+  scales it (:func:`mips_reward_lists`), scored top-k aware (:class:`MIPSRewardLists`).
 * :func:`sublinear_synthetic`: the synthetic environment of Section 7 of Yang et al.
   (2022): ``theta* ~ N(0, I_d)``, arms ~ N(0, I_d), unit Gaussian noise, ``change`` arms
   added every ``every`` steps (and optionally as many deleted, Appendix C), final size K.
@@ -26,13 +31,19 @@ from numpy.typing import NDArray
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_rng, param_error
 from ..exceptions import DataNotFoundError, InvalidParameterError
-from ._lists import BinaryRewardLists
+from ._lists import BinaryRewardLists, RewardLists, _list_noise
 
 __all__ = [
     "MIPSData",
     "mips_gaussian",
     "mips_uniform",
     "mips_adversarial",
+    "mips_reward_lists",
+    "MIPSRewardLists",
+    "MIPSBinaryRewardLists",
+    "mips_gaussian_env",
+    "mips_uniform_env",
+    "mips_adversarial_env",
     "DynamicLinearArms",
     "sublinear_synthetic",
     "wine_dynamic",
@@ -142,13 +153,143 @@ def mips_adversarial(n: int = 10_000, dim: int = 100_000, *, rng: Any = None) ->
     >>> env.n_arms, env.list_size, env.order
     (5, 100, 'ones-first')
     """
-    n = check_int(n, "n", owner="mips_adversarial", low=1)
-    dim = check_int(dim, "dim", owner="mips_adversarial", low=1)
+    return _adversarial(n, dim, rng, BinaryRewardLists, "mips_adversarial")
+
+
+def _adversarial(n: Any, dim: Any, rng: Any, cls: type, owner: str) -> Any:
+    n = check_int(n, "n", owner=owner, low=1)
+    dim = check_int(dim, "dim", owner=owner, low=1)
     g = check_rng(rng)
     r = g.random(n)
     ones = g.binomial(dim, r)
     env_rng = g.spawn(1)[0]
-    return BinaryRewardLists(ones.astype(np.int64), dim, order="ones-first", rng=env_rng)
+    return cls(ones.astype(np.int64), dim, order="ones-first", rng=env_rng)
+
+
+# ---------------------------------------------------------------------- MIPS environments
+def mips_reward_lists(V: Any, q: Any, v_max: float) -> NDArray[np.float64]:
+    """The MAB-BP reward lists of MIPS query ``q``, scaled into ``[0, 1]``.
+
+    Arm ``i``'s list is ``f(i, j) = V_ij q_j`` (Liu, Wu and Mozafari 2019), mapped through
+    the known range ``[-v_max max|q|, v_max max|q|]`` (width ``2 v_max max|q|``, the
+    ``info["reward_width"]`` of :func:`combex.mips.mips_top_k`):
+    ``(V_ij q_j + v_max max|q|) / (2 v_max max|q|)``. ``epsilon`` of BoundedME on these
+    lists is therefore in the same scaled units as ``mips_top_k``'s. A zero width
+    (``q = 0`` or ``V = 0``: every product is 0) gives constant lists of 0.5.
+
+    Examples
+    --------
+    >>> mips_reward_lists(np.array([[1.0, -2.0]]), np.array([0.5, 1.0]), 2.0).tolist()
+    [[0.625, 0.0]]
+    """
+    V = np.asarray(V)
+    qv = np.asarray(q, dtype=np.float64)
+    half = float(v_max) * float(np.abs(qv).max(initial=0.0))
+    prod = V.astype(np.float64, copy=False) * qv
+    if half <= 0.0:
+        return np.full(prod.shape, 0.5)
+    prod += half
+    prod /= 2.0 * half
+    # Rounding may leave -1e-17 or 1 + 1e-16; the exact values lie in [0, 1].
+    return np.clip(prod, 0.0, 1.0, out=prod)
+
+
+class _TopKScoring:
+    """Top-k aware scoring of index answers (the guarantee of BoundedME's Theorem 1)."""
+
+    n_arms: int
+    means: Any  # provided by the reward-list class mixed with
+
+    def answer_arms(self, answer: Any) -> NDArray[np.intp]:
+        """The arms of ``answer``: an index (k = 1), a bool mask of length ``n_arms`` or an
+        array of distinct indices (k = its size)."""
+        owner = type(self).__name__
+        a = np.asarray(answer)
+        if a.ndim == 0:
+            return np.array([self._check_index(answer)], dtype=np.intp)  # type: ignore[attr-defined]
+        if a.ndim == 1 and a.dtype == bool and a.size == self.n_arms and a.any():
+            return np.flatnonzero(a)
+        if (a.ndim == 1 and a.size and np.issubdtype(a.dtype, np.integer) and a.min() >= 0
+                and a.max() < self.n_arms and np.unique(a).size == a.size):
+            return a.astype(np.intp)
+        raise param_error("answer", owner, f"an arm index, a non-empty bool mask of length {self.n_arms} "
+                          "or distinct arm indices", answer)
+
+    def top_k_gap(self, answer: Any) -> float:
+        """``mu_(k) - min_{i in answer} mu_i`` with ``k = |answer|`` and ``mu_(k)`` the k-th
+        largest mean: how far the k-th best arm of the answer falls short of the true k-th
+        best (<= 0 when the answer is the exact top k)."""
+        arms = self.answer_arms(answer)
+        mu = self.means()
+        kth = float(np.partition(mu, mu.size - arms.size)[mu.size - arms.size])
+        return kth - float(mu[arms].min())
+
+    def is_correct(self, answer: Any, epsilon: float = 0.0) -> bool:
+        """Whether ``answer`` (k arms) is epsilon-optimal in the sense of Theorem 1 of
+        Liu, Wu and Mozafari (2019): the k-th best true mean among the returned arms is
+        within ``epsilon`` of the k-th best mean overall (up to 1e-12). For ``k = 1`` this
+        is the usual ``max mu - mu_answer <= epsilon``."""
+        return self.top_k_gap(answer) <= float(epsilon) + 1e-12
+
+
+class MIPSRewardLists(_TopKScoring, RewardLists):
+    """:class:`RewardLists` of a scaled MIPS query: rewards known to lie in ``[0, 1]``
+    (``problem.info`` reports ``lower = 0``, ``upper = 1``, the known bounds, not the
+    realized extremes, so BoundedME uses ``value_range = 1`` as ``mips_top_k`` does) and
+    top-k aware :meth:`is_correct`."""
+
+    def __init__(self, lists: Any, *, shuffle: bool = True, rng: Any = None) -> None:
+        super().__init__(lists, shuffle=shuffle, rng=rng)
+        if self.lower < 0.0 or self.upper > 1.0:
+            raise param_error("lists", type(self).__name__, "an array with entries in [0, 1]", lists)
+        self.lower, self.upper = 0.0, 1.0
+        self.noise = _list_noise(0.0, 1.0)
+
+
+class MIPSBinaryRewardLists(_TopKScoring, BinaryRewardLists):
+    """:class:`BinaryRewardLists` with top-k aware :meth:`is_correct`."""
+
+
+def _mips_env(data: MIPSData) -> MIPSRewardLists:
+    lists = mips_reward_lists(data.V, data.queries[0], data.v_max)
+    env = MIPSRewardLists(lists)
+    env.name = data.name  # type: ignore[attr-defined]
+    return env
+
+
+def mips_gaussian_env(n: int = 2_000, dim: int = 2_000, *, rng: Any = None) -> MIPSRewardLists:
+    """:func:`mips_gaussian` data (one query) as a MAB-BP environment.
+
+    Arm ``i``'s list is ``V_ij q_j`` scaled by :func:`mips_reward_lists` (``v_max`` the
+    realized maximum of ``|V_ij|``); each list is read in its own random order
+    (reshuffled at every ``reset``; ``mips_top_k`` shares one permutation across arms,
+    both are sampling without replacement as Lemma 1 needs). Memory: ``8 n dim`` bytes.
+
+    Examples
+    --------
+    >>> env = mips_gaussian_env(5, 40, rng=0)
+    >>> env.n_arms, env.list_size, env.problem.info["upper"]
+    (5, 40, 1.0)
+    """
+    owner = "mips_gaussian_env"
+    n = check_int(n, "n", owner=owner, low=1)
+    dim = check_int(dim, "dim", owner=owner, low=1)
+    return _mips_env(mips_gaussian(n, dim, rng=rng))
+
+
+def mips_uniform_env(n: int = 2_000, dim: int = 2_000, *, rng: Any = None) -> MIPSRewardLists:
+    """:func:`mips_uniform` data (one query) as a MAB-BP environment (``v_max = 1``);
+    see :func:`mips_gaussian_env`."""
+    owner = "mips_uniform_env"
+    n = check_int(n, "n", owner=owner, low=1)
+    dim = check_int(dim, "dim", owner=owner, low=1)
+    return _mips_env(mips_uniform(n, dim, rng=rng))
+
+
+def mips_adversarial_env(n: int = 2_000, dim: int = 10_000, *, rng: Any = None) -> MIPSBinaryRewardLists:
+    """:func:`mips_adversarial` (same draws for the same ``rng``) with top-k aware
+    :meth:`~MIPSBinaryRewardLists.is_correct`."""
+    return _adversarial(n, dim, rng, MIPSBinaryRewardLists, "mips_adversarial_env")
 
 
 # ---------------------------------------------------------------------- dynamic arms

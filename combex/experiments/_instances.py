@@ -103,11 +103,11 @@ register_instance("diabetes-linear", f"{_ENV}._instances_linear:diabetes_linear"
                   "linear best arm on the scikit-learn diabetes features, +-1 rewards (n_arms)", "linear")
 register_instance("wine-linear", f"{_ENV}._instances_linear:wine_linear",
                   "linear best arm on the wine-quality features, +-1 rewards (n_arms, color)", "linear")
-register_instance("mips-gaussian", f"{_ENV}._mips_instances:mips_gaussian",
-                  "MIPS over Gaussian vectors (n, dim, k)", "mips")
-register_instance("mips-uniform", f"{_ENV}._mips_instances:mips_uniform",
-                  "MIPS over uniform vectors (n, dim, k)", "mips")
-register_instance("mips-adversarial", f"{_ENV}._mips_instances:mips_adversarial",
-                  "MIPS adversarial data of the BoundedME paper (n, dim, k)", "mips")
+register_instance("mips-gaussian", f"{_ENV}._mips_instances:mips_gaussian_env",
+                  "MIPS of one query over Gaussian vectors as reward lists (n, dim; solver k)", "mips")
+register_instance("mips-uniform", f"{_ENV}._mips_instances:mips_uniform_env",
+                  "MIPS of one query over uniform vectors as reward lists (n, dim; solver k)", "mips")
+register_instance("mips-adversarial", f"{_ENV}._mips_instances:mips_adversarial_env",
+                  "adversarial 0/1 reward lists of the BoundedME paper (n, dim; solver k)", "mips")
 register_instance("sublinear-synthetic", f"{_ENV}._mips_instances:sublinear_synthetic",
                   "growing arm set linear bandit of the sublinear paper (K, d, T, change)", "sublinear")

@@ -101,6 +101,18 @@ def run_once(
     inst_rng, env_rng, alg_rng = run_generators(root_seed, index)
     env = make_instance(instance, rng=inst_rng, **dict(params))
     env.reset(env_rng)
+    if _is_regret_solver(solver):
+        # Regret minimizers over a changing arm set (combex.solvers.sublinear): one run of
+        # env.horizon steps; no answer to score, so "correct" is None.
+        t0 = time.perf_counter()
+        out = solver.run(env, None, rng=alg_rng)
+        steps = int(out.curve.size)
+        return {
+            "seed": root_seed, "run": index, "answer": int(out.arms[-1]) if steps else None,
+            "correct": None, "status": "horizon", "samples": steps, "rounds": steps,
+            "wall_seconds": time.perf_counter() - t0, "pulls": [], "certificate": None,
+            "regret": float(out.regret),
+        }
     res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress)
     rec = res.to_dict()
     rec = {
@@ -119,6 +131,12 @@ def run_once(
         if key in res.info:
             rec[key] = res.info[key]
     return rec
+
+
+def _is_regret_solver(solver: Any) -> bool:
+    from ..solvers.sublinear import SublinearSolver
+
+    return isinstance(solver, SublinearSolver)
 
 
 @dataclass(frozen=True)
@@ -217,14 +235,20 @@ def execute_task(task: RunTask) -> dict[str, Any]:
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     samples = [r["samples"] for r in records]
     walls = [r["wall_seconds"] for r in records]
-    return {
+    scored = [r["correct"] for r in records if r["correct"] is not None]
+    out = {
         "mean_samples": float(np.mean(samples)) if samples else None,
         "median_samples": float(statistics.median(samples)) if samples else None,
         "std_samples": float(np.std(samples, ddof=1)) if len(samples) > 1 else 0.0,
-        "error_rate": float(np.mean([not r["correct"] for r in records])) if records else None,
+        # Regret runs (correct=None) have no answer to score.
+        "error_rate": float(np.mean([not c for c in scored])) if scored else None,
         "median_wall_seconds": float(statistics.median(walls)) if walls else None,
         "identified_rate": float(np.mean([r["status"] == "identified" for r in records])) if records else None,
     }
+    regrets = [r["regret"] for r in records if "regret" in r]
+    if regrets:
+        out["mean_regret"] = float(np.mean(regrets))
+    return out
 
 
 def run_many(

@@ -260,6 +260,11 @@ class BoundedME(Solver):
     name = "bounded-me"
     arm_type = "index"
 
+    @property
+    def tolerance(self) -> float:
+        """The epsilon of the (epsilon, delta) top-k guarantee (Theorem 1), used for scoring."""
+        return float(self.epsilon)
+
     def __init__(
         self,
         k: int = 1,

@@ -684,3 +684,31 @@ def get_sublinear_solver(name: str) -> type[SublinearSolver]:
         raise InvalidParameterError(
             f"Unknown sublinear solver {name!r}. Known: {', '.join(sorted(SUBLINEAR_SOLVERS))}."
         ) from None
+
+
+# ---------------------------------------------------------------------- CLI registry
+def _runner_adapter(base: type[SublinearSolver]) -> type:
+    """A subclass of ``base`` that is also a :class:`~combex.solvers.Solver`, so the
+    solver registry, ``combex run`` and :func:`combex.experiments.run_many` accept it by
+    name. It keeps ``base``'s settings and :meth:`run` (a regret run: the experiment runner
+    detects :class:`SublinearSolver` and records the regret); :meth:`start` raises, since
+    these algorithms have no pure-exploration ask / tell state."""
+    from ._base import Solver, register_solver
+
+    def start(self: Any, problem: Any, *, rng: Any = None) -> Any:
+        raise InvalidParameterError(
+            f"{type(self).__name__} ({self.name!r}) is a regret minimizer over a changing arm set: "
+            "it has no ask / tell exploration; call run(env, T, rng=...) on a DynamicLinearArms."
+        )
+
+    cls = type(base.__name__, (base, Solver), {
+        "__doc__": base.__doc__,
+        "__module__": __name__,
+        "__qualname__": f"_registered.{base.__name__}",
+        "start": start,
+    })
+    return register_solver(cls)
+
+
+#: The registered (CLI) versions of :data:`SUBLINEAR_SOLVERS`, by name.
+_registered = type("_registered", (), {b.__name__: _runner_adapter(b) for b in SUBLINEAR_SOLVERS.values()})
