@@ -66,11 +66,12 @@ def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
         print(f"         team: workers {workers.tolist()}")
     print()
     print("Paper (Kuroki et al., Table 2, IT domain, thousands of samples): ICB 46,658; SAQM 68,328; SA-FOA 3,421.")
-    _plot(traces, Path(out_dir))
+    thresholds = {"ICB": eps, "SAQM": 0.0, "SA-FOA": eps / 2}
+    _plot(traces, thresholds, Path(out_dir))
     return 0
 
 
-def _plot(traces: dict[str, Any], out_dir: Path) -> None:
+def _plot(traces: dict[str, Any], thresholds: dict[str, float], out_dir: Path) -> None:
     try:
         import matplotlib
 
@@ -84,16 +85,16 @@ def _plot(traces: dict[str, Any], out_dir: Path) -> None:
         if not tr or "t" not in tr:
             continue
         t = np.asarray(tr["t"], dtype=float)
-        if "statistic" in tr:
-            y = np.asarray(tr["statistic"], dtype=float)
-        else:
+        if "statistic" in tr:  # ICB: stop when < eps; SA-FOA: when <= eps/2
+            y = np.asarray(tr["statistic"], dtype=float) - thresholds.get(label, 0.0)
+        else:  # SAQM: condition (4), rhs (which includes -eps) minus lhs
             y = np.asarray(tr["rhs"], dtype=float) - np.asarray(tr["lhs"], dtype=float)
         ax.plot(t, y, label=label)
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1e-2)
     ax.axhline(0.0, color="k", lw=0.5)
     ax.set_xlabel("samples")
-    ax.set_ylabel("stopping statistic (stop when below its threshold)")
+    ax.set_ylabel("stopping statistic minus its threshold (stops at 0)")
     ax.set_title("Team selection with full-bandit feedback")
     ax.legend()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ Every linear result of :mod:`combex.solvers.linear` reports
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from numpy.typing import NDArray
 from .._validation import check_float, check_probability, check_weights
 from ..allocations import xy_optimal_design
 from ..allocations._design import _check_candidates
-from ..exceptions import InvalidParameterError
+from ..exceptions import AllocationError, ConvergenceWarning, InvalidParameterError
 
 __all__ = ["LowerBound", "characteristic_time", "linear_lower_bound", "check_features"]
 
@@ -56,6 +57,22 @@ def check_features(features: Any, *, owner: str | None = None, name: str = "feat
             f"shape {x.shape} instead."
         )
     return x
+
+
+def _design(x: NDArray[np.float64], y: NDArray[np.float64], method: str) -> Any:
+    """:func:`xy_optimal_design`. With ``method="auto"`` an "optimal_inaccurate" conic
+    solve is accepted silently (the returned value is computed exactly at its weights, so
+    it is an upper bound on the optimum and T* is never under-estimated), and a failed one
+    falls back to Frank-Wolfe."""
+    if method != "auto":
+        return xy_optimal_design(x, y, method=method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+        try:
+            return xy_optimal_design(x, y, method="auto")
+        except AllocationError:
+            return xy_optimal_design(x, y, method="frank-wolfe")
 
 
 @dataclass(frozen=True)
@@ -100,7 +117,8 @@ def characteristic_time(
     method : {"auto", "cvxpy", "frank-wolfe"}
         Solver of the minimax design, passed to
         :func:`combex.allocations.xy_optimal_design` (the XY design over the scaled
-        directions ``y_i = (x* - x_i) / Delta_i``).
+        directions ``y_i = (x* - x_i) / Delta_i``); ``"auto"`` falls back to Frank-Wolfe
+        when the conic solve is inaccurate.
 
     Returns
     -------
@@ -138,7 +156,7 @@ def characteristic_time(
     # Normalize the directions (the value scales as ys^2) for the conic solver's sake:
     # tiny gaps (soare: 1e-4) give direction norms of 1e4.
     ys = float(np.max(np.linalg.norm(y, axis=1)))
-    des = xy_optimal_design(x, y / ys, method=method)
+    des = _design(x, y / ys, method)
     return LowerBound(
         T_star=2.0 * sigma**2 * des.value * ys * ys,
         allocation=des.weights,

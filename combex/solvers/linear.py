@@ -154,6 +154,15 @@ def _check_common(self: Any, owner: str, delta: Any, epsilon: Any) -> None:
     self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
 
 
+def _check_lingape(self: Any, owner: str, delta: Any, epsilon: Any, ridge: Any, S: Any, R: Any, refactor_every: Any) -> None:
+    """Settings shared by :class:`LinGapE` and :class:`LinGapEOracle`."""
+    _check_common(self, owner, delta, epsilon)
+    self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
+    self.S = None if S is None else check_float(S, "S", owner=owner, low=0.0)
+    self.R = None if R is None else check_float(R, "R", owner=owner, low=0.0, closed="neither")
+    self.refactor_every = check_int(refactor_every, "refactor_every", owner=owner, low=1)
+
+
 # ====================================================================== LinGapE
 @register_solver
 class LinGapE(_LinearRun, Solver):
@@ -195,12 +204,23 @@ class LinGapE(_LinearRun, Solver):
 
     Notes
     -----
-    One round (Algorithm 1 lines 9-17) costs O(K d + d^2): A_t^{-1} is kept by
-    Sherman-Morrison updates (count-weighted: ``c`` pulls of one arm are one rank-one
-    update), together with ``u = X theta_hat``, ``g_k = ||x_k||^2_{A^{-1}}`` and
-    ``log det A_t`` (matrix determinant lemma). Then ``||x_j - x_i||^2_{A^{-1}} =
-    g_j - 2 (X A^{-1} x_i)_j + g_i`` for all j in one matrix-vector product, and the greedy
-    rule (9) is ``argmax_a (y^T A^{-1} x_a)^2 / (1 + g_a)`` (Sherman-Morrison).
+    One round (Algorithm 1 lines 9-17) costs O(K d + d^2), with no inversion: the pulls
+    are folded into a :class:`~combex.estimation.LeastSquares` (count-weighted
+    Sherman-Morrison, ``c`` pulls of one arm = one rank-one update, Cholesky refresh every
+    ``refactor_every`` updates) together with ``u = X theta_hat`` and
+    ``g_k = ||x_k||^2_{A^{-1}}``; the pulls of the current arm since the last change of arm
+    (a *streak*) are applied in closed form on top. Then ``||x_j - x_i||^2_{A^{-1}} =
+    g_j - 2 G_{ij} + g_i`` with row i of ``G = X A^{-1} X^T`` (one matrix-vector product),
+    and the greedy rule (9) is ``argmax_a (G_{ia} - G_{ja})^2 / (1 + g_a)``
+    (Sherman-Morrison). C_t is :func:`combex.estimation.self_normalized_radius`.
+
+    :meth:`run` on a simulated :class:`~combex.environments.LinearBandit` with
+    ``growth=0`` evaluates whole blocks of rounds in one vectorized step (the rewards of a
+    streak are drawn ahead; the block is cut at the first round that stops or switches
+    arm, and the generator is rewound to the pulls used). It gives exactly the result of
+    the ask/tell loop (same pulls, stop, trace and final generator state; tested) at a
+    few microseconds per round: Algorithm 1 on ``soare`` d = 5 (about 8e5 rounds) takes
+    1-3 s.
 
     Algorithm 1 starts by pulling every arm once (one batch of K pulls); afterwards every
     ``ask()`` is one pull and every ``tell`` one stopping check (``rounds``).
@@ -233,15 +253,11 @@ class LinGapE(_LinearRun, Solver):
         refactor_every: int = 4096,
     ) -> None:
         owner = type(self).__name__
-        _check_common(self, owner, delta, epsilon)
-        self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
+        _check_lingape(self, owner, delta, epsilon, ridge, S, R, refactor_every)
         self.rule = check_choice(rule, "rule", ("greedy", "ratio"), owner=owner)
         self.growth = check_float(growth, "growth", owner=owner, low=0.0)
-        self.S = None if S is None else check_float(S, "S", owner=owner, low=0.0)
-        self.R = None if R is None else check_float(R, "R", owner=owner, low=0.0, closed="neither")
         self.radius = check_choice(radius, "radius", ("logdet", "dimension"), owner=owner)
         self.union_bound = check_bool(union_bound, "union_bound", owner=owner)
-        self.refactor_every = check_int(refactor_every, "refactor_every", owner=owner, low=1)
 
     def start(self, problem: Any, *, rng: Any = None) -> "LinGapEExploration":
         return LinGapEExploration(self, problem, rng)
@@ -1122,16 +1138,12 @@ class LinGapEOracle(_LinearRun, Solver):
         refactor_every: int = 4096,
     ) -> None:
         owner = type(self).__name__
-        _check_common(self, owner, delta, epsilon)
-        self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
-        self.S = None if S is None else check_float(S, "S", owner=owner, low=0.0)
-        self.R = None if R is None else check_float(R, "R", owner=owner, low=0.0, closed="neither")
+        _check_lingape(self, owner, delta, epsilon, ridge, S, R, refactor_every)
         if isinstance(quadratic, str):
             check_choice(quadratic, "quadratic", ("peeling", "spectral"), owner=owner)
         elif not callable(getattr(quadratic, "maximize", None)):
             raise param_error("quadratic", owner, "'peeling', 'spectral' or an object with maximize(W, k)", quadratic)
         self.quadratic = quadratic
-        self.refactor_every = check_int(refactor_every, "refactor_every", owner=owner, low=1)
 
     def _truth(self, env: Any) -> tuple[Any, Any, float] | None:
         dc = getattr(env, "decision_class", None)
