@@ -112,3 +112,15 @@ def test_list_shows_instances_and_parameters(capsys):
     code, out, _ = run_cli(capsys, ["list", "-v"])
     assert code == 0
     assert "kuroki-synthetic" in out and "parameters: n=10, k=5, gap=0.5" in out and "lil-randlucb" in out
+
+
+@pytest.mark.slow
+def test_demo_quick_finds_epsilon_optimal_teams(tmp_path, capsys):
+    """`combex demo --quick` runs the three polynomial solvers on the crowd data (or the
+    embedded synthetic crowd) and every team it reports is epsilon-optimal."""
+    from combex.cli import main
+
+    assert main(["demo", "--quick", "--out-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(("ICB ", "SAQM ", "SA-FOA "))]
+    assert len(rows) == 3 and all(line.rstrip().endswith("True") for line in rows), out
