@@ -127,7 +127,7 @@ def dks_graph(W: Any) -> NDArray[np.float64]:
 
 
 def _lambda_max_rank_one(
-    lam: NDArray[np.float64], u2: NDArray[np.float64], c: NDArray[np.float64], iters: int = 56
+    lam: NDArray[np.float64], u2: NDArray[np.float64], c: NDArray[np.float64], iters: int = 26
 ) -> NDArray[np.float64]:
     """Upper estimates of ``lambda_max(diag(lam) - c u u^T)`` for a vector of shifts ``c``.
 
