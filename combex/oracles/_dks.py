@@ -318,7 +318,7 @@ class GreedyPeeling(DkSOracle):
             alive[v] = False
         return alive, subgraph_weight(W0, alive)
 
-    def solve_many(self, Wts: Any, k: int) -> NDArray[np.bool_]:
+    def solve_many(self, Wts: Any, k: int, *, copy: bool = True) -> NDArray[np.bool_]:
         """Peel ``m`` graphs at once: ``Wts`` of shape (m, n, n) (non-negative, symmetric,
         diagonal ignored); returns the (m, n) masks, each equal to :meth:`solve` on its
         graph (same tie rule, same arithmetic). ``O(m n^2)`` work in ``n - k`` vectorized
@@ -336,7 +336,8 @@ class GreedyPeeling(DkSOracle):
             )
         m, n, _ = W.shape
         k = check_int(k, "k", owner="GreedyPeeling.solve_many", low=1, high=n)
-        W = W.copy()
+        if copy or W is not Wts:
+            W = W.copy()
         idx = np.arange(n)
         W[:, idx, idx] = 0.0
         deg = W.sum(axis=2)

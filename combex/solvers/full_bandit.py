@@ -256,7 +256,7 @@ class _StaticExploration(Exploration):
         lam_inv = np.linalg.inv(Zs.T @ (Zs * p[:, None]))
         info["rank"] = int(Zs.shape[1])
         if (self.dc.size or math.inf) <= s.max_enumerate:
-            info["rho_p"] = float(np.einsum("ij,jk,ik->i", Zs, lam_inv, Zs).max())
+            info["rho_p"] = float(np.einsum("ij,ij->i", Zs @ lam_inv, Zs).max())
         elif self.Q is None:
             from ..oracles.quadratic import upper_bound_qp
 
@@ -513,14 +513,14 @@ class _SAFOAExploration(_StaticExploration):
 
         def objective(masks: NDArray[np.bool_]) -> NDArray[np.float64]:
             D = masks.astype(float) - chi_f
-            q = np.einsum("ij,jk,ik->i", D, A_inv, D)
+            q = np.einsum("ij,ij->i", D @ A_inv, D)
             return masks.astype(float) @ theta + C * np.sqrt(np.maximum(q, 0.0))
 
         # Candidates F: l*n quadratic maximizations of B_t for M_i drawn from supp(p).
         m = s.ell * self.n
         draws = self.rng.integers(0, len(self.support), size=m)
         D = self.support[draws].astype(float) - chi_f
-        nrm = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", D, A_inv, D), 0.0))
+        nrm = np.sqrt(np.maximum(np.einsum("ij,ij->i", D @ A_inv, D), 0.0))
         ok = nrm > 0.0  # M_i = M_hat: gamma undefined; this draw adds nothing
         # B_t = gamma A^-1 - Diag(2 gamma A^-1 chi_hat) + Diag(theta_hat) depends on the draw
         # only through gamma = C_t / (2 ||chi_{M_i} - chi_hat||): one QP per distinct gamma.
@@ -625,8 +625,10 @@ class SAFOA(_StaticFullBandit):
             g = np.diag(G)
             off = G - np.diag(g)
             bd = gammas[:, None] * g[None, :] + theta[None, :]  # diag of each B
-            Wt = gammas[:, None, None] * off[None] + bd[:, :, None] + bd[:, None, :]
-            return GreedyPeeling().solve_many(Wt, k)
+            Wt = np.multiply.outer(gammas, off)
+            Wt += bd[:, :, None]
+            Wt += bd[:, None, :]
+            return GreedyPeeling().solve_many(Wt, k, copy=False)
         qm = self._qm()
         return np.array([qm.maximize(gm * G + np.diag(theta), k, require_pd=False)[0] for gm in gammas])
 
