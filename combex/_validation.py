@@ -117,11 +117,12 @@ def check_bool(value: Any, name: str, *, owner: str | None = None) -> bool:
 
 
 def check_weights(
-    weights: Any, n: int, name: str = "weights", *, owner: str | None = None
-) -> NDArray[np.float64]:
-    """Check a real vector of length ``n`` with finite entries; return it as float64."""
+    weights: Any, n: int, name: str = "weights", *, owner: str | None = None, dtype: Any = np.float64
+) -> NDArray[Any]:
+    """Check a real vector of length ``n`` with finite entries; return it as ``dtype``
+    (float64 by default)."""
     try:
-        w = np.asarray(weights, dtype=np.float64)
+        w = np.asarray(weights, dtype=dtype)
     except (TypeError, ValueError):
         raise param_error(name, owner, f"a real array of shape ({n},)", weights) from None
     if w.shape != (n,):

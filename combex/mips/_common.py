@@ -8,7 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_int, param_error
+from .._validation import check_weights, check_int, param_error
 from ..exceptions import InvalidParameterError
 
 __all__ = ["MIPSResult", "check_vectors", "check_query", "check_k"]
@@ -71,23 +71,8 @@ def check_vectors(V: Any, owner: str, *, check_finite: bool = True, name: str = 
 
 
 def check_query(q: Any, dim: int, owner: str, *, dtype: Any = np.float64, name: str = "q") -> NDArray[Any]:
-    """A finite real vector of length ``dim``."""
-    try:
-        v = np.asarray(q, dtype=dtype)
-    except (TypeError, ValueError):
-        raise param_error(name, owner, f"a real array of shape ({dim},)", q) from None
-    if v.shape != (dim,):
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must be a real array of shape ({dim},) (the "
-            f"dimension of the vectors). Got an array of shape {v.shape} instead."
-        )
-    if not np.all(np.isfinite(v)):
-        bad = int(np.flatnonzero(~np.isfinite(v))[0])
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must have finite entries. Got {v[bad]!r} at "
-            f"index {bad} instead."
-        )
-    return v
+    """A finite real vector of length ``dim`` (the dimension of the vectors)."""
+    return check_weights(q, dim, name, owner=owner, dtype=dtype)
 
 
 def check_k(k: Any, n: int, owner: str) -> int:
