@@ -57,13 +57,14 @@ _BLOCK = 1 << 20
 # --------------------------------------------------------------------------- helpers
 def _check_graph(Wt: Any, k: Any, owner: str) -> tuple[NDArray[np.float64], int]:
     """Validate a DkS instance; return the weight matrix with a zero diagonal and k."""
-    W = check_matrix(Wt, "Wt", owner=owner)
-    n = W.shape[0]
-    if W.shape != (n, n) or n == 0:
+    fast = isinstance(Wt, np.ndarray) and Wt.dtype == np.float64 and Wt.ndim == 2
+    W = Wt if fast else check_matrix(Wt, "Wt", owner=owner)
+    if W.shape[0] != W.shape[1] or W.shape[0] == 0:
         raise InvalidParameterError(
             f"The 'Wt' parameter of {owner} must be a non-empty square matrix. "
             f"Got an array of shape {W.shape} instead."
         )
+    n = W.shape[0]
     W = check_matrix(W, "Wt", owner=owner, symmetric=True)
     W = 0.5 * (W + W.T)  # exact symmetry (check_matrix allows rounding noise)
     np.fill_diagonal(W, 0.0)
@@ -308,6 +309,10 @@ class GreedyPeeling(DkSOracle):
 
     def solve(self, Wt: Any, k: int) -> tuple[NDArray[np.bool_], float]:
         W0, k = _check_graph(Wt, k, "GreedyPeeling")
+        return self._solve(W0, k)
+
+    def _solve(self, W0: NDArray[np.float64], k: int) -> tuple[NDArray[np.bool_], float]:
+        """:meth:`solve` on a validated instance (symmetric, non-negative, zero diagonal)."""
         n = W0.shape[0]
         deg = W0.sum(axis=1)
         alive = np.ones(n, dtype=bool)
@@ -409,6 +414,10 @@ class FeigePelegKortsarz(DkSOracle):
 
     def solve(self, Wt: Any, k: int) -> tuple[NDArray[np.bool_], float]:
         W0, k = _check_graph(Wt, k, "FeigePelegKortsarz")
+        return self._solve(W0, k)
+
+    def _solve(self, W0: NDArray[np.float64], k: int) -> tuple[NDArray[np.bool_], float]:
+        """:meth:`solve` on a validated instance (symmetric, non-negative, zero diagonal)."""
         n = W0.shape[0]
         if k == n:
             mask = np.ones(n, dtype=bool)
@@ -576,6 +585,10 @@ class ExactDkS(DkSOracle):
 
     def solve(self, Wt: Any, k: int) -> tuple[NDArray[np.bool_], float]:
         W0, k = _check_graph(Wt, k, "ExactDkS")
+        return self._solve(W0, k)
+
+    def _solve(self, W0: NDArray[np.float64], k: int) -> tuple[NDArray[np.bool_], float]:
+        """:meth:`solve` on a validated instance (symmetric, non-negative, zero diagonal)."""
         n = W0.shape[0]
         if _enumeration_affordable(n, k, self.max_enumeration):
             mask, _ = _enumerate_qp(W0, k)
