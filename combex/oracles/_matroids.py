@@ -17,6 +17,8 @@ Section 3.1: the width of matroid decision classes is at most 2.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import itertools
 import math
 from typing import Any, Callable, Iterator
@@ -51,8 +53,9 @@ class _MatroidBase(DecisionClass):
     _rank: int
 
     # ------------------------------------------------------------ subclass hooks
-    def _independent(self, mask: NDArray[np.bool_]) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _independent(self, mask: NDArray[np.bool_]) -> bool:
+        """Subclass hook."""
 
     def _greedy(
         self, w: NDArray[np.float64], inc: NDArray[np.bool_], allowed: NDArray[np.bool_]

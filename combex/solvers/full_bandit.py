@@ -34,6 +34,8 @@ a bound nor a Gaussian law is refused unless ``sigma`` is given.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import math
 from typing import Any, ClassVar
 
@@ -311,8 +313,9 @@ class _StaticExploration(Exploration):
 
         return float(static_radius(self.samples, self.solver.delta, sigma=self.sigma, log_n_hypotheses=self.log_K))
 
-    def _check(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _check(self) -> None:
+        """Subclass hook."""
 
     @property
     def recommendation(self) -> NDArray[np.bool_]:

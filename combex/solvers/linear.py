@@ -669,8 +669,9 @@ class _StaticExploration(Exploration):
         self._pairs = pairwise_differences(self.X)
         self._pair_i, self._pair_j = np.triu_indices(k, k=1)
 
-    def _allocation(self) -> NDArray[np.float64]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _allocation(self) -> NDArray[np.float64]:
+        """Subclass hook: the static design p over the arms (XY-adaptive sets its own per phase)."""
+        raise TypeError(f"{type(self).__name__} defines no static allocation")
 
     def _design(self, active: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
         """The XY-optimal design over the differences of the ``active`` arms (all: None),

@@ -56,6 +56,8 @@ change it), and radii are updated only for pulled arms.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import math
 from typing import Any, ClassVar
 
@@ -142,13 +144,16 @@ class _SemiBanditSolver(Solver):
         return check_int(self.K, "K", owner=type(self).__name__, low=1, high=n - 1)
 
     def _omegas(self, n: int, k: int, delta: float) -> dict[str, float]:
-        raise NotImplementedError
+        """Subclass hook (the Lemma 2.1 solvers); LUCB defines its own confidence_parameters."""
+        raise TypeError(f"{type(self).__name__} has no _omegas")
 
     def _error_bound(self, n: int, k: int, eps: float, delta: float) -> float:
-        raise NotImplementedError
+        """Subclass hook (the Lemma 2.1 solvers); LUCB defines its own confidence_parameters."""
+        raise TypeError(f"{type(self).__name__} has no _error_bound")
 
     def _faithful_delta(self, n: int, k: int, eps: float) -> float:
-        raise NotImplementedError
+        """Subclass hook (the Lemma 2.1 solvers); LUCB defines its own confidence_parameters."""
+        raise TypeError(f"{type(self).__name__} has no _faithful_delta")
 
     def confidence_parameters(self, n_arms: int) -> dict[str, Any]:
         """The epsilon, delta, confidence arguments omega and guaranteed error bound used on
@@ -253,14 +258,17 @@ class _ArmStatsExploration(Exploration):
     def _allocate(self) -> None:
         pass
 
+    @abstractmethod
     def _initialize(self) -> None:
-        raise NotImplementedError
+        """Subclass hook."""
 
+    @abstractmethod
     def _refresh(self, changed: NDArray[np.intp]) -> None:
-        raise NotImplementedError
+        """Subclass hook."""
 
+    @abstractmethod
     def _step(self) -> None:
-        raise NotImplementedError
+        """Subclass hook."""
 
     # ------------------------------------------------------------------ contract
     def _next_batch(self) -> Batch:
@@ -473,8 +481,9 @@ class _BestKExploration(_ArmStatsExploration):
     def _stops(self, gap: float) -> bool:
         return gap >= 0.0
 
+    @abstractmethod
     def _choose(self, h: int, l: int) -> None:
-        raise NotImplementedError
+        """Subclass hook."""
 
     def _step(self) -> None:
         lcb, ucb = self._bounds()
