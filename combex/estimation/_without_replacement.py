@@ -20,7 +20,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from .._validation import check_float, check_int, check_probability, param_error
 
