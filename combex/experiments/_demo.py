@@ -32,7 +32,9 @@ def _environment(quick: bool) -> tuple[Any, str]:
 
 def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
     from ..solvers.full_bandit import ICB, SAFOA, SAQM
+    from ._backends import limit_blas_threads
 
+    limit_blas_threads()  # many small matrices: one BLAS thread is much faster
     env, source = _environment(quick)
     mu = env.means()
     best = env.best()
