@@ -124,6 +124,23 @@ class SublinearSolver(ABC):
         args = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
         return f"{type(self).__name__}({args})"
 
+    def _set_index_settings(
+        self, *, shortlist: Any, delta: Any, eta: Any, eta_high: float, index: Any, ef: Any,
+        hnsw_M: Any, ef_construction: Any, exact_below: Any,
+    ) -> None:
+        """Validate and store the settings shared by Sub-Elim and Sub-TS (shortlist p,
+        confidence, the MIPS index and its HNSW parameters)."""
+        owner = type(self).__name__
+        self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
+        self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
+        self.delta = check_probability(delta, "delta", owner=owner)
+        self.eta = None if eta is None else check_float(eta, "eta", owner=owner, low=0.0, high=eta_high, closed="neither")
+        self.index = check_choice(self.default_index if index is None else index, "index", ["hnsw", "exact"], owner=owner)
+        self.ef = self.shortlist if ef is None else check_int(ef, "ef", owner=owner, low=1)
+        self.hnsw_M = check_int(hnsw_M, "hnsw_M", owner=owner, low=2)
+        self.ef_construction = check_int(ef_construction, "ef_construction", owner=owner, low=1)
+        self._params = {"shortlist": self.shortlist, "delta": self.delta, "eta": self.eta, "index": self.index}
+
     _params: dict[str, Any]
 
 
@@ -284,17 +301,10 @@ class SubElim(SublinearSolver):
         build_after: float = 2000.0,
     ) -> None:
         owner = type(self).__name__
-        self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
         self.lazy = check_bool(lazy, "lazy", owner=owner)
         self.build_after = check_float(build_after, "build_after", owner=owner, low=0.0)
-        self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
-        self.delta = check_probability(delta, "delta", owner=owner)
-        self.eta = None if eta is None else check_float(eta, "eta", owner=owner, low=0.0, high=0.125, closed="neither")
-        self.index = check_choice(self.default_index if index is None else index, "index", ["hnsw", "exact"], owner=owner)
-        self.ef = self.shortlist if ef is None else check_int(ef, "ef", owner=owner, low=1)
-        self.hnsw_M = check_int(hnsw_M, "hnsw_M", owner=owner, low=2)
-        self.ef_construction = check_int(ef_construction, "ef_construction", owner=owner, low=1)
-        self._params = {"shortlist": self.shortlist, "delta": self.delta, "eta": self.eta, "index": self.index}
+        self._set_index_settings(shortlist=shortlist, delta=delta, eta=eta, eta_high=0.125, index=index, ef=ef,
+                                 hnsw_M=hnsw_M, ef_construction=ef_construction, exact_below=exact_below)
 
     def run(self, env: Any, T: int | None = None, *, rng: Any = None) -> RegretResult:
         owner = type(self).__name__
@@ -570,16 +580,8 @@ class SubTS(SublinearSolver):
         ef_construction: int = 100,
         exact_below: int = 2048,
     ) -> None:
-        owner = type(self).__name__
-        self.exact_below = check_int(exact_below, "exact_below", owner=owner, low=0)
-        self.shortlist = check_int(shortlist, "shortlist", owner=owner, low=1)
-        self.delta = check_probability(delta, "delta", owner=owner)
-        self.eta = None if eta is None else check_float(eta, "eta", owner=owner, low=0.0, high=1.0, closed="neither")
-        self.index = check_choice(self.default_index if index is None else index, "index", ["hnsw", "exact"], owner=owner)
-        self.ef = self.shortlist if ef is None else check_int(ef, "ef", owner=owner, low=1)
-        self.hnsw_M = check_int(hnsw_M, "hnsw_M", owner=owner, low=2)
-        self.ef_construction = check_int(ef_construction, "ef_construction", owner=owner, low=1)
-        self._params = {"shortlist": self.shortlist, "delta": self.delta, "eta": self.eta, "index": self.index}
+        self._set_index_settings(shortlist=shortlist, delta=delta, eta=eta, eta_high=1.0, index=index, ef=ef,
+                                 hnsw_M=hnsw_M, ef_construction=ef_construction, exact_below=exact_below)
 
     def run(self, env: Any, T: int | None = None, *, rng: Any = None) -> RegretResult:
         owner = type(self).__name__
