@@ -7,8 +7,13 @@ real-data analogue of Table 3 (white wines, arms revealed over time).
 
 d = 16, theta* ~ N(0, I), arms ~ N(0, I), unit Gaussian noise, 2 arms added every 20 steps
 (final size K). Regret: mean +/- sd over runs (same environment seeds for every method).
-Time: total (with preprocessing) and online (without), means over runs; speedup vs the
-baseline of the same family. BLAS single-threaded.
+Time: total (with preprocessing) and online (without), means over runs; online speedups
+vs the baseline of the same family (lin-elim scans the live arms; lin-ts scans every
+present arm) and, for elimination, vs the full scan of every arm (LinElim(compact=False),
+the cost the paper's Linear Elim timings imply). BLAS single-threaded.
+
+    python benchmarks/sublinear.py --K 100000 --T 20000 --runs 10 --only synthetic
+    python benchmarks/sublinear.py --K 5000 --T 20000 --runs 10 --family ts --beta 2   # practical TS scale
 """
 
 from __future__ import annotations
@@ -40,17 +45,37 @@ def run_many(make_env, solver, runs: int, seed: int):
     return np.array(regrets), float(np.mean(tot)), float(np.mean(online)), float(np.mean(maint))
 
 
-def table(title: str, make_env, families, runs: int, seed: int) -> None:
+def table(title: str, make_env, families, runs: int, seed: int, scan_runs: int) -> None:
+    """One block per family: rows (label, solver, is_full_scan). Speedups are online-time
+    ratios against the family's baseline (first row) and, for elimination, against the
+    Theta(K)-per-step full scan (LinElim(compact=False): same decisions, so it is timed on
+    the first ``scan_runs`` seeds only)."""
     print(f"\n## {title} ({runs} runs)\n")
-    print("| algorithm | regret (mean +/- sd) | time s (online) [online w/o index maintenance] | speedup (online) [w/o maint.] |")
-    print("|---|---|---|---|")
-    for base, subs in families:
-        r, t, o, m = run_many(make_env, base, runs, seed)
-        print(f"| {base.name} | {r.mean():.0f} +/- {r.std(ddof=1) if runs > 1 else 0:.0f} | {t:.2f} ({o:.2f}) [{o - m:.2f}] | x1 |")
-        for sub in subs:
-            rs, ts, os_, ms = run_many(make_env, sub, runs, seed)
-            print(f"| {sub.name}, shortlist {sub.shortlist} | {rs.mean():.0f} +/- {rs.std(ddof=1) if runs > 1 else 0:.0f} | "
-                  f"{ts:.2f} ({os_:.2f}) [{os_ - ms:.2f}] | x{t / ts:.2f} (x{o / os_:.2f}) [x{(o - m) / (os_ - ms):.2f}] |")
+    print("| algorithm | regret (mean +/- sd) | time s (online) [online w/o index maintenance] "
+          "| online speedup vs baseline | online speedup vs full scan |")
+    print("|---|---|---|---|---|")
+    for rows in families:
+        base_online = scan_online = None
+        for label, solver, full_scan in rows:
+            n = min(runs, scan_runs) if full_scan else runs
+            r, t, o, m = run_many(make_env, solver, n, seed)
+            base_online = o if base_online is None else base_online
+            if full_scan:
+                scan_online = o
+            sd = r.std(ddof=1) if n > 1 else 0.0
+            vs_scan = f"x{scan_online / o:.2f}" if scan_online is not None else "-"
+            print(f"| {label}{f' ({n} runs)' if n != runs else ''} | {r.mean():.0f} +/- {sd:.0f} | "
+                  f"{t:.2f} ({o:.2f}) [{o - m:.2f}] | x{base_online / o:.2f} | {vs_scan} |", flush=True)
+
+
+def families(shortlists, which: str, beta):
+    elim = [("lin-elim (live arms scanned)", LinElim(beta=beta), False),
+            ("lin-elim, compact=False (every arm scanned)", LinElim(beta=beta, compact=False), True),
+            ("sub-elim, exact stage queries", SubElim(index="exact", beta=beta), False)]
+    elim += [(f"sub-elim, shortlist {p}", SubElim(p, beta=beta), False) for p in shortlists]
+    ts = [("lin-ts", LinTS(beta=beta), False)] + [(f"sub-ts, shortlist {p}", SubTS(p, beta=beta), False)
+                                                  for p in shortlists]
+    return [elim] if which == "elim" else [ts] if which == "ts" else [elim, ts]
 
 
 def main() -> None:
@@ -58,9 +83,14 @@ def main() -> None:
     ap.add_argument("--full", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--scan-runs", type=int, default=3,
+                    help="runs for the full-scan elimination baseline (identical decisions; time only)")
     ap.add_argument("--only", choices=["synthetic", "wine", "all"], default="all")
     ap.add_argument("--K", type=int, nargs="*", default=None, help="override the arm-set sizes")
     ap.add_argument("--T", type=int, default=None, help="override the horizon")
+    ap.add_argument("--shortlists", type=int, nargs="*", default=None, help="override the shortlist sizes p")
+    ap.add_argument("--beta", type=float, default=None,
+                    help="confidence width for every algorithm (default: each paper's theoretical beta)")
     ap.add_argument("--family", choices=["elim", "ts", "both"], default="both")
     args = ap.parse_args()
     if args.full:
@@ -70,23 +100,25 @@ def main() -> None:
     runs = args.runs or runs
     T = args.T or T
     Ks = args.K or Ks
-    print(f"# Sublinear-time linear bandits ({'full' if args.full else 'reduced'}; T = {T}, seed {args.seed})")
+    shortlists = args.shortlists or shortlists
+    beta = "theoretical" if args.beta is None else args.beta
+    print(f"# Sublinear-time linear bandits ({'full' if args.full else 'reduced'}; T = {T}, seed {args.seed}, "
+          f"beta {beta})")
     if args.only in ("synthetic", "all"):
         for K in Ks:
             sl = shortlists if K == max(Ks) else [30]
-            fams = [(LinElim(), [SubElim(p) for p in sl]), (LinTS(), [SubTS(p) for p in sl])]
-            fams = fams[:1] if args.family == "elim" else fams[1:] if args.family == "ts" else fams
             table(f"sublinear-synthetic, K = {K}, d = 16, 2 arms / 20 steps",
-                  lambda g, K=K: sublinear_synthetic(K=K, d=16, T=T, change=2, rng=g), fams, runs, args.seed)
+                  lambda g, K=K: sublinear_synthetic(K=K, d=16, T=T, change=2, rng=g),
+                  families(sl, args.family, args.beta), runs, args.seed, args.scan_runs)
     if args.only in ("wine", "all"):
         try:
             wine_dynamic(T=T, rng=0)
         except DataNotFoundError as exc:
             print(f"\n(wine data not found: {exc})")
             return
-        fams = [(LinElim(), [SubElim(30)]), (LinTS(), [SubTS(30)])]
         table(f"wine-dynamic (4,898 white wines, d = 12, start {4898 - 2 * (T // 20)}, +2 / 20 steps)",
-              lambda g: wine_dynamic(T=T, rng=g), fams, runs, args.seed)
+              lambda g: wine_dynamic(T=T, rng=g), families([30], args.family, args.beta), runs, args.seed,
+              args.scan_runs)
 
 
 if __name__ == "__main__":

@@ -243,6 +243,32 @@ def test_adaptive_mips_argmax_and_updates(index):
     assert free.query(q)[0] == int(np.argmax(P[:30] @ q))
 
 
+@pytest.mark.parametrize("index,lazy", [("exact", False), ("hnsw", False), ("hnsw", True)])
+def test_adaptive_query_all_lists_the_passing_candidates_best_first(index, lazy):
+    if index == "hnsw":
+        pytest.importorskip("hnswlib")
+    rng = np.random.default_rng(4)
+    P = rng.standard_normal((300, 6))
+    q = rng.standard_normal(6)
+    m = AdaptiveMIPS(6, c=0.5, r=2.0, index=index, shortlist=10, exact_below=0, rng=0,
+                     build="lazy" if lazy else "eager")
+    m.add(P, np.arange(300))
+    exact = P @ q
+    cand, vals = m._query_all(q)
+    assert cand.size and np.all(np.diff(vals) <= 0)  # best first
+    np.testing.assert_allclose(vals, exact[cand], rtol=1e-5)  # exact (HNSW: float32) inner products
+    assert np.all(vals >= m.threshold)  # only those passing c r - epsilon
+    assert int(cand[0]) == m.query(q)[0]
+    if index == "exact":  # the shortlist of an exact scan is the true top-p above threshold
+        top = np.argsort(-exact)[:10]
+        np.testing.assert_array_equal(cand, top[exact[top] >= m.threshold])
+    high = AdaptiveMIPS(6, c=0.5, r=2 * float(exact.max()) + 1, index=index, exact_below=0, rng=0)
+    high.add(P, np.arange(300))
+    nulls = high.n_null
+    c2, v2 = high._query_all(q)
+    assert c2.size == 0 and high.n_null == nulls + 1
+
+
 def test_adaptive_rounding_and_kappa():
     m = AdaptiveMIPS(4, epsilon=0.4, index="exact")
     np.testing.assert_allclose(m.round_query([0.26, -0.04, 0.149, 1.0]), [0.3, -0.0, 0.1, 1.0])

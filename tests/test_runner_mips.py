@@ -23,7 +23,7 @@ from combex.exceptions import InvalidParameterError
 from combex.experiments._runner import build_solver, run_generators, run_many, run_once, summarize
 from combex.mips import mips_top_k
 from combex.solvers import Solver, get_solver
-from combex.solvers.sublinear import SUBLINEAR_SOLVERS, SubElim, SublinearSolver
+from combex.solvers.sublinear import SUBLINEAR_SOLVERS, LinElim, SublinearSolver
 
 
 def run_cli(capsys, argv):
@@ -123,7 +123,7 @@ def test_run_once_regret_record_equals_direct_run():
     inst, env_rng, alg = run_generators(2, 1)
     env = sublinear_synthetic(rng=inst, **params)
     env.reset(env_rng)
-    out = SubElim(1, index="exact").run(env, None, rng=alg)
+    out = LinElim().run(env, None, rng=alg)
     assert rec["regret"] == pytest.approx(out.regret)
     assert rec["answer"] == int(out.arms[-1])
     assert (rec["correct"], rec["samples"], rec["rounds"], rec["pulls"]) == (None, 200, 200, [])

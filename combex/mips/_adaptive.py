@@ -299,19 +299,20 @@ class AdaptiveMIPS:
     def _candidates(self, qv: NDArray[np.float64]) -> NDArray[np.int64]:
         return self._shortlists(qv)[0]
 
-    def _shortlists(self, qv: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """Candidates and their inner products with the ROUNDED query."""
+    def _shortlists(self, qv: NDArray[np.float64], k_exact: int = 1) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Candidates and their inner products with the ROUNDED query (``k_exact`` of them
+        from the points that are scanned exactly)."""
         if self.epsilon > 0:
             step = self.epsilon / self.dim
             qv = np.round(qv / step) * step
         if not self._built:
             self._pay(len(self._store))
-            return self._store._query(qv, 1)
+            return self._store._query(qv, k_exact)
         q32 = qv.astype(np.float32)
         found = [ix._query(q32, self.shortlist) for ix in self._indexes if len(ix)]
         if len(self._pending):
             # Lazy mode: points not yet in the graphs are scanned exactly.
-            found.append(self._pending._query(qv, 1))
+            found.append(self._pending._query(qv, k_exact))
             self._pay(len(self._pending))
         if len(found) == 1:
             return found[0]
@@ -319,6 +320,28 @@ class AdaptiveMIPS:
         val = np.concatenate([f[1] for f in found])
         lab, first = np.unique(lab, return_index=True)
         return lab, val[first]
+
+    def _query_all(self, qv: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Every candidate that passes the check ``<q, p> >= c r - epsilon``, best first,
+        with its exact inner product (up to ``shortlist`` from each index and from the
+        exactly scanned points); empty arrays for a null answer. The first candidate is
+        :meth:`query`'s answer."""
+        self.n_queries += 1
+        if len(self._store) == 0:
+            self.n_null += 1
+            return np.zeros(0, np.int64), np.zeros(0)
+        cand, vals = self._shortlists(qv, self.shortlist)
+        if self.epsilon > 0 or not self._built:
+            vals = self._store.points(cand) @ qv
+        order = np.argsort(-vals, kind="stable")
+        cand, vals = cand[order], vals[order]
+        thr = self.threshold
+        if thr is not None:
+            ok = vals >= thr
+            if not ok[0]:
+                self.n_null += 1
+            cand, vals = cand[ok], vals[ok]
+        return cand, vals
 
     def query(self, q: Any) -> tuple[int | None, float]:
         """Lines 9-12: the best candidate ``(label, <q, p>)``; ``(None, value)`` when the
