@@ -149,10 +149,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for r in doc["runs"]:
             ans = r["answer"]
             ans_txt = ans if not isinstance(ans, list) or len(ans) <= 12 else f"{ans[:12]}..."
+            regret = (f" regret={r['regret']:.6g} online={r['online_seconds']:.3f}s "
+                      f"preprocessing={r['preprocess_seconds']:.3f}s") if "regret" in r else ""
             print(f"  run {r['run']}: answer={ans_txt} correct={r['correct']} samples={r['samples']} "
-                  f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}")
+                  f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}{regret}")
         err = "n/a" if s["error_rate"] is None else f"{s['error_rate']:.3f}"
-        extra = f", mean regret {s['mean_regret']:.6g}" if "mean_regret" in s else ""
+        extra = f", mean regret {s['mean_regret']:.6g} +/- {s['std_regret']:.3g}" if "mean_regret" in s else ""
+        if "mean_online_seconds" in s:
+            extra += f", mean online {s['mean_online_seconds']:.3f}s"
         print(f"  mean samples {s['mean_samples']:.6g}, error rate {err}{extra}, "
               f"median wall {s['median_wall_seconds']:.3f}s")
     return 0

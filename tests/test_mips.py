@@ -88,6 +88,28 @@ def test_mips_top_k_layouts_and_blocks_agree_at_full_read(order, block):
     np.testing.assert_allclose(res.scores, ex.scores, rtol=1e-10)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("kind", ["ip", "nn"])
+def test_reader_partial_sums_match_brute_force(order, kind):
+    from combex.mips._bandit import _Reader, _runs
+
+    rng = np.random.default_rng(7)
+    V = np.asarray(rng.standard_normal((200, 9000)), order=order)
+    q = rng.standard_normal(9000)
+    blocks = np.sort(rng.choice(9000 // 100, size=40, replace=False))
+    runs = _runs(blocks, 100, 9000)
+    cols = np.concatenate([np.arange(a, b) for a, b in runs])
+    # all rows (stream), most rows (stream, subset), few rows (32-row groups, several groups)
+    for rows in [np.arange(200), np.sort(rng.choice(200, 150, replace=False)),
+                 np.sort(rng.choice(200, 70, replace=False))]:
+        reader = _Reader(V, q, kind)
+        got = reader.runs(rows, runs)
+        sub = V[np.ix_(rows, cols)]
+        want = sub @ q[cols] if kind == "ip" else -((sub - q[cols]) ** 2).sum(axis=1)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-8)
+        assert reader.products >= rows.size * cols.size
+
+
 def test_bandit_pulls_never_exceed_N_and_products_bounded():
     data = mips_uniform(300, 500, dtype=np.float64, rng=3)
     for eps in [0.01, 0.1, 0.5]:
@@ -327,3 +349,22 @@ def test_exact_index_contains_and_batch_remove_errors():
     assert len(idx) == 3  # failed removals change nothing
     idx.remove([4, 6])
     assert idx.query([1.0, 0.0], 3)[0].tolist() == [5]
+
+
+@pytest.mark.parametrize("chunk", [1 << 24, 50])
+def test_lsh_index_hashes_the_transformed_vectors_in_chunks(chunk, monkeypatch):
+    import combex.mips._lsh as lsh
+
+    monkeypatch.setattr(lsh, "_CHUNK_ELEMENTS", chunk)  # 50 elements: 5 rows per chunk
+    rng = np.random.default_rng(11)
+    V = (rng.standard_normal((37, 10)) * rng.uniform(0.1, 3.0, size=(37, 1))).astype(np.float32)
+    index = lsh.SignLSHIndex(V, a=5, b=7, rng=3)
+    P, M = lsh.mips_to_nns(V)
+    assert index.max_norm == pytest.approx(M)
+    want = index._codes(P)
+    for t, (keys, bounds, order) in enumerate(index._tables):
+        got = np.empty(V.shape[0], dtype=np.int64)
+        for j, key in enumerate(keys):
+            got[order[bounds[j] : bounds[j + 1]]] = key
+        np.testing.assert_array_equal(got, want[:, t])
+

@@ -127,12 +127,19 @@ def test_run_once_regret_record_equals_direct_run():
     assert rec["regret"] == pytest.approx(out.regret)
     assert rec["answer"] == int(out.arms[-1])
     assert (rec["correct"], rec["samples"], rec["rounds"], rec["pulls"]) == (None, 200, 200, [])
+    # time with and without preprocessing is reported
+    assert 0 <= rec["preprocess_seconds"] and 0 < rec["online_seconds"] <= rec["wall_seconds"]
+    assert rec["index_maintenance_seconds"] == 0.0  # a linear scan maintains no index
 
 
 def test_summary_tolerates_unscored_runs():
     base = {"samples": 10, "wall_seconds": 0.1, "status": "horizon"}
     s = summarize([dict(base, correct=None, regret=3.0), dict(base, correct=None, regret=5.0)])
-    assert s["error_rate"] is None and s["mean_regret"] == 4.0
+    assert s["error_rate"] is None and s["mean_regret"] == 4.0 and "mean_online_seconds" not in s
+    s = summarize([dict(base, correct=None, regret=3.0, online_seconds=0.5, preprocess_seconds=2.0),
+                   dict(base, correct=None, regret=5.0, online_seconds=1.5, preprocess_seconds=4.0)])
+    assert (s["mean_online_seconds"], s["mean_preprocess_seconds"]) == (1.0, 3.0)
+    assert s["std_regret"] == pytest.approx(np.sqrt(2.0))
     s = summarize([dict(base, correct=True), dict(base, correct=False)])
     assert s["error_rate"] == 0.5 and "mean_regret" not in s
 
@@ -187,4 +194,5 @@ def test_cli_sub_ts_json(capsys):
 def test_cli_lin_elim_text(capsys):
     code, out = run_cli(capsys, ["run", "lin-elim", "--instance", "sublinear-synthetic", "--set", "K=500",
                                  "--set", "d=8", "--set", "T=400"])
-    assert code == 0 and "regret" in out
+    assert code == 0 and "regret=" in out and "online=" in out and "preprocessing=" in out
+    assert "mean online" in out

@@ -19,6 +19,18 @@ from ._linear import LinearBandit
 from ._simulated import BernoulliArms, FullBandit, GaussianArms
 
 from ._lists import BinaryRewardLists, RewardLists
+from ._mips_instances import (
+    DynamicLinearArms,
+    MIPSData,
+    mips_adversarial,
+    mips_adversarial_env,
+    mips_gaussian,
+    mips_gaussian_env,
+    mips_uniform,
+    mips_uniform_env,
+    sublinear_synthetic,
+    wine_dynamic,
+)
 
 __all__ = [
     "Environment",
@@ -36,4 +48,14 @@ __all__ = [
     "CROWD_DATASETS",
     "data_dir",
     "dataset_path",
+    "MIPSData",
+    "mips_gaussian",
+    "mips_uniform",
+    "mips_adversarial",
+    "mips_gaussian_env",
+    "mips_uniform_env",
+    "mips_adversarial_env",
+    "DynamicLinearArms",
+    "sublinear_synthetic",
+    "wine_dynamic",
 ]

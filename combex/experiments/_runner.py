@@ -112,6 +112,9 @@ def run_once(
             "correct": None, "status": "horizon", "samples": steps, "rounds": steps,
             "wall_seconds": time.perf_counter() - t0, "pulls": [], "certificate": None,
             "regret": float(out.regret),
+            "preprocess_seconds": float(out.preprocess_seconds),
+            "online_seconds": float(out.online_seconds),
+            "index_maintenance_seconds": float(out.info.get("index_maintenance_seconds", 0.0)),
         }
     res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress)
     rec = res.to_dict()
@@ -248,6 +251,11 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     regrets = [r["regret"] for r in records if "regret" in r]
     if regrets:
         out["mean_regret"] = float(np.mean(regrets))
+        out["std_regret"] = float(np.std(regrets, ddof=1)) if len(regrets) > 1 else 0.0
+        for key in ("online_seconds", "preprocess_seconds"):  # absent in older results files
+            vals = [r[key] for r in records if r.get(key) is not None]
+            if vals:
+                out[f"mean_{key}"] = float(np.mean(vals))
     return out
 
 

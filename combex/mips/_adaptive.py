@@ -318,8 +318,10 @@ class AdaptiveMIPS:
             return found[0]
         lab = np.concatenate([f[0] for f in found])
         val = np.concatenate([f[1] for f in found])
-        lab, first = np.unique(lab, return_index=True)
-        return lab, val[first]
+        if len(self._indexes) > 1:  # independent graphs share labels (the pending set does not)
+            lab, first = np.unique(lab, return_index=True)
+            val = val[first]
+        return lab, val
 
     def _query_all(self, qv: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Every candidate that passes the check ``<q, p> >= c r - epsilon``, best first,

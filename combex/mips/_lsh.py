@@ -28,6 +28,8 @@ from ._common import MIPSResult, check_k, check_query, check_vectors, top_k_of
 
 __all__ = ["mips_to_nns", "nns_query", "SignLSHIndex", "lsh_top_k"]
 
+_CHUNK_ELEMENTS = 1 << 24  # rows of V hashed at a time: this many float64 elements (128 MB)
+
 
 def mips_to_nns(V: Any, *, max_norm: float | None = None) -> tuple[NDArray[np.float64], float]:
     """The transform ``P(v) = [v / M, sqrt(1 - ||v||^2 / M^2)]`` of every row.
@@ -99,9 +101,19 @@ class SignLSHIndex:
         gen = check_rng(rng)
         n, dim = self._V.shape
         self.dim = dim
-        P, self.max_norm = mips_to_nns(self._V, max_norm=None)
         self._R = gen.standard_normal((self.a * self.b, dim + 1))
-        codes = self._codes(P)
+        # P(v) = [v / M, sqrt(1 - ||v||^2 / M^2)] (see mips_to_nns), hashed in row chunks so
+        # no transformed (float64) copy of V is ever held: 10^4 x 10^5 float32 is 4 GB.
+        step = max(1, _CHUNK_ELEMENTS // max(1, dim))
+        norms = np.concatenate([np.linalg.norm(self._V[s : s + step].astype(np.float64), axis=1)
+                                for s in range(0, n, step)]) if n else np.zeros(0)
+        top = float(norms.max()) if n else 0.0
+        self.max_norm = top if top > 0 else 1.0
+        codes = np.empty((n, self.b), dtype=np.int64)
+        for s in range(0, n, step):
+            chunk = self._V[s : s + step].astype(np.float64) / self.max_norm
+            extra = np.sqrt(np.maximum(1.0 - (norms[s : s + step] / self.max_norm) ** 2, 0.0))
+            codes[s : s + chunk.shape[0]] = self._codes(np.hstack([chunk, extra[:, None]]))
         self._tables = []
         for t in range(self.b):
             order = np.argsort(codes[:, t], kind="stable")
