@@ -120,8 +120,10 @@ def figures23(name: str, n: int, dim: int, n_queries: int, seed: int, order: str
         # storage, contiguous coordinate blocks are read at BLAS speed (block=B; epsilon is
         # then the knob of a list of N/B block sums, whose range bound is loose, so larger
         # epsilon values give the same sample sizes).
+        # Blocks: the two largest of 4096 / 1024 / 256 / 64 that leave lists of >= 24 items.
+        big, small = ([b for b in (4096, 1024, 256, 64) if dim // b >= 24] + [1, 1])[:2]
         settings = ([(1, e) for e in [0.1, 0.15, 0.2, 0.25, 0.3, 0.4]] if order == "F"
-                    else [(4096, e) for e in [4, 6, 8, 12]] + [(1024, e) for e in [4, 6, 8]])
+                    else [(big, e) for e in [4, 6, 8, 12]] + [(small, e) for e in [4, 6, 8]])
         for blk, eps in settings:
             report("BoundedME", f"block={blk}, eps={eps}, delta=0.1",
                    lambda q, eps=eps, blk=blk: mips_top_k(V, q, K, epsilon=eps, delta=0.1, rng=seed, block=blk,

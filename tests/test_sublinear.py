@@ -95,6 +95,19 @@ def test_sub_ts_sane_and_close_to_baseline():
     assert res.curve[-1] - res.curve[749] < res.curve[749]
 
 
+def test_sub_ts_keeps_the_previous_answer_only_when_it_is_better():
+    # With an exact index the previous arm can never beat the answer; with a crippled
+    # HNSW graph (shortlist 1, ef 1, M 2) it does, and the answer can only improve.
+    exact = _run(SubTS, 1, 2, index="exact")
+    assert exact.info["kept_previous"] == 0
+    bad = _run(SubTS, 1, 2, shortlist=1, ef=1, hnsw_M=2, exact_below=0)
+    assert bad.info["kept_previous"] > 0
+    off = _run(SubTS, 1, 2, shortlist=1, ef=1, hnsw_M=2, exact_below=0, keep_previous=False)
+    assert off.info["kept_previous"] == 0
+    with pytest.raises(InvalidParameterError, match="'keep_previous'"):
+        SubTS(keep_previous="yes")
+
+
 def test_exact_index_ts_equals_linear_ts():
     # Sub-TS with the exact index is linear TS: identical runs.
     a = _run(SubTS, 1, 2, index="exact")

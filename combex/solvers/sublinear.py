@@ -249,7 +249,8 @@ class SubElim(SublinearSolver):
     eta : float, optional
         ``eta(T)`` in (0, 1/8); default ``1 / sqrt(T)`` (Corollary 5.3).
     index : {"hnsw", "exact"}, default "hnsw"
-        The MIPS structure of every ``Psi_s``; ``"exact"`` is the linear-scan baseline.
+        The MIPS structure of every ``Psi_s``; ``"exact"`` scans the queried stage
+        (Algorithm 3 with exact queries; the linear-time baseline is :class:`LinElim`).
     ef : int, optional
         HNSW search breadth; default ``shortlist`` (at least the shortlist size).
     hnsw_M, ef_construction : int
@@ -779,6 +780,15 @@ class SubTS(SublinearSolver):
         about 1.1 s online (the insertions are paid either way: 0.30 s lazy, 0.34 s
         eager), so the default stays eager, the measured configuration of ``docs/mips.md``.
     build_after : float, default 2000
+        The ski-rental ratio of the lazy mode.
+    keep_previous : bool, default True
+        The arm played at the previous step stays a candidate: it replaces the index's
+        answer when its inner product with the new ``theta_tilde`` is larger (one extra
+        dot product; the answer is never worse than the index's, and with an exact index
+        nothing changes). Late in a run ``theta_tilde`` concentrates, so an arm that HNSW
+        misses for one direction it misses for the next ones too: at K = 10^5,
+        beta = 2 (5 runs), one run had 1,322 regret without it and 552 with it; the means
+        were 806 without and 650 with, linear TS's 650.
 
     Notes
     -----
@@ -814,7 +824,9 @@ class SubTS(SublinearSolver):
         beta: float | None = None,
         lazy: bool = False,
         build_after: float = 2000.0,
+        keep_previous: bool = True,
     ) -> None:
+        self.keep_previous = check_bool(keep_previous, "keep_previous", owner=type(self).__name__)
         self._set_index_settings(shortlist=shortlist, delta=delta, eta=eta, eta_high=1.0, index=index, ef=ef,
                                  hnsw_M=hnsw_M, ef_construction=ef_construction, exact_below=exact_below,
                                  beta=beta, lazy=lazy, build_after=build_after)
@@ -851,12 +863,17 @@ class SubTS(SublinearSolver):
         curve = np.empty(T, dtype=np.float64)
         played = np.empty(T, dtype=np.int64)
         total = 0.0
+        alive = np.zeros(X.shape[0], dtype=bool)
+        alive[init] = True
+        prev, kept = -1, 0
         for t in range(1, T + 1):
             added, removed = env.changes(t)  # line 6
             if removed.size:
                 index.remove(removed)
+                alive[removed] = False
             if added.size:
                 index.add(X[added], added)
+                alive[added] = True
             # Lines 7-8: theta_tilde = theta_hat + beta L xi with L L^T = V^{-1} (LAPACK
             # potrf + BLAS trmv directly: the numpy wrappers cost more than the math at d=16).
             L, info = _potrf(ridge.Vinv, lower=1, clean=0)
@@ -868,6 +885,13 @@ class SubTS(SublinearSolver):
             a, val = index._query(q)  # line 9
             if a is None:
                 raise InvalidParameterError(f"{owner}: the arm set is empty at step {t}.")
+            if self.keep_previous and prev >= 0 and alive[prev] and prev != a:
+                # The previous answer stays a candidate (re-ranked exactly with this query).
+                v_prev = float(X[prev] @ q)
+                if v_prev > val:
+                    a, val = prev, v_prev
+                    kept += 1
+            prev = a
             # Largest accepting level i: (1 - 1/(i+1)) i eta/d - eta/d <= val.
             lvl = _ts_level(val, eta, d, n_levels)
             levels[t - 1] = lvl
@@ -880,7 +904,7 @@ class SubTS(SublinearSolver):
             ridge.update(X[a], r)
         seconds = time.perf_counter() - t_start
         info = {"index_maintenance_seconds": index.maintenance_seconds - pre_maint, "beta": beta, "eta": eta, "n_levels": n_levels, "null_queries": null,
-                "levels": levels, "final_size": len(index)}
+                "levels": levels, "final_size": len(index), "kept_previous": kept}
         return RegretResult(total, curve, played, seconds, t_pre, info)
 
 
