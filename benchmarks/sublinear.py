@@ -14,6 +14,7 @@ the cost the paper's Linear Elim timings imply). BLAS single-threaded.
 
     python benchmarks/sublinear.py --K 100000 --T 20000 --runs 10 --only synthetic
     python benchmarks/sublinear.py --K 5000 --T 20000 --runs 10 --family ts --beta 2   # practical TS scale
+    python benchmarks/sublinear.py --K 10000 --T 20000 --runs 10 --deletions --shortlists 10 30 100  # Table 4
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ def main() -> None:
     ap.add_argument("--beta", type=float, default=None,
                     help="confidence width for every algorithm (default: each paper's theoretical beta)")
     ap.add_argument("--family", choices=["elim", "ts", "both"], default="both")
+    ap.add_argument("--deletions", action="store_true",
+                    help="Table 4: start with K arms; every 20 steps 2 arrive and 2 random present arms leave (TS only)")
     args = ap.parse_args()
+    if args.deletions:
+        args.family = "ts"
     if args.full:
         T, Ks, runs, shortlists = 20_000, [5_000, 100_000], 10, [10, 30, 100]
     else:
@@ -107,8 +112,9 @@ def main() -> None:
     if args.only in ("synthetic", "all"):
         for K in Ks:
             sl = shortlists if K == max(Ks) else [30]
-            table(f"sublinear-synthetic, K = {K}, d = 16, 2 arms / 20 steps",
-                  lambda g, K=K: sublinear_synthetic(K=K, d=16, T=T, change=2, rng=g),
+            what = "2 arms in and 2 out / 20 steps" if args.deletions else "2 arms / 20 steps"
+            table(f"sublinear-synthetic, K = {K}, d = 16, {what}",
+                  lambda g, K=K: sublinear_synthetic(K=K, d=16, T=T, change=2, deletions=args.deletions, rng=g),
                   families(sl, args.family, args.beta), runs, args.seed, args.scan_runs)
     if args.only in ("wine", "all"):
         try:
