@@ -196,3 +196,37 @@ def test_cli_lin_elim_text(capsys):
                                  "--set", "d=8", "--set", "T=400"])
     assert code == 0 and "regret=" in out and "online=" in out and "preprocessing=" in out
     assert "mean online" in out
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json", ".parquet"])
+def test_sweep_of_regret_solvers_records_regret_and_times_and_resumes(tmp_path, suffix):
+    pytest.importorskip("pandas")
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    from combex.experiments import REGRET_COLUMNS, read_results, results_table, run_sweep, sweep_from_lists
+
+    def sweep(runs):
+        return sweep_from_lists(["sub-ts", "lin-ts"], ["sublinear-synthetic"], runs=runs, seed=3,
+                                instance_params={"K": 300, "d": 4, "T": 120})
+
+    out = tmp_path / f"r{suffix}"
+    first = run_sweep(sweep(2), out)
+    assert first.ran == 4 and sweep(2).columns()[-len(REGRET_COLUMNS):] == REGRET_COLUMNS
+    more = run_sweep(sweep(3), out)  # resume: 2 new runs, the old rows read back
+    assert more.ran == 2 and more.skipped == 4
+    _, rows = read_results(out)
+    assert len(rows) == 6
+    for r in rows:
+        assert r["correct"] is None  # nothing to score, not "wrong"
+        assert isinstance(r["regret"], float) and r["regret"] > 0
+        assert 0 < r["online_seconds"] <= r["wall_seconds"] and r["preprocess_seconds"] >= 0
+    assert summarize(rows)["error_rate"] is None
+    direct = run_once(build_solver("lin-ts"), "sublinear-synthetic", {"K": 300, "d": 4, "T": 120},
+                      root_seed=3, index=2)
+    table = results_table(out)
+    got = table[(table.solver == "lin-ts") & (table.run == 2)]["regret"].iloc[0]
+    assert got == pytest.approx(direct["regret"])
+    assert table["regret"].dtype == np.float64
+    # sweeps without regret solvers keep the pure-exploration columns
+    plain = sweep_from_lists(["lucb"], ["jiang-1sparse"], runs=1, instance_params={"K": 1, "N": 3})
+    assert not set(REGRET_COLUMNS) & set(plain.columns())

@@ -18,8 +18,8 @@ from ._plots import plot_regret, plot_results, plot_time_per_round, plot_traces,
 from ._runner import (RunTask, build_solver, execute_task, run_generators, run_many, run_once,
                       run_seed_sequence, simulate, summarize)
 from ._study import environment_state, load_study, restore_environment_state, run_study, save_study
-from ._sweep import (ConfigError, ResultsFileError, Sweep, SweepReport, load_config, read_results,
-                     results_table, run_sweep, sweep_from_lists)
+from ._sweep import (REGRET_COLUMNS, RESULT_COLUMNS, ConfigError, ResultsFileError, Sweep, SweepReport,
+                     load_config, read_results, results_table, run_sweep, sweep_from_lists)
 
 __all__ = [
     "BACKENDS", "execute", "limit_blas_threads",
@@ -29,5 +29,5 @@ __all__ = [
     "simulate", "summarize",
     "environment_state", "load_study", "restore_environment_state", "run_study", "save_study",
     "ConfigError", "ResultsFileError", "Sweep", "SweepReport", "load_config", "read_results", "results_table",
-    "run_sweep", "sweep_from_lists",
+    "run_sweep", "sweep_from_lists", "RESULT_COLUMNS", "REGRET_COLUMNS",
 ]

@@ -54,13 +54,15 @@ from ._instances import check_instance_params
 from ._runner import RunTask, build_solver, execute_task
 
 __all__ = ["ConfigError", "ResultsFileError", "Sweep", "SweepReport", "load_config", "run_sweep",
-           "read_results", "results_table", "RESULT_COLUMNS", "canonical_json"]
+           "read_results", "results_table", "RESULT_COLUMNS", "REGRET_COLUMNS", "canonical_json"]
 
 FORMAT = "combex-results"
 FORMAT_VERSION = 1
 RESULT_COLUMNS = ["sweep", "root_seed", "solver", "solver_params", "instance", "params", "run",
                   "answer", "correct", "status", "samples", "rounds", "wall_seconds", "pulls",
                   "certificate"]
+#: Extra columns of sweeps that hold regret minimizers (``combex.solvers.sublinear``).
+REGRET_COLUMNS = ["regret", "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
 _JSON_COLUMNS = ("solver_params", "params", "answer", "pulls", "certificate")
 _SUFFIXES = (".csv", ".json", ".parquet")
 
@@ -246,11 +248,20 @@ class Sweep:
         cols: dict[tuple[str, str], str] = {}
         for kind, keys, other in (("instance", inst, solv), ("solver", solv, inst)):
             for k in keys:
-                cols[(kind, k)] = f"{kind}.{k}" if (k in RESULT_COLUMNS or k in other) else k
+                clash = k in RESULT_COLUMNS or k in REGRET_COLUMNS or k in other
+                cols[(kind, k)] = f"{kind}.{k}" if clash else k
         return cols
 
+    def has_regret_solvers(self) -> bool:
+        """Whether a solver of the sweep minimizes regret (its rows carry REGRET_COLUMNS)."""
+        from ..solvers import get_solver
+        from ..solvers.sublinear import SublinearSolver
+
+        return any(issubclass(get_solver(n), SublinearSolver) for n, _ in self.solvers)
+
     def columns(self) -> list[str]:
-        return RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:]
+        extra = REGRET_COLUMNS if self.has_regret_solvers() else []
+        return RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra
 
     def tasks(self) -> list[tuple[tuple[str, str, str, str, int], RunTask]]:
         """Every run with its key ``(solver, settings json, instance, params json, run)``,
@@ -363,8 +374,10 @@ def _decode_csv_row(r: dict[str, str]) -> dict[str, Any]:
             out[k] = int(v)
         elif k == "wall_seconds":
             out[k] = float(v)
-        elif k == "correct":
-            out[k] = v == "True"
+        elif k in REGRET_COLUMNS:  # empty in rows of pure-exploration solvers
+            out[k] = float(v) if v != "" else None
+        elif k == "correct":  # empty for runs with nothing to score (regret runs)
+            out[k] = None if v == "" else v == "True"
         elif k in ("sweep", "solver", "instance", "status"):
             out[k] = v
         else:  # a parameter column: JSON-encoded value, empty when absent
@@ -378,7 +391,7 @@ def _encode_row(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, Any
         v = row.get(c)
         if c in _JSON_COLUMNS:
             out[c] = canonical_json(v)
-        elif c in RESULT_COLUMNS:
+        elif c in RESULT_COLUMNS or c in REGRET_COLUMNS:
             out[c] = v
         else:
             out[c] = "" if c not in row else canonical_json(v)
@@ -543,6 +556,9 @@ def _make_row(sweep: Sweep, cols: dict[tuple[str, str], str], key: tuple[Any, ..
         row[cols[("solver", k)]] = v
     for c in RESULT_COLUMNS[7:]:
         row[c] = rec[c]
+    for c in REGRET_COLUMNS:
+        if c in rec:
+            row[c] = rec[c]
     for c in ("lower_bound_ratio",):
         if c in rec:
             row.setdefault("extra", {})[c] = rec[c]
