@@ -222,9 +222,19 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     print(f"sweep {sweep.name!r} (id {sweep.sweep_id}, root seed {sweep.seed}): {len(report.rows)} runs, "
           f"{report.ran} run now, {report.skipped} already in {args.out or 'the output'}; "
           f"{report.wall_seconds:.1f}s")
-    for r in summary.itertuples(index=False):
+    by = ["solver", "solver_params", "instance", "params"]
+    regret = extra = None
+    if "regret" in df.columns and df["regret"].notna().any():
+        regret = summarize_table(df, by, "regret")
+        extra = summarize_table(df, by, "online_seconds")
+    for i, r in enumerate(summary.itertuples(index=False)):
+        tail = ""
+        if regret is not None and regret["mean"].iloc[i] == regret["mean"].iloc[i]:  # not NaN
+            tail = (f" mean regret={regret['mean'].iloc[i]:.6g} (+- {0.0 if r.count < 2 else regret['sem'].iloc[i]:.3g})"
+                    f" mean online={extra['mean'].iloc[i]:.3g}s")
         print(f"  {r.solver:<14} {r.solver_params:<24} {r.instance:<18} {r.params:<28} runs={r.count:<4} "
-              f"mean samples={r.mean:.6g} (+- {0.0 if r.count < 2 else r.sem:.3g}) error rate={_fmt_rate(r.error_rate)}")
+              f"mean samples={r.mean:.6g} (+- {0.0 if r.count < 2 else r.sem:.3g}) error rate={_fmt_rate(r.error_rate)}"
+              f"{tail}")
     if args.out:
         print(f"results: {args.out}")
     return 0

@@ -230,3 +230,12 @@ def test_sweep_of_regret_solvers_records_regret_and_times_and_resumes(tmp_path, 
     # sweeps without regret solvers keep the pure-exploration columns
     plain = sweep_from_lists(["lucb"], ["jiang-1sparse"], runs=1, instance_params={"K": 1, "N": 3})
     assert not set(REGRET_COLUMNS) & set(plain.columns())
+
+
+def test_cli_sweep_of_regret_solvers_prints_regret(capsys, tmp_path):
+    pytest.importorskip("pandas")
+    out = tmp_path / "r.csv"
+    code, text = run_cli(capsys, ["sweep", "--solver", "lin-ts", "--instance", "sublinear-synthetic", "--set", "K=300",
+                                  "--set", "d=4", "--grid", "T=100,150", "--runs", "2", "--out", str(out)])
+    assert code == 0 and text.count("mean regret=") == 2 and "error rate=n/a" in text
+    assert "online_seconds" in out.read_text().splitlines()[0]
