@@ -217,6 +217,11 @@ class LeastSquares:
             if s != 0.0:
                 raise param_error("reward_sum", _OWNER, "0.0 when count is 0", s)
             return
+        self._add(xv, s, c)
+
+    def _add(self, xv: NDArray[np.float64], s: float, c: int) -> None:
+        """:meth:`update` without argument checks (``xv`` a float64 vector, ``c >= 1``):
+        the hot path of the regret minimizers, which call it once per step."""
         self._A = self._A + c * np.outer(xv, xv)
         self._b = self._b + s * xv
         self._n_updates += 1
@@ -422,6 +427,12 @@ class LeastSquares:
         Xa = self._check_X(X)
         A_inv = self._require_inverse()
         return np.einsum("ij,ij->i", Xa @ A_inv, Xa)
+
+    def _means_and_norms(self, X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``X theta_hat`` and the row-wise ``||x||_{A^{-1}}`` of a float64 matrix ``X`` of
+        shape (m, d), without argument checks (hot loops; see :meth:`norms_sq`)."""
+        G = X @ self._require_inverse()
+        return X @ self.theta, np.sqrt(np.maximum(np.einsum("ij,ij->i", G, X), 0.0))
 
     def logdet(self) -> float:
         """:math:`\\log\\det A`, tracked through the updates

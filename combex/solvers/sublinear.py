@@ -44,6 +44,7 @@ from scipy.linalg.blas import dtrmv as _trmv
 from scipy.linalg.lapack import dpotrf as _potrf
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_probability, check_rng
+from ..estimation import LeastSquares
 from ..exceptions import InvalidParameterError
 from ..mips._adaptive import AdaptiveMIPS
 
@@ -85,27 +86,10 @@ class RegretResult:
         return self.seconds - self.preprocess_seconds
 
 
-class _Ridge:
-    """Online ridge regression (eq. (1)): V = I + sum x x^T, theta_hat = V^{-1} sum r x,
-    with Sherman-Morrison updates of V^{-1} (refactorized every 1000 updates)."""
-
-    def __init__(self, d: int) -> None:
-        self.d = d
-        self.V = np.eye(d)
-        self.Vinv = np.eye(d)
-        self.b = np.zeros(d)
-        self.theta = np.zeros(d)
-        self.n = 0
-
-    def update(self, x: NDArray[np.float64], r: float) -> None:
-        self.V += x[:, None] * x
-        Vx = self.Vinv @ x
-        self.Vinv -= (Vx[:, None] * Vx) / (1.0 + x @ Vx)
-        self.b += r * x
-        self.n += 1
-        if self.n % 1000 == 0:
-            self.Vinv = np.linalg.inv(self.V)
-        self.theta = self.Vinv @ self.b
+def _ridge(d: int) -> LeastSquares:
+    """Online ridge regression of eq. (1): ``V = I + sum x x^T``, ``theta_hat = V^{-1} sum r x``
+    (Sherman-Morrison updates of ``V^{-1}``, refactorized every 1000 updates)."""
+    return LeastSquares(d, ridge=1.0, refactor_every=1000)
 
 
 class SublinearSolver(ABC):
@@ -367,7 +351,7 @@ class SubElim(SublinearSolver):
         n_total, d = X.shape
         eta, beta, s_max = _elim_constants(d, T, self.delta, self.eta, self.beta)
         packer = _Packer(d)
-        ridge = _Ridge(d)
+        ridge = _ridge(d)
         scale = 1.0 / (d * d * beta * beta)
         init = env.initial.astype(np.int64)
         # Line 5's Psi_0 must hold every initial arm with uncertainty <= 2^{-s}; at t = 1
@@ -410,9 +394,10 @@ class SubElim(SublinearSolver):
         r_low = -math.inf
         r_arm = -1
 
-        def uncert(ids: NDArray[np.int64]) -> NDArray[np.float64]:
-            Z = X[ids]
-            return beta * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Z, ridge.Vinv, Z), 0.0))
+        def bounds(ids: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            """Means ``x^T theta_hat`` and uncertainties ``beta ||x||_{V^-1}`` of the arms."""
+            m, nrm = ridge._means_and_norms(X[ids])
+            return m, beta * nrm
 
         def stage_for(u: NDArray[np.float64]) -> NDArray[np.int64]:
             with np.errstate(divide="ignore"):
@@ -470,10 +455,8 @@ class SubElim(SublinearSolver):
         def restore() -> int:
             stats["restored"] += 1
             a0 = np.array([r_arm if r_arm >= 0 else int(env.present()[0])])
-            place(a0, np.array([top]), keys_of(a0, np.array([top]), uncert(a0)))
+            place(a0, np.array([top]), keys_of(a0, np.array([top]), bounds(a0)[1]))
             return top
-
-        M = np.empty((d, d + 1))
 
         def query_stage(s: int) -> int | None:
             """Query Psi_s with vec(V^{-1}/d) (line 18 / 26). With ``refresh``, the
@@ -482,19 +465,14 @@ class SubElim(SublinearSolver):
             surviving candidate is returned; re-query if none survives (each round
             eliminates at least one arm, so the extra work is paid once per arm)."""
             nonlocal r_low, r_arm
-            qv = packer.query(ridge.Vinv)
+            qv = packer.query(ridge.A_inv)
             if not self.refresh:
                 return stages[s]._query(qv)[0]
             while True:
                 cand, _ = stages[s]._query_all(qv)
                 if cand.size == 0:
                     return None
-                M[:, :d] = ridge.Vinv
-                M[:, d] = ridge.theta
-                Z = X[cand]
-                G = Z @ M
-                u = beta * np.sqrt(np.maximum(np.einsum("ij,ij->i", G[:, :d], Z), 0.0))
-                m = G[:, d]
+                m, u = bounds(cand)
                 j = int(np.argmax(m - u))
                 raised = m[j] - u[j] > r_low
                 if raised:
@@ -518,7 +496,7 @@ class SubElim(SublinearSolver):
         if init.size:
             packed[init] = packer.points(X[init])
             z0 = np.zeros(init.size, dtype=np.int64)
-            place(init, z0, keys_of(init, z0, uncert(init)))
+            place(init, z0, keys_of(init, z0, bounds(init)[1]))
             if self.index == "hnsw":
                 stages[0].build_now()
         t_pre = time.perf_counter() - t_start
@@ -537,10 +515,10 @@ class SubElim(SublinearSolver):
             if added.size:  # lines 8-12
                 added = np.asarray(added, dtype=np.int64)
                 packed[added] = packer.points(X[added])
-                u = uncert(added)
+                m_new, u = bounds(added)
                 s_new = stage_for(u)
                 k_new = keys_of(added, s_new, u)
-                lcb = X[added] @ ridge.theta - u
+                lcb = m_new - u
                 j = int(np.argmax(lcb))
                 raised = lcb[j] > r_low
                 if raised:
@@ -555,8 +533,8 @@ class SubElim(SublinearSolver):
             if self.refresh and r_arm >= 0:
                 # The arm that set the threshold gets a fresh lower bound every step: the
                 # threshold then tightens as the estimate does (O(d^2)).
-                x = X[r_arm]
-                lcb_r = float(x @ ridge.theta) - beta * math.sqrt(max(float(x @ ridge.Vinv @ x), 0.0))
+                m_r, u_r = bounds(np.array([r_arm]))
+                lcb_r = float(m_r[0] - u_r[0])
                 if lcb_r > r_low:
                     r_low = lcb_r
                     eliminate()
@@ -579,8 +557,7 @@ class SubElim(SublinearSolver):
                 stats["null_queries"] += 1
                 stats["rescans"] += 1
                 ids = members.members(s_t).copy()
-                u = uncert(ids)
-                means = X[ids] @ ridge.theta
+                means, u = bounds(ids)
                 lcb = means - u
                 new_s = np.maximum(stage_for(u), s_t)
                 move = new_s != s_t
@@ -609,11 +586,9 @@ class SubElim(SublinearSolver):
             total += env.regret(a_t)
             curve[t - 1] = total
             played[t - 1] = a_t
-            ridge.update(X[a_t], r)
+            ridge._add(X[a_t], r, 1)
             if self.refresh and stage_of[a_t] >= 0:  # the played arm's fresh bounds
-                x = X[a_t]
-                u_a = beta * math.sqrt(max(float(x @ ridge.Vinv @ x), 0.0))
-                m_a = float(x @ ridge.theta)
+                m_a, u_a = (float(v[0]) for v in bounds(np.array([a_t])))
                 s_a = int(stage_of[a_t])
                 key = m_a + max(2.0 ** (-(s_a + s_min)), u_a)
                 raised = m_a - u_a > r_low
@@ -680,12 +655,11 @@ class LinElim(SublinearSolver):
         X = env.features
         n_total, d = X.shape
         eta, beta, s_max = _elim_constants(d, T, self.delta, self.eta, self.beta)
-        ridge = _Ridge(d)
+        ridge = _ridge(d)
         # Live arms: ids and a contiguous copy of their features (compacted on elimination).
         ids = env.initial.astype(np.int64).copy()
         Xa = np.ascontiguousarray(X[ids], dtype=np.float64)
         alive = np.ones(ids.size, dtype=bool)  # used when not compacting
-        M = np.empty((d, d + 1))
         r_low = -math.inf
         u_floor = 2.0 ** (-s_max)
         stats = {"eliminated": 0, "restored": 0, "random_plays": 0}
@@ -707,11 +681,8 @@ class LinElim(SublinearSolver):
                 alive = np.concatenate([alive, np.ones(added.size, dtype=bool)])
             if ids.size == 0:
                 raise InvalidParameterError(f"{owner}: the arm set is empty at step {t}.")
-            M[:, :d] = ridge.Vinv
-            M[:, d] = ridge.theta
-            G = Xa @ M
-            u = beta * np.sqrt(np.maximum(np.einsum("ij,ij->i", G[:, :d], Xa), 0.0))
-            m = G[:, d]
+            m, nrm = ridge._means_and_norms(Xa)
+            u = beta * nrm
             if self.compact:
                 live_ids, lm, lu = ids, m, u
             else:  # the full scan is paid; decisions use the live arms only
@@ -741,7 +712,7 @@ class LinElim(SublinearSolver):
             total += env.regret(a_t)
             curve[t - 1] = total
             played[t - 1] = a_t
-            ridge.update(X[a_t], r)
+            ridge._add(X[a_t], r, 1)
         seconds = time.perf_counter() - t_start
         stats.update(index_maintenance_seconds=0.0, s_max=s_max, beta=beta, eta=eta, threshold=r_low,
                      final_size=int(ids.size if self.compact else alive.sum()))
@@ -843,7 +814,7 @@ class SubTS(SublinearSolver):
         beta = self.beta if self.beta is not None else (
             1.0 + math.sqrt(2.0 * math.log(4.0 * T / self.delta) + d * math.log((d + T) / d)))
         n_levels = math.ceil(d / eta)
-        ridge = _Ridge(d)
+        ridge = _ridge(d)
         index = AdaptiveMIPS(
             d, index=self.index, shortlist=self.shortlist, capacity=max(1, env.initial.size) + 64,
             hnsw_M=self.hnsw_M, ef_construction=self.ef_construction, ef=self.ef, rng=gen.spawn(1)[0],
@@ -876,9 +847,9 @@ class SubTS(SublinearSolver):
                 alive[added] = True
             # Lines 7-8: theta_tilde = theta_hat + beta L xi with L L^T = V^{-1} (LAPACK
             # potrf + BLAS trmv directly: the numpy wrappers cost more than the math at d=16).
-            L, info = _potrf(ridge.Vinv, lower=1, clean=0)
+            L, info = _potrf(ridge.A_inv, lower=1, clean=0)
             if info != 0:
-                L = np.linalg.cholesky(ridge.Vinv)
+                L = np.linalg.cholesky(ridge.A_inv)
             theta_t = ridge.theta + beta * _trmv(L, gen.standard_normal(d), lower=1)
             nrm = math.sqrt(float(theta_t @ theta_t))
             q = theta_t / nrm if nrm > 0 else theta_t
@@ -901,7 +872,7 @@ class SubTS(SublinearSolver):
             total += env.regret(a)
             curve[t - 1] = total
             played[t - 1] = a
-            ridge.update(X[a], r)
+            ridge._add(X[a], r, 1)
         seconds = time.perf_counter() - t_start
         info = {"index_maintenance_seconds": index.maintenance_seconds - pre_maint, "beta": beta, "eta": eta, "n_levels": n_levels, "null_queries": null,
                 "levels": levels, "final_size": len(index), "kept_previous": kept}
