@@ -53,7 +53,6 @@ the per-coordinate scale (:func:`~combex.mips._cost.schedule_epsilon`).
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -61,17 +60,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, check_rng, param_error
+from ..environments._mips_instances import max_abs_entry
 from ..exceptions import InvalidParameterError
 from . import _kernels
 from ._bounded_me import bounded_me
 from ._common import MIPSResult, check_finite_scores, check_k, check_query, check_vectors
-from ._exact import _exact_search
 from ._cost import LINE_BYTES, ReadCost, columns_stream, read_cost, schedule_epsilon
+from ._exact import _exact_search
 
 __all__ = ["mips_top_k", "nn_top_k", "BoundedMEIndex"]
 
 _AUTO_BLOCKS = (1, 16, 64, 256, 1024, 4096)
-_CHUNK_BYTES = 1 << 24  # row chunks of the one-time passes (bound, permutation)
+_CHUNK_BYTES = 1 << 24  # row chunks of the one-time permutation
 
 
 # ---------------------------------------------------------------------- index
@@ -143,7 +143,7 @@ class BoundedMEIndex:
         t0 = time.perf_counter()
         self.bound_checked = check_finite or stated is None
         if self.bound_checked:
-            found = _max_abs(V, owner)
+            found = max_abs_entry(V, owner)
             if stated is not None and stated < found:
                 raise param_error("v_max", owner, f"at least max |V_ij| = {found!r} (a smaller bound voids the "
                                   "guarantee's stated width)", stated)
@@ -189,24 +189,6 @@ class BoundedMEIndex:
     def __repr__(self) -> str:
         return (f"BoundedMEIndex(n={self.n}, dim={self.dim}, layout={self.layout!r}, v_max={self.v_max:g}, "
                 f"preprocess_seconds={self.preprocess_seconds:.3f})")
-
-
-def _max_abs(V: NDArray[Any], owner: str) -> float:
-    """``max |V_ij|`` in row chunks without a copy of V; non-finite entries refused."""
-    n, dim = V.shape
-    step = max(1, _CHUNK_BYTES // (dim * V.itemsize))
-    best = 0.0
-    for r0 in range(0, n, step):
-        chunk = V[r0 : r0 + step]
-        hi, lo = float(chunk.max()), float(chunk.min())
-        if not (math.isfinite(hi) and math.isfinite(lo)):
-            i, j = np.argwhere(~np.isfinite(chunk))[0]
-            raise InvalidParameterError(
-                f"The 'V' parameter of {owner} must have finite entries. Got {float(chunk[i, j])!r} at "
-                f"[{r0 + i}, {j}] instead."
-            )
-        best = max(best, hi, -lo)
-    return best
 
 
 def _layout(V: NDArray[Any]) -> str:

@@ -313,8 +313,11 @@ def _round_cost(
             return s * lines * LINE_BYTES, s * new * GATHER_BYTES
         # Drawn blocks merge into runs when adjacent: E[runs] = new - E[adjacent pairs].
         runs = max(1.0, new - new * (new - 1) / max(n_items, 1))
-        width = coords * itemsize / runs
-        lines = runs * expected_lines(width, itemsize, start_offsets(offset, pitch, block * itemsize))
+        # Runs are whole blocks: each spans its bytes plus the same partial-line excess
+        # as one block starting where it starts.
+        unit = block * itemsize
+        excess = expected_lines(unit, itemsize, start_offsets(offset, pitch, unit)) - unit / LINE_BYTES
+        lines = coords * itemsize / LINE_BYTES + runs * excess
         return s * lines * LINE_BYTES, s * (coords * itemsize + runs * RUN_BYTES)
     # columns: `coords` coordinate rows of n elements each.
     row_lines = expected_lines(n * itemsize, itemsize, start_offsets(offset, n * itemsize))
