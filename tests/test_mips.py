@@ -226,7 +226,7 @@ def test_stated_v_max_is_checked_and_sets_the_score_scale():
     q = d.queries[0]
     for data, block in [(d.V, 64), (d.V, 1), (np.asfortranarray(d.V), None)]:
         # Checked against every entry read, inside the read kernels (no extra pass).
-        with pytest.raises(InvalidParameterError, match="'v_max'.*an entry read has"):
+        with pytest.raises(InvalidParameterError, match="'v_max'.*an entry read exceeds it"):
             mips_top_k(data, q, 3, v_max=0.99 * d.v_max, method="bandit", block=block, epsilon=1e-6, rng=0)
         res = mips_top_k(data, q, 3, v_max=d.v_max, method="bandit", block=block, epsilon=0.2, rng=0)
         assert res.info["reward_width"] == pytest.approx(2 * d.v_max * np.abs(q).max())

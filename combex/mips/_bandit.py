@@ -206,9 +206,9 @@ class _Reader:
     """Partial sums of ``f(i, j)`` over coordinate sets, with counts of the products
     evaluated and of the 64-byte lines of V touched (the measured read fraction)."""
 
-    def __init__(self, data: NDArray[Any], q: NDArray[Any], nn: bool, layout: str, track: bool) -> None:
-        self.data, self.q, self.nn, self.layout, self.track = data, q, nn, layout, track
-        self.max_read = 0.0  # largest |V_ij| read (when tracked)
+    def __init__(self, data: NDArray[Any], q: NDArray[Any], nn: bool, layout: str, v_max: float | None) -> None:
+        self.data, self.q, self.nn, self.layout, self.v_max = data, q, nn, layout, v_max
+        self.excess = 0.0  # sum of max(|V_ij| - v_max, 0) over the entries read (v_max given)
         self.n = data.shape[0]
         self.s = data.itemsize
         self.compiled = _kernels.HAVE_NUMBA and _USE_COMPILED
@@ -256,9 +256,8 @@ class _Reader:
     # -- reads
     def runs(self, rows: NDArray[np.int64], starts: NDArray[np.int64], stops: NDArray[np.int64]) -> NDArray[np.float64]:
         out = np.zeros(rows.size, dtype=np.float64)
-        top = _kernels.rows_runs(self.data, rows, starts, stops, self.q, out, nn=self.nn, compiled=self.compiled,
-                                 track=self.track)
-        self.max_read = max(self.max_read, top)
+        self.excess += _kernels.rows_runs(self.data, rows, starts, stops, self.q, out, nn=self.nn,
+                                          compiled=self.compiled, v_max=self.v_max)
         self.products += rows.size * int((stops - starts).sum())
         self._count_runs(rows, starts, stops)
         return out
@@ -270,20 +269,18 @@ class _Reader:
             if columns_stream(rows.size, self.n):
                 full = np.zeros(self.n, dtype=np.float64)
                 every = np.arange(self.n, dtype=np.int64)
-                top = _kernels.cols_gather(self.VT, coords, every, self.q, full, nn=self.nn,
-                                           compiled=self.compiled, track=self.track)
-                self.max_read = max(self.max_read, top)
+                self.excess += _kernels.cols_gather(self.VT, coords, every, self.q, full, nn=self.nn,
+                                                    compiled=self.compiled, v_max=self.v_max)
                 self.products += self.n * coords.size
                 self._count_columns(coords, None)
                 return full if rows.size == self.n else full[rows]
-            top = _kernels.cols_gather(self.VT, coords, rows, self.q, out, nn=self.nn, compiled=self.compiled,
-                                       track=self.track)
+            self.excess += _kernels.cols_gather(self.VT, coords, rows, self.q, out, nn=self.nn,
+                                                compiled=self.compiled, v_max=self.v_max)
             self._count_columns(coords, rows)
         else:
-            top = _kernels.rows_gather(self.data, rows, coords, self.q, out, nn=self.nn, compiled=self.compiled,
-                                       track=self.track)
+            self.excess += _kernels.rows_gather(self.data, rows, coords, self.q, out, nn=self.nn,
+                                                compiled=self.compiled, v_max=self.v_max)
             self._count_gather(rows, coords)
-        self.max_read = max(self.max_read, top)
         self.products += rows.size * coords.size
         return out
 
@@ -397,7 +394,7 @@ def _search(
     qs = qv if stored_perm is None else qv[stored_perm]
     # A stated bound that nothing has checked yet is checked against every entry read.
     track = v_max is not None and (index is None or not index.bound_checked)
-    reader = _Reader(data, qs, nn, layout, track)
+    reader = _Reader(data, qs, nn, layout, v_max if track else None)
     coords = np.zeros(n, dtype=np.int64)
     if layout == "permuted":
         shift = int(gen.integers(dim))
@@ -431,7 +428,7 @@ def _search(
         else:
             m = read_idx.size
         coords[arms] += m
-        _check_read(sums, rows, read_idx, data, stored_perm, reader.max_read, v_max, check_finite, owner)
+        _check_read(sums, rows, read_idx, data, stored_perm, reader.excess, v_max, check_finite, owner)
         return sums
 
     out = bounded_me(pull, n, k, n_items, epsilon=eps_s, delta=delta, value_range=1.0, rng=gen)
@@ -456,7 +453,7 @@ def _search(
 
 def _check_read(
     sums: NDArray[np.float64], rows: NDArray[np.int64], read_idx: Any, data: NDArray[Any],
-    perm: NDArray[Any] | None, max_read: float, v_max: float | None, check_finite: bool, owner: str,
+    perm: NDArray[Any] | None, excess: float, v_max: float | None, check_finite: bool, owner: str,
 ) -> None:
     """Refuse non-finite entries among those just read (they make their sums non-finite)
     and a stated ``v_max`` below an entry read; both checks read nothing more."""
@@ -464,8 +461,15 @@ def _check_read(
         cols = (np.concatenate([np.arange(a, b) for a, b in zip(*read_idx)])
                 if isinstance(read_idx, tuple) else read_idx)
         check_finite_scores(sums, data, owner, rows=rows, cols=cols, perm=perm)
-    if v_max is not None and max_read > v_max:
-        raise param_error("v_max", owner, f"a bound on |V_ij|: an entry read has |V_ij| = {max_read!r}", v_max)
+    if v_max is not None and excess > 0.0:
+        # Name the largest entry of this round's reads (this pass only runs on the error).
+        cols = (np.concatenate([np.arange(a, b) for a, b in zip(*read_idx)])
+                if isinstance(read_idx, tuple) else read_idx)
+        sub = np.abs(data[np.ix_(rows, cols)])
+        r, c = np.unravel_index(int(np.argmax(sub)), sub.shape)
+        j = int(cols[c]) if perm is None else int(perm[cols[c]])
+        raise param_error("v_max", owner, f"a bound on |V_ij|: an entry read exceeds it, |V[{int(rows[r])}, {j}]| = "
+                          f"{float(sub[r, c])!r}", v_max)
 
 
 def _exact(

@@ -60,10 +60,14 @@ EXACT_ABOVE = 0.8
 #: A survivor subset denser than this fraction of the vectors is read by streaming whole
 #: coordinate rows of dimension-major data (cheaper than gathering its entries).
 STREAM_DENSITY = 1.0 / 8.0
-# Streamed-byte equivalents of fixed costs (measured, float32, one core; see module doc).
-RUN_BYTES = 512.0  # starting a contiguous run of one row (a new stream)
-GATHER_BYTES = 96.0  # one scattered coordinate of a row-major row
-COLUMN_GATHER_BYTES = 24.0  # one survivor's entry gathered from a coordinate row
+# Streamed-byte equivalents of fixed costs, measured on the idle 2-core test machine
+# (float32, 4,000 x 50,000, one core; exact search at 32 GB/s): starting a run costs about
+# 1 KB of streaming (runs of 256 B: 4.8x their bytes, 4 KB: 1.26x, 16 KB: 0.97x); a
+# scattered coordinate of a row-major row 65-150 B (densities 25 %-1 %); a survivor's
+# entry gathered from a coordinate row 10-20 B beyond its cache lines.
+RUN_BYTES = 1024.0
+GATHER_BYTES = 100.0
+COLUMN_GATHER_BYTES = 16.0
 
 LAYOUTS = ("permuted", "rows", "columns")
 
