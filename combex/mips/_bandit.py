@@ -53,6 +53,7 @@ the per-coordinate scale (:func:`~combex.mips._cost.schedule_epsilon`).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -214,6 +215,7 @@ class _Reader:
         self.compiled = _kernels.HAVE_NUMBA and _USE_COMPILED
         self.products = 0
         self.lines = 0
+        self.width = 0  # coordinates of the last run read
         base = data.ctypes.data
         if layout == "columns":
             self.VT = data.T  # C-contiguous rows = coordinates
@@ -222,16 +224,29 @@ class _Reader:
             self.VT = None
             self.pitch = data.strides[0]
         self.base = base
+        # Row start offsets within a line repeat with this period in the row index.
+        self.period = LINE_BYTES // math.gcd(int(self.pitch), LINE_BYTES)
 
     # -- byte accounting (exact lines from addresses, grouped by offset modulo a line)
     def _offset_classes(self, idx: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        offs = (self.base + idx * self.pitch) % LINE_BYTES
-        vals, counts = np.unique(offs, return_counts=True)
-        return vals, counts
+        """Distinct start offsets (within a line) of the rows ``idx`` and their counts:
+        row ``i`` starts at ``(base + i pitch) % 64``, periodic in ``i`` with period
+        ``64 / gcd(pitch, 64)``."""
+        period = self.period
+        counts = np.bincount(idx % period, minlength=period) if period > 1 else np.array([idx.size])
+        vals = (self.base + np.arange(period) * self.pitch) % LINE_BYTES
+        keep = counts > 0
+        return vals[keep], counts[keep]
 
     def _count_runs(self, rows: NDArray[np.int64], starts: NDArray[np.int64], stops: NDArray[np.int64]) -> None:
-        vals, counts = self._offset_classes(rows)
         s = self.s
+        if self.period == 1 and starts.size <= 2:  # the permuted layout's 1-2 runs: scalars
+            o = self.base % LINE_BYTES
+            per = sum((o + int(b) * s - 1) // LINE_BYTES - (o + int(a) * s) // LINE_BYTES + 1
+                      for a, b in zip(starts.tolist(), stops.tolist()))
+            self.lines += rows.size * per
+            return
+        vals, counts = self._offset_classes(rows)
         first = (vals[:, None] + starts[None, :] * s) // LINE_BYTES
         last = (vals[:, None] + stops[None, :] * s - 1) // LINE_BYTES
         self.lines += int(((last - first + 1).sum(axis=1) * counts).sum())
@@ -258,7 +273,8 @@ class _Reader:
         out = np.zeros(rows.size, dtype=np.float64)
         self.excess += _kernels.rows_runs(self.data, rows, starts, stops, self.q, out, nn=self.nn,
                                           compiled=self.compiled, v_max=self.v_max)
-        self.products += rows.size * int((stops - starts).sum())
+        self.width = int((stops - starts).sum())
+        self.products += rows.size * self.width
         self._count_runs(rows, starts, stops)
         return out
 
@@ -395,7 +411,7 @@ def _search(
     # A stated bound that nothing has checked yet is checked against every entry read.
     track = v_max is not None and (index is None or not index.bound_checked)
     reader = _Reader(data, qs, nn, layout, v_max if track else None)
-    coords = np.zeros(n, dtype=np.int64)
+    read = [0]  # coordinates read so far by every survivor (all survivors read each round)
     if layout == "permuted":
         shift = int(gen.integers(dim))
         perm = None
@@ -423,11 +439,7 @@ def _search(
                 starts, stops = _merge_runs(drawn, blk, dim)
                 sums = reader.runs(rows, starts, stops)
                 read_idx = (starts, stops)
-        if isinstance(read_idx, tuple):
-            m = int((read_idx[1] - read_idx[0]).sum())
-        else:
-            m = read_idx.size
-        coords[arms] += m
+        read[0] += reader.width if isinstance(read_idx, tuple) else read_idx.size
         _check_read(sums, rows, read_idx, data, stored_perm, reader.excess, v_max, check_finite, owner)
         return sums
 
@@ -435,7 +447,7 @@ def _search(
     sel = out.arms
     # Estimated full score: mean over the coordinates read, times N.
     raw = out.means * out.pulls[sel]  # raw partial sums of the returned arms
-    est = np.where(coords[sel] > 0, raw / np.maximum(coords[sel], 1) * dim, 0.0)
+    est = raw / read[0] * dim if read[0] > 0 else np.zeros(sel.size)
     v_bytes = n * dim * data.itemsize
     info.update({
         "block": blk,

@@ -38,6 +38,7 @@ This module holds the schedule and the direct loop (:func:`bounded_me`), used by
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -108,6 +109,15 @@ def bounded_me_schedule(
     epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
     delta = check_probability(delta, "delta", owner=owner)
     value_range = check_float(value_range, "value_range", owner=owner, low=0.0, closed="neither")
+    return list(_schedule(n, k, big_n, epsilon, delta, value_range))
+
+
+@functools.lru_cache(maxsize=256)
+def _schedule(
+    n: int, k: int, big_n: int, epsilon: float, delta: float, value_range: float
+) -> tuple[BoundedMERound, ...]:
+    """:func:`bounded_me_schedule` on checked arguments (cached: repeated queries of one
+    size share it)."""
     rounds: list[BoundedMERound] = []
     size, eps_l, delta_l, t_prev = n, epsilon / 4.0, delta / 2.0, 0
     while size > k:
@@ -121,21 +131,23 @@ def bounded_me_schedule(
         eps_l *= 0.75
         delta_l /= 2.0
         t_prev = t
-    return rounds
+    return tuple(rounds)
 
 
 def _remove_lowest(
     means: NDArray[np.float64], active: NDArray[np.intp], n_remove: int, rng: np.random.Generator
 ) -> NDArray[np.intp]:
-    """Survivors of ``active`` after removing the ``n_remove`` smallest ``means[active]``
-    (ties at random)."""
+    """Survivors of ``active`` (sorted) after removing the ``n_remove`` smallest
+    ``means[active]``, ties at the threshold broken at random; linear time."""
     if n_remove <= 0:
         return active
     m = means[active]
-    tie = rng.random(active.size)
-    order = np.lexsort((tie, m))  # ascending mean, random among ties
-    keep = np.sort(order[n_remove:])
-    return active[keep]
+    kth = np.partition(m, n_remove - 1)[n_remove - 1]
+    drop = m < kth
+    at = np.flatnonzero(m == kth)
+    need = n_remove - int(np.count_nonzero(drop))
+    drop[at if need >= at.size else rng.choice(at, size=need, replace=False)] = True
+    return active[~drop]
 
 
 # ---------------------------------------------------------------------- direct function
@@ -205,8 +217,8 @@ def bounded_me(
             sums[active] += s
             pulls[active] = rnd.t
         t_prev = rnd.t
-        means = np.divide(sums, pulls, out=np.zeros_like(sums), where=pulls > 0)
-        active = _remove_lowest(means, active, rnd.n_removed, rng)
+        # Every surviving arm has t_l pulls: ranking the sums ranks the empirical means.
+        active = _remove_lowest(sums, active, rnd.n_removed, rng)
     means = np.divide(sums, pulls, out=np.zeros_like(sums), where=pulls > 0)
     order = np.argsort(-means[active], kind="stable")
     arms = active[order]

@@ -41,6 +41,7 @@ counts do not depend on them.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -275,6 +276,15 @@ def read_cost(
     itemsize = check_int(itemsize, "itemsize", owner=owner, low=1)
     if offset is not None:
         offset = check_int(offset, "offset", owner=owner, low=0, high=LINE_BYTES - 1)
+    return _read_cost(n, dim, k, epsilon, delta, block, layout, itemsize, offset)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_cost(
+    n: int, dim: int, k: int, epsilon: float, delta: float, block: int, layout: str, itemsize: int,
+    offset: int | None,
+) -> ReadCost:
+    """:func:`read_cost` on checked arguments (cached: repeated queries of one size)."""
     n_items = -(-dim // block)
     eps_s = schedule_epsilon(epsilon, dim, block)
     rounds = tuple(bounded_me_schedule(n, k, n_items, eps_s, delta))
