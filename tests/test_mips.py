@@ -557,3 +557,17 @@ def test_lsh_index_hashes_the_transformed_vectors_in_chunks(chunk, monkeypatch):
             got[order[bounds[j] : bounds[j + 1]]] = key
         np.testing.assert_array_equal(got, want[:, t])
 
+
+
+def test_mips_does_not_import_solvers():
+    # Layers: combex.mips (BoundedME's one home) sits below combex.solvers (issue 14).
+    import subprocess
+    import sys
+
+    code = ("import sys, combex.mips; bad = [m for m in sys.modules if m.startswith('combex.solvers')]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    from combex.mips import bounded_me as core
+    from combex.solvers import mips as solver_module
+
+    assert solver_module.bounded_me is core  # one implementation, re-exported

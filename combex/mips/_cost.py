@@ -64,11 +64,12 @@ STREAM_DENSITY = 1.0 / 8.0
 # Streamed-byte equivalents of fixed costs, measured on the idle 2-core test machine
 # (float32, 4,000 x 50,000, one core; exact search at 32 GB/s): starting a run costs about
 # 1 KB of streaming (runs of 256 B: 4.8x their bytes, 4 KB: 1.26x, 16 KB: 0.97x); a
-# scattered coordinate of a row-major row 65-150 B (densities 25 %-1 %); a survivor's
-# entry gathered from a coordinate row 10-20 B beyond its cache lines.
+# scattered coordinate of a row-major row 65-150 B (densities 25 %-1 %); a cache line of a
+# coordinate row touched by a survivor gather costs 1.5-2.7 streamed lines (survivor
+# densities 1/16 to 1/100; the sparser, the less the prefetcher helps).
 RUN_BYTES = 1024.0
 GATHER_BYTES = 100.0
-COLUMN_GATHER_BYTES = 16.0
+COLUMN_GATHER_LINE = 2.0
 
 LAYOUTS = ("permuted", "rows", "columns")
 
@@ -338,5 +339,5 @@ def _round_cost(
     if columns_stream(s, n):
         return coords * row_lines * LINE_BYTES, coords * (n * itemsize + RUN_BYTES)
     lines = row_lines * lines_touched_fraction(s / n, itemsize)
-    return coords * lines * LINE_BYTES, coords * (lines * LINE_BYTES + s * COLUMN_GATHER_BYTES)
+    return coords * lines * LINE_BYTES, coords * (lines * LINE_BYTES * COLUMN_GATHER_LINE + RUN_BYTES)
 
