@@ -571,3 +571,16 @@ def test_mips_does_not_import_solvers():
     from combex.solvers import mips as solver_module
 
     assert solver_module.bounded_me is core  # one implementation, re-exported
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["combex.mips._bandit", "combex.mips._cost", "combex.mips._bounded_me", "combex.mips._exact",
+     "combex.solvers.mips", "combex.environments._mips_instances"],
+)
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(module), verbose=False)
+    assert tried > 0 and failures == 0

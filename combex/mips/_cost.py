@@ -262,7 +262,7 @@ def read_cost(
     --------
     >>> c = read_cost(10_000, 100_000, 5, epsilon=0.1, delta=0.1)
     >>> c.informative, round(c.fraction_read, 3), c.exact_faster
-    (True, 0.293, False)
+    (True, 0.247, False)
     >>> read_cost(10_000, 100_000, 5, epsilon=0.1, delta=0.1, block=4096, layout="rows").fraction_read > 0.9
     True
     """
