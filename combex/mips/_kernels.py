@@ -45,6 +45,7 @@ __all__ = ["HAVE_NUMBA", "rows_runs", "rows_gather", "cols_gather"]
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
 _GROUP_BYTES = 1 << 20  # numpy version: bytes of survivor segments copied per group
+_CHUNK = 2048  # compiled row loop: entries per row read before the next row's
 _COMPILED: dict[str, Any] = {}
 
 
@@ -83,32 +84,30 @@ def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no 
         i7 = rows[r + 7] if m > 7 else i0
         t = np.zeros(8)
         for u in range(starts.size):
-            a = starts[u]
-            b = stops[u]
-            qs = q[a:b]
-            x0 = V[i0, a:b]
-            x1 = V[i1, a:b]
-            x2 = V[i2, a:b]
-            x3 = V[i3, a:b]
-            x4 = V[i4, a:b]
-            x5 = V[i5, a:b]
-            x6 = V[i6, a:b]
-            x7 = V[i7, a:b]
-            a0 = zero
-            a1 = zero
-            a2 = zero
-            a3 = zero
-            a4 = zero
-            a5 = zero
-            a6 = zero
-            a7 = zero
-            if track:
-                # Fused with the products: the excess of |x| over the bound (a sum of
-                # maxima with 0 vectorizes; a running float maximum does not).
-                e0 = zero
-                for j in range(b - a):
-                    y = qs[j]
-                    if nn:
+            # Runs in chunks of _CHUNK entries: eight chunks (64 KB of float32) stay in
+            # cache for the optional second pass of the bound check.
+            for a in range(starts[u], stops[u], _CHUNK):
+                b = min(stops[u], a + _CHUNK)
+                qs = q[a:b]
+                x0 = V[i0, a:b]
+                x1 = V[i1, a:b]
+                x2 = V[i2, a:b]
+                x3 = V[i3, a:b]
+                x4 = V[i4, a:b]
+                x5 = V[i5, a:b]
+                x6 = V[i6, a:b]
+                x7 = V[i7, a:b]
+                a0 = zero
+                a1 = zero
+                a2 = zero
+                a3 = zero
+                a4 = zero
+                a5 = zero
+                a6 = zero
+                a7 = zero
+                if nn:
+                    for j in range(b - a):
+                        y = qs[j]
                         d0 = x0[j] - y
                         d1 = x1[j] - y
                         d2 = x2[j] - y
@@ -125,7 +124,9 @@ def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no 
                         a5 += d5 * d5
                         a6 += d6 * d6
                         a7 += d7 * d7
-                    else:
+                else:
+                    for j in range(b - a):
+                        y = qs[j]
                         a0 += x0[j] * y
                         a1 += x1[j] * y
                         a2 += x2[j] * y
@@ -134,49 +135,23 @@ def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no 
                         a5 += x5[j] * y
                         a6 += x6[j] * y
                         a7 += x7[j] * y
-                    e0 += (max(abs(x0[j]) - vm, zero) + max(abs(x1[j]) - vm, zero)
-                           + max(abs(x2[j]) - vm, zero) + max(abs(x3[j]) - vm, zero)
-                           + max(abs(x4[j]) - vm, zero) + max(abs(x5[j]) - vm, zero)
-                           + max(abs(x6[j]) - vm, zero) + max(abs(x7[j]) - vm, zero))
-                excess += e0
-            elif nn:
-                for j in range(b - a):
-                    y = qs[j]
-                    d0 = x0[j] - y
-                    d1 = x1[j] - y
-                    d2 = x2[j] - y
-                    d3 = x3[j] - y
-                    d4 = x4[j] - y
-                    d5 = x5[j] - y
-                    d6 = x6[j] - y
-                    d7 = x7[j] - y
-                    a0 += d0 * d0
-                    a1 += d1 * d1
-                    a2 += d2 * d2
-                    a3 += d3 * d3
-                    a4 += d4 * d4
-                    a5 += d5 * d5
-                    a6 += d6 * d6
-                    a7 += d7 * d7
-            else:
-                for j in range(b - a):
-                    y = qs[j]
-                    a0 += x0[j] * y
-                    a1 += x1[j] * y
-                    a2 += x2[j] * y
-                    a3 += x3[j] * y
-                    a4 += x4[j] * y
-                    a5 += x5[j] * y
-                    a6 += x6[j] * y
-                    a7 += x7[j] * y
-            t[0] += a0
-            t[1] += a1
-            t[2] += a2
-            t[3] += a3
-            t[4] += a4
-            t[5] += a5
-            t[6] += a6
-            t[7] += a7
+                if track:
+                    # Second pass over the cache-resident chunks: the excess of |x| over
+                    # the bound (a sum of maxima with 0 vectorizes; a running float
+                    # maximum does not).
+                    e0 = zero
+                    for x in (x0, x1, x2, x3, x4, x5, x6, x7):
+                        for j in range(b - a):
+                            e0 += max(abs(x[j]) - vm, zero)
+                    excess += e0
+                t[0] += a0
+                t[1] += a1
+                t[2] += a2
+                t[3] += a3
+                t[4] += a4
+                t[5] += a5
+                t[6] += a6
+                t[7] += a7
         for c in range(m):
             out[r + c] += sign * t[c]
         r += m
