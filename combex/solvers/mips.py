@@ -157,7 +157,8 @@ class BoundedMEExploration(Exploration):
                 f"{self._order!r} (problem.info['order']). Use an environment that reads at "
                 "random (RewardLists(shuffle=True), BinaryRewardLists(order='random')), declare "
                 "problem.info['order'] = 'random' if yours does, or pass "
-                "BoundedME(assume_random_order=True) for a heuristic run without guarantee."
+                "BoundedME(assume_random_order=True) (CLI: --param assume_random_order=true) for a heuristic run "
+                "without guarantee."
             )
         known = "upper" in info and "lower" in info
         known_width = float(info["upper"]) - float(info["lower"]) if known else None
