@@ -6,8 +6,8 @@ once (vectorized).
 
 Simulated: :class:`GaussianArms`, :class:`BernoulliArms` (index arms),
 :class:`FullBandit` (super-arm masks, full-bandit feedback), :class:`LinearBandit`
-(feature rows). Data-backed: :class:`CrowdQuiz` (teams of quiz workers, Li et al. 2017).
-Data location: :func:`data_dir`, :func:`dataset_path` (``COMBEX_DATA``).
+(feature rows). Data-backed: :class:`CrowdQuiz` (teams of quiz workers, Li et al. 2017,
+data shipped in :mod:`combex.datasets`).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
+from .._blas import SingleThreadedRuns
 from .._state import load_state, save_state
 from .._validation import check_int, check_rng
 from ..exceptions import InvalidParameterError, StateError
@@ -182,7 +183,7 @@ def _load_builtin_solvers() -> None:
 
 
 # ---------------------------------------------------------------------- Solver
-class Solver(ABC):
+class Solver(SingleThreadedRuns, ABC):
     """Settings of an algorithm; :meth:`start` makes the state of one run.
 
     Subclasses define ``name`` (CLI name), ``arm_type`` ("index" or "mask"), validate their
