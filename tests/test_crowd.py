@@ -17,7 +17,7 @@ from scipy import stats
 import combex.oracles
 from combex.environments import CROWD_DATASETS, CrowdData, CrowdQuiz, NoiseModel, load_crowd_quiz
 from combex.exceptions import CombexError, DataNotFoundError, InvalidParameterError
-from combex.oracles._base import DecisionClass
+from combex.oracles import DecisionClass
 
 
 class _StandInTopK(DecisionClass):

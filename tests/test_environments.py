@@ -23,11 +23,10 @@ from combex.environments import (
     GaussianArms,
     LinearBandit,
     NoiseModel,
-    data_dir,
-    dataset_path,
 )
+from combex.datasets import data_dir, dataset_path
 from combex.exceptions import DataNotFoundError, InvalidParameterError
-from combex.oracles._base import DecisionClass
+from combex.oracles import DecisionClass
 
 
 # --------------------------------------------------------------------------- TopK stand-in
