@@ -164,7 +164,7 @@ def get_solver(name: str) -> type["Solver"]:
     except KeyError:
         import difflib
 
-        close = difflib.get_close_matches(name, SOLVERS, n=3)
+        close = difflib.get_close_matches(str(name).lower(), SOLVERS, n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise InvalidParameterError(
             f"Unknown solver {name!r}.{hint} Known solvers: {', '.join(sorted(SOLVERS))}."
