@@ -186,7 +186,7 @@ def load_quiz(domain: str, *, data_home: Any = None) -> QuizData:
     Examples
     --------
     >>> quiz = load_quiz("ITMANAGE")
-    >>> quiz.answers.shape, quiz.worker_ids[:2], quiz.truth[0]
+    >>> quiz.answers.shape, quiz.worker_ids[:2], str(quiz.truth[0])
     ((25, 36), ('worker1', 'worker2'), 'C')
     >>> round(float(quiz.correct.mean(axis=0).max()), 2)   # the best worker's accuracy
     0.84
