@@ -1,4 +1,4 @@
-"""The README's Python examples run as written and print what the README shows.
+"""The README's and the user guide's Python examples run as written and print what they show.
 
 A ```python block followed by a ```text block must print that text (doctest's ``...``
 stands for a variable part, such as a timing). Paths the README names must exist.
@@ -17,9 +17,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 TEXT = README.read_text()
-FENCED = re.findall(r"```(\w*)\n(.*?)```", TEXT, flags=re.S)
-EXAMPLES = [(code, FENCED[i + 1][1] if i + 1 < len(FENCED) and FENCED[i + 1][0] == "text" else None)
-            for i, (lang, code) in enumerate(FENCED) if lang == "python"]
+
+
+def _examples(text):
+    fenced = re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S)
+    return [(code, fenced[i + 1][1] if i + 1 < len(fenced) and fenced[i + 1][0] == "text" else None)
+            for i, (lang, code) in enumerate(fenced) if lang == "python"]
+
+
+EXAMPLES = _examples(TEXT)
+GUIDE = sorted((ROOT / "docs" / "guide").glob("*.md"))
 
 
 def test_readme_has_examples_with_output():
@@ -27,19 +34,30 @@ def test_readme_has_examples_with_output():
     assert sum(out is not None for _, out in EXAMPLES) >= 3
 
 
+def _check(code, expected, where, namespace=None):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        exec(compile(code, where, "exec"), {"__name__": "readme"} if namespace is None else namespace)
+    if expected is not None:
+        got = buf.getvalue()
+        ok = doctest.OutputChecker().check_output(expected, got, doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        assert ok, f"{where} printed:\n{got}\nthe page shows:\n{expected}"
+
+
+@pytest.mark.parametrize("page", GUIDE, ids=lambda p: p.name)
+def test_user_guide_examples_print_what_the_page_shows(page, tmp_path, monkeypatch):
+    """The blocks of one page run in order in one namespace, like a doctest."""
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "guide"}
+    for i, (code, expected) in enumerate(_examples(page.read_text())):
+        _check(code, expected, f"docs/guide/{page.name} block {i}", namespace)
+
+
 @pytest.mark.parametrize("i", range(len(EXAMPLES)))
 def test_readme_example_prints_what_the_readme_shows(i, tmp_path, monkeypatch):
     code, expected = EXAMPLES[i]
     monkeypatch.chdir(tmp_path)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, f"README block {i}", "exec"), {"__name__": "readme"})
-    if expected is not None:
-        checker = doctest.OutputChecker()
-        got = buf.getvalue()
-        assert checker.check_output(expected, got, doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE), (
-            f"README block {i} printed:\n{got}\nthe README shows:\n{expected}"
-        )
+    _check(code, expected, f"README block {i}")
 
 
 def test_readme_names_only_files_the_repository_has():

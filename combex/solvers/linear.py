@@ -1107,7 +1107,7 @@ class LinGapEOracle(_LinearRun, Solver):
     Parameters
     ----------
     delta, epsilon, ridge, S, union_bound, refactor_every
-        As :class:`LinGapE` (the union bound would be over |class|^2 pairs: not offered).
+        As :class:`LinGapE` (the union bound would be over ``|class|^2`` pairs: not offered).
     R : float, optional
         Sub-Gaussian scale of one super-arm observation. None: ``sqrt(k) sigma`` for
         independent per-base-arm noise of scale sigma (``problem.noise``), ``k sigma``

@@ -3,7 +3,7 @@
 Liu, Wu and Mozafari, "A Bandit Approach to Maximum Inner Product Search", AAAI 2019,
 Algorithm 1 (top-K version). Arm ``i`` owns a finite list of ``N`` rewards in ``[a, b]``
 drawn without replacement (:class:`~combex.environments._lists.RewardLists`). In round
-``l`` every surviving arm is pulled up to
+``l`` every surviving arm is pulled up to::
 
     t_l = m( (b - a)^2 * 2 / eps_l^2 * log( 2 (|S_l| - K) / (delta_l (floor((|S_l| - K)/2) + 1)) ) )
 
