@@ -17,6 +17,13 @@ import combex
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter; its stdout (fails with its stderr)."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
 @pytest.mark.parametrize(
     "first,second",
     [("highspy", "ortools.sat.python.cp_model"), ("ortools.sat.python.cp_model", "highspy"),
@@ -33,8 +40,7 @@ def test_highs_and_ortools_load_in_either_order(first, second):
         "m.Maximize(x); s = cp_model.CpSolver(); assert s.Solve(m) == cp_model.OPTIMAL;"
         "import highspy; highspy.Highs()"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    _python(code)
 
 
 def test_cvxpy_highs_and_cpsat_in_one_process():
@@ -47,8 +53,7 @@ def test_cvxpy_highs_and_cpsat_in_one_process():
         "dc = ConstraintFamily(3, [[1, 1, 1]], [2])\n"
         "assert dc.argmax(np.array([1.0, 2.0, 3.0])).tolist() == [False, True, True]\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    _python(code)
 
 
 def test_installed_highspy_is_not_the_clashing_release():
@@ -66,9 +71,7 @@ def test_the_core_never_imports_the_optional_dependencies():
         "bad = sorted(m for m in ('ortools', 'pooch', 'hnswlib', 'matplotlib', 'pandas', 'dask', 'pyarrow', 'sklearn') if m in sys.modules)\n"
         "print(bad)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert _python(code).strip().splitlines()[-1] == "[]"
 
 
 def test_one_version_source():
