@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-fast install install-test bench clean
+.PHONY: demo test test-fast install install-test bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -e . && touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask,sweep]"
+	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask,sweep,docs]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@ $(VENV)/.installed
 
@@ -28,8 +28,12 @@ install-test: $(VENV)/.installed-test
 demo: $(VENV)/.installed-demo
 	$(BIN)/combex demo
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test docs
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# The documentation site (Sphinx), warnings as errors; `make test` builds it first.
+docs: $(VENV)/.installed-test
+	$(BIN)/python -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" -x $(PYTEST_ARGS)
@@ -38,4 +42,4 @@ bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis docs/_build

@@ -4,17 +4,53 @@ Identify the best team of k workers when only the team's total score is observed
 best base of a matroid, the best arm of a linear model, or the top inner product in a huge
 vector set, with a guaranteed error probability and as few noisy evaluations as possible.
 
-Subpackages: :mod:`combex.oracles` (decision classes and quadratic maximization),
-:mod:`combex.allocations`, :mod:`combex.environments`, :mod:`combex.estimation`,
-:mod:`combex.solvers`, :mod:`combex.mips`, :mod:`combex.experiments`,
-:mod:`combex.testing`.
+Subpackages (imported on first use, so ``import combex`` stays light):
+:mod:`combex.oracles` (decision classes and quadratic maximization),
+:mod:`combex.allocations` (optimal designs), :mod:`combex.estimation` (least squares,
+confidence radii), :mod:`combex.environments` (simulators, real-data environments, the
+papers' instances), :mod:`combex.datasets` (real data with provenance),
+:mod:`combex.solvers` (the algorithms), :mod:`combex.mips` (inner-product search),
+:mod:`combex.experiments` (runner, sweeps, plots), :mod:`combex.testing` (conformance
+checks), :mod:`combex.exceptions`.
+
+Examples
+--------
+>>> import combex
+>>> env = combex.environments.FullBandit([0.9, 0.5, 0.1], k=1, rng=0)
+>>> combex.solvers.get_solver("icb")(delta=0.05).run(env, rng=1).answer.tolist()
+[True, False, False]
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
 from . import exceptions
 from .exceptions import CombexError, InvalidParameterError
 
-__all__ = ["__version__", "exceptions", "CombexError", "InvalidParameterError"]
+SUBPACKAGES = (
+    "allocations",
+    "datasets",
+    "environments",
+    "estimation",
+    "experiments",
+    "mips",
+    "oracles",
+    "solvers",
+    "testing",
+)
+
+__all__ = ["__version__", "exceptions", "CombexError", "InvalidParameterError", *SUBPACKAGES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'combex' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(SUBPACKAGES))

@@ -211,7 +211,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     report = run_sweep(sweep, args.out, jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
                        progress=args.progress)
     df = report.table()
-    summary = summarize_table(df, ["solver", "solver_params", "instance", "params"], "samples")
+    summary = _sort_summary(summarize_table(df, ["solver", "solver_params", "instance", "params"], "samples"))
     if args.json:
         print(json.dumps({
             "sweep": sweep.sweep_id, "root_seed": sweep.seed, "out": args.out, "runs": len(report.rows),
@@ -225,8 +225,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     by = ["solver", "solver_params", "instance", "params"]
     regret = extra = None
     if "regret" in df.columns and df["regret"].notna().any():
-        regret = summarize_table(df, by, "regret")
-        extra = summarize_table(df, by, "online_seconds")
+        regret = _sort_summary(summarize_table(df, by, "regret"))
+        extra = _sort_summary(summarize_table(df, by, "online_seconds"))
     for i, r in enumerate(summary.itertuples(index=False)):
         tail = ""
         if regret is not None and regret["mean"].iloc[i] == regret["mean"].iloc[i]:  # not NaN
@@ -238,6 +238,30 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.out:
         print(f"results: {args.out}")
     return 0
+
+
+def _setting_key(text: Any) -> tuple[Any, ...]:
+    """Sort key of a canonical-JSON settings cell: numbers compare as numbers (n=4 < n=10)."""
+    try:
+        obj = json.loads(text)
+    except (TypeError, ValueError):
+        return ((1, str(text)),)
+    if not isinstance(obj, dict):
+        return ((1, str(obj)),)
+    out: list[Any] = []
+    for k in sorted(obj):
+        v = obj[k]
+        num = isinstance(v, (int, float)) and not isinstance(v, bool)
+        out.append((k, (0, v, "") if num else (1, 0, json.dumps(v, sort_keys=True))))
+    return tuple(out)
+
+
+def _sort_summary(table: Any) -> Any:
+    """Rows in order of solver, solver settings, instance, instance settings (numerically)."""
+    keys = [(r.solver, _setting_key(r.solver_params), r.instance, _setting_key(r.params))
+            for r in table.itertuples(index=False)]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return table.iloc[order].reset_index(drop=True)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
@@ -375,7 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("results", help="results file written by `combex sweep`")
     sp.add_argument("--x", required=True, help="parameter column for the x axis")
     sp.add_argument("--y", default="samples", help="metric (default samples)")
-    sp.add_argument("--hue", default="solver", help="column separating the lines (default solver)")
+    sp.add_argument("--hue", default="solver",
+                    help="column separating the lines (default solver); every other setting that varies "
+                         "separates lines too, so different settings are never averaged")
     sp.add_argument("--error", default="sem", choices=["sem", "std", "none"], help="error bars (default sem)")
     sp.add_argument("--logx", action="store_true", help="logarithmic x axis")
     sp.add_argument("--logy", action="store_true", help="logarithmic y axis")

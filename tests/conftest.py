@@ -14,7 +14,7 @@ import pytest
 
 try:
     from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn (test extra)
+except ImportError:  # pragma: no cover - threadpoolctl is a core dependency
     threadpool_limits = None
 
 
@@ -28,4 +28,4 @@ def _single_threaded_blas():
 
 
 def pytest_report_header(config):
-    return f"combex: COMBEX_DATA={os.environ.get('COMBEX_DATA', '(default ../shared/data)')}"
+    return f"combex: COMBEX_DATA={os.environ.get('COMBEX_DATA', '(unset: packaged data only)')}"

@@ -29,7 +29,7 @@ from combex.exceptions import AllocationError, ConvergenceWarning, InvalidParame
 try:
     from combex.oracles import TopK
 except ImportError:  # pragma: no cover - stand-in while combex.oracles is being written
-    from combex.oracles._base import DecisionClass
+    from combex.oracles import DecisionClass
 
     class TopK(DecisionClass):  # type: ignore[no-redef]
         def __init__(self, n, k):

@@ -7,14 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from combex.environments._lists import BinaryRewardLists, RewardLists
-from combex.environments._mips_instances import mips_adversarial
-from combex.estimation._without_replacement import (
-    serfling_radius,
-    without_replacement_pulls,
-    without_replacement_sample_size,
-    without_replacement_u,
-)
+from combex.environments import BinaryRewardLists, RewardLists
+from combex.environments import mips_adversarial
+from combex.estimation import serfling_radius, without_replacement_pulls, without_replacement_sample_size, without_replacement_u
 from combex.exceptions import InvalidParameterError, StateError
 from combex.solvers import get_solver
 from combex.solvers.mips import BoundedME, bounded_me, bounded_me_schedule

@@ -16,9 +16,8 @@ from scipy import stats
 
 import combex.oracles
 from combex.environments import CROWD_DATASETS, CrowdData, CrowdQuiz, NoiseModel, load_crowd_quiz
-from combex.environments import dataset_path
 from combex.exceptions import CombexError, DataNotFoundError, InvalidParameterError
-from combex.oracles._base import DecisionClass
+from combex.oracles import DecisionClass
 
 
 class _StandInTopK(DecisionClass):
@@ -41,23 +40,22 @@ def _topk_available(monkeypatch):
         monkeypatch.setattr(combex.oracles, "TopK", _StandInTopK, raising=False)
 
 
-def _have_data() -> bool:
-    try:
-        dataset_path("crowd-li2017-quiz")
-    except DataNotFoundError:
-        return False
-    return True
+def _packaged_quiz():
+    from importlib import resources
+
+    return resources.files("combex.datasets").joinpath("data", "li2017_quiz")
 
 
-needs_data = pytest.mark.skipif(not _have_data(), reason="crowd-li2017-quiz data absent (set COMBEX_DATA)")
+def needs_data(f):  # the quiz data are shipped in the package: always present
+    return f
 
 
 def _csv_accuracies(name):
     """Independent recomputation: per-worker accuracy from answer.csv and truth.csv."""
-    folder = dataset_path("crowd-li2017-quiz") / name
-    with open(folder / "truth.csv", encoding="utf-8") as fh:
+    folder = _packaged_quiz() / name
+    with (folder / "truth.csv").open(encoding="utf-8") as fh:
         truth = {r["question_id"]: r["truth"] for r in csv.DictReader(fh)}
-    with open(folder / "answer.csv", encoding="utf-8") as fh:
+    with (folder / "answer.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     workers = [w for w in rows[0] if w != "question_id"]
     acc = [sum(r[w] == truth[r["question_id"]] for r in rows) / len(rows) for w in workers]
@@ -147,8 +145,6 @@ def _team_law(env, team):
 @pytest.fixture(params=["data", "synthetic"])
 def quiz(request):
     if request.param == "data":
-        if not _have_data():
-            pytest.skip("crowd data absent")
         return lambda rng: CrowdQuiz("MEDICINE", k=5, rng=rng)
     return lambda rng: CrowdQuiz.synthetic(k=5, rng=rng)
 
@@ -312,14 +308,18 @@ def test_malformed_files(tmp_path, answer, truth, match):
         load_crowd_quiz("SCIENCE", data_dir=tmp_path)
 
 
+def test_packaged_data_need_no_data_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("COMBEX_DATA", str(tmp_path / "absent"))  # a fresh machine
+    assert CrowdQuiz("IT").data.correct.shape == (25, 36)
+
+
 def test_missing_files_and_folders(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMBEX_DATA", str(tmp_path))  # empty data root
-    with pytest.raises(DataNotFoundError, match="COMBEX_DATA") as info:
-        CrowdQuiz("IT")
+    with pytest.raises(DataNotFoundError, match="crowd-li2017-quiz") as info:
+        CrowdQuiz("IT", data_dir=tmp_path)  # a data root of one's own without the quiz
     assert str(tmp_path) in str(info.value)
     (tmp_path / "crowd-li2017-quiz" / "ENGLISH").mkdir(parents=True)
     with pytest.raises(DataNotFoundError, match="answer.csv"):
-        load_crowd_quiz("english")
+        load_crowd_quiz("english", data_dir=tmp_path)
 
 
 # --------------------------------------------------------------------------- performance

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,12 +23,10 @@ from combex.environments import (
     GaussianArms,
     LinearBandit,
     NoiseModel,
-    data_dir,
-    dataset_path,
 )
-from combex.environments import _data
+from combex.datasets import data_dir, dataset_path
 from combex.exceptions import DataNotFoundError, InvalidParameterError
-from combex.oracles._base import DecisionClass
+from combex.oracles import DecisionClass
 
 
 # --------------------------------------------------------------------------- TopK stand-in
@@ -433,27 +430,12 @@ def test_data_not_found_messages(tmp_path, monkeypatch):
     monkeypatch.setenv("COMBEX_DATA", str(missing))
     with pytest.raises(DataNotFoundError, match="environment variable"):
         data_dir()
-    # defaults: none exists
+    # no default location: an unset COMBEX_DATA is named as such
     monkeypatch.delenv("COMBEX_DATA")
-    fake = [tmp_path / "a" / "shared" / "data", tmp_path / "b" / "shared" / "data"]
-    monkeypatch.setattr(_data, "_default_candidates", lambda: fake)
-    with pytest.raises(DataNotFoundError) as info:
+    with pytest.raises(DataNotFoundError, match="COMBEX_DATA environment variable, which is not set"):
         data_dir()
-    assert all(str(p) in str(info.value) for p in fake) and "COMBEX_DATA" in str(info.value)
     with pytest.raises(DataNotFoundError, match="crowd-li2017-quiz"):
         dataset_path("crowd-li2017-quiz")
-    # the first existing default wins
-    fake[1].mkdir(parents=True)
-    assert data_dir() == fake[1].resolve()
-
-
-def test_default_candidates_are_cwd_and_repo_relative(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    cands = _data._default_candidates()
-    assert cands[0] == Path.cwd() / ".." / "shared" / "data"
-    import combex
-
-    assert cands[1] == Path(combex.__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
 # --------------------------------------------------------------------------- performance

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from combex.environments import FullBandit, NoiseModel, Problem
-from combex.environments._instances_full import kuroki_synthetic, kuroki_synthetic_means
+from combex.environments import kuroki_synthetic, kuroki_synthetic_means
 from combex.exceptions import InvalidParameterError, StateError
 from combex.oracles import PartitionMatroid, TopK
 from combex.solvers import get_solver

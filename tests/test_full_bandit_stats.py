@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from combex.allocations import topk_support
-from combex.environments._instances_full import kuroki_synthetic
+from combex.environments import kuroki_synthetic
 from combex.solvers.full_bandit import SAFOA, SAQM
 
 pytestmark = pytest.mark.slow
@@ -83,7 +83,7 @@ def test_safoa_z_prime_and_bound_sandwich_the_exact_maximum_of_5(support, gap):
 
 
 def test_certified_safoa_on_crowd_is_eps_optimal_and_certified():
-    from combex.environments._crowd import CrowdQuiz
+    from combex.environments import CrowdQuiz
     from combex.exceptions import DataNotFoundError
 
     try:

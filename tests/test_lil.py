@@ -9,14 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from combex.estimation._lil import (
-    LILRadius,
-    check_lil_lemma,
-    lil_c_epsilon,
-    lil_omega_max,
-    lil_radius,
-    lil_ucb_index,
-)
+from combex.estimation import LILRadius, check_lil_lemma, lil_c_epsilon, lil_omega_max, lil_radius, lil_ucb_index
 from combex.exceptions import InvalidParameterError
 
 

@@ -10,13 +10,7 @@ import pytest
 
 from combex.allocations import apportion, l1_design
 from combex.environments import FullBandit, LinearBandit, Problem
-from combex.environments._instances_linear import (
-    LinearInstance,
-    canonical,
-    diabetes_linear,
-    soare,
-    wine_linear,
-)
+from combex.environments import LinearInstance, canonical, diabetes_linear, soare, wine_linear
 from combex.estimation import self_normalized_radius
 from combex.exceptions import InvalidParameterError
 from combex.solvers import Solver, get_solver

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from combex.environments._mips_instances import mips_gaussian, mips_uniform
+from combex.environments import mips_gaussian, mips_uniform
 from combex.exceptions import InvalidParameterError
 from combex.mips import (
     AdaptiveMIPS,

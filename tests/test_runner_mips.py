@@ -8,19 +8,11 @@ import numpy as np
 import pytest
 
 from combex.cli import main
-from combex.environments._mips_instances import (
-    MIPSBinaryRewardLists,
-    MIPSRewardLists,
-    mips_adversarial,
-    mips_adversarial_env,
-    mips_gaussian,
-    mips_gaussian_env,
-    mips_reward_lists,
-    mips_uniform_env,
-    sublinear_synthetic,
-)
+from combex.environments import mips_adversarial, mips_adversarial_env, mips_gaussian, mips_gaussian_env, mips_uniform_env, sublinear_synthetic
+from combex.environments._mips_instances import MIPSBinaryRewardLists, MIPSRewardLists, mips_reward_lists
 from combex.exceptions import InvalidParameterError
-from combex.experiments._runner import build_solver, run_generators, run_many, run_once, summarize
+from combex.experiments import run_many, run_once, summarize
+from combex.experiments._runner import build_solver, run_generators
 from combex.mips import mips_top_k
 from combex.solvers import Solver, get_solver
 from combex.solvers.sublinear import SUBLINEAR_SOLVERS, LinElim, SublinearSolver

@@ -10,16 +10,8 @@ import numpy as np
 import pytest
 
 from combex.environments import GaussianArms, Problem, NoiseModel
-from combex.environments._instances_semi import (
-    BestKGaussianArms,
-    jiang_1sparse,
-    jiang_1sparse_means,
-    jiang_exponential,
-    jiang_exponential_means,
-    lil_exponential,
-    lil_exponential_means,
-)
-from combex.estimation._lil import lil_c_epsilon, lil_radius
+from combex.environments import BestKGaussianArms, jiang_1sparse, jiang_1sparse_means, jiang_exponential, jiang_exponential_means, lil_exponential, lil_exponential_means
+from combex.estimation import lil_c_epsilon, lil_radius
 from combex.exceptions import InvalidParameterError, StateError
 from combex.oracles import PartitionMatroid, STPaths, TopK
 from combex.solvers import Batch, get_solver
@@ -104,7 +96,7 @@ def test_instance_errors(fn, args, match) -> None:
 
 
 def test_instances_registered() -> None:
-    from combex.experiments._instances import make_instance
+    from combex.experiments import make_instance
 
     env = make_instance("jiang-1sparse", rng=0, N=6, K=3)
     assert isinstance(env, BestKGaussianArms) and env.K == 3
@@ -414,7 +406,7 @@ def test_registry_and_runner() -> None:
     for name, cls in [("lil-randlucb", LilRandLUCB), ("lil-clucb", LilCLUCB), ("lucb", LUCB),
                       ("lil-lucb", LilLUCB), ("lucb++", LUCBPlusPlus), ("lil-ucb", LilUCB)]:
         assert get_solver(name) is cls
-    from combex.experiments._runner import run_many
+    from combex.experiments import run_many
 
     doc = run_many("lil-randlucb", "jiang-1sparse", {"N": 8, "K": 2}, runs=3, seed=1,
                    solver_params={"K": 2, "mode": "heuristic"})

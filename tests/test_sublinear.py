@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from combex.environments._mips_instances import sublinear_synthetic, wine_dynamic
+from combex.environments import sublinear_synthetic, wine_dynamic
 from combex.exceptions import DataNotFoundError, InvalidParameterError
 from combex.solvers.sublinear import (
     SUBLINEAR_SOLVERS,

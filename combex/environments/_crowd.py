@@ -7,32 +7,29 @@ the observed reward is the number of team members who answered it correctly; ind
 scores are not observed (full-bandit feedback). Because all members answer the same
 question, their scores are correlated (hard questions are hard for everyone).
 
-Data: ``<data root>/crowd-li2017-quiz/<DATASET>/{answer,truth}.csv`` (CC BY 4.0; see the
-PROVENANCE.md next to the data). The data root is found by
-:func:`combex.environments.data_dir`.
+Data: shipped in combex (:func:`combex.datasets.load_quiz`, CC BY 4.0; see the
+PROVENANCE.md next to the data).
 """
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_int, param_error
-from ..exceptions import CombexError, DataNotFoundError, InvalidParameterError
-from . import _data
+from ..datasets import QUIZ_DOMAINS, load_quiz
+from ..exceptions import InvalidParameterError
 from ._base import ArmType, Environment, NoiseModel
 
 __all__ = ["CrowdData", "CrowdQuiz", "load_crowd_quiz", "CROWD_DATASETS", "CROWD_FOLDER"]
 
-#: Folder of the quiz data sets inside the data root.
+#: Folder of the quiz data sets inside a data root of your own (``data_dir=...``).
 CROWD_FOLDER = "crowd-li2017-quiz"
-#: The six domains (folder names), in the order of the paper's Table 1.
-CROWD_DATASETS = ("ITMANAGE", "MEDICINE", "CHINESE", "POKEMON", "ENGLISH", "SCIENCE")
+#: The six domains, in the order of the paper's Table 1.
+CROWD_DATASETS = QUIZ_DOMAINS
 _ALIASES = {"IT": "ITMANAGE", "POKÉMON": "POKEMON"}
 
 
@@ -47,7 +44,8 @@ class CrowdData:
     correct : bool array of shape (n_questions, n_workers)
         ``correct[q, w]``: whether worker w answered question q correctly (read-only).
     worker_ids : tuple of str
-        Column names of ``answer.csv`` (``"worker1"``...), local to the data set.
+        The data's own worker ids (column names of ``answer.csv``: ``"worker1"``...),
+        local to the data set.
     question_ids : tuple of str
         ``question_id`` of each row.
     accuracies : float array of shape (n_workers,)
@@ -99,44 +97,30 @@ class CrowdData:
     def n_workers(self) -> int:
         return int(self.correct.shape[1])
 
+    def workers_of(self, team: Any) -> list[str]:
+        """The data's own ids of the workers in ``team`` (a bool mask or indices).
+
+        Examples
+        --------
+        >>> CrowdData.from_correct([[1, 0, 1]], worker_ids=["ann", "bo", "cy"]).workers_of([True, False, True])
+        ['ann', 'cy']
+        """
+        t = np.asarray(team)
+        idx = np.flatnonzero(t) if t.dtype == np.bool_ else t.astype(np.intp).ravel()
+        if t.dtype == np.bool_ and t.shape != (self.n_workers,):
+            raise param_error("team", "CrowdData.workers_of", f"a bool mask of length {self.n_workers}", t)
+        return [self.worker_ids[int(i)] for i in idx]
+
     @property
     def n_questions(self) -> int:
         return int(self.correct.shape[0])
 
 
-def _canonical_name(dataset: Any) -> str:
-    if isinstance(dataset, str):
-        key = dataset.strip().upper()
-        key = _ALIASES.get(key, key)
-        if key in CROWD_DATASETS:
-            return key
-    raise param_error(
-        "dataset",
-        "CrowdQuiz",
-        f"one of {list(CROWD_DATASETS)!r} (case-insensitive; alias 'IT' for 'ITMANAGE')",
-        dataset,
-    )
-
-
-def _malformed(path: Path, why: str) -> CombexError:
-    return CombexError(f"The crowd data file {path} is malformed: {why}.")
-
-
-def _read_rows(path: Path) -> list[list[str]]:
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"The crowd data file {path} was not found. Set the {_data.ENV_VAR} environment "
-            f"variable (or pass data_dir=...) to the folder holding the combex data sets."
-        )
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        return [row for row in csv.reader(fh) if row and any(cell.strip() for cell in row)]
-
-
 def load_crowd_quiz(dataset: str, data_dir: Any = None) -> CrowdData:
     """Load one quiz domain of Li, Baba & Kashima (2017) as a correctness table.
 
-    ``answer.csv`` (one row per question, one column per worker, cell = chosen option)
-    and ``truth.csv`` (gold option per question) are joined on ``question_id``.
+    The packaged data of :func:`combex.datasets.load_quiz` (or a copy under
+    ``<data_dir>/crowd-li2017-quiz/``), reduced to who answered what correctly.
 
     Parameters
     ----------
@@ -144,8 +128,7 @@ def load_crowd_quiz(dataset: str, data_dir: Any = None) -> CrowdData:
         One of ``"ITMANAGE"``, ``"MEDICINE"``, ``"CHINESE"``, ``"POKEMON"``,
         ``"ENGLISH"``, ``"SCIENCE"`` (case-insensitive; ``"IT"`` means ``"ITMANAGE"``).
     data_dir : str or path-like, optional
-        The data root (the folder holding ``crowd-li2017-quiz``); default as in
-        :func:`combex.environments.data_dir`.
+        A data root holding ``crowd-li2017-quiz`` to read instead of the packaged copy.
 
     Returns
     -------
@@ -156,46 +139,24 @@ def load_crowd_quiz(dataset: str, data_dir: Any = None) -> CrowdData:
     InvalidParameterError
         For an unknown data set name (the message lists the valid names).
     DataNotFoundError
-        When the data are absent.
+        When ``data_dir`` lacks the data.
     CombexError
         When a file is malformed (ragged rows, a blank answer, a question without truth).
 
     Examples
     --------
-    >>> data = load_crowd_quiz("IT")  # doctest: +SKIP
-    >>> data.correct.shape, round(float(data.accuracies.max()), 2)  # doctest: +SKIP
+    >>> data = load_crowd_quiz("IT")
+    >>> data.correct.shape, round(float(data.accuracies.max()), 2)
     ((25, 36), 0.84)
     """
-    name = _canonical_name(dataset)
-    folder = _data.dataset_path(CROWD_FOLDER, data_dir) / name
-    answer_path, truth_path = folder / "answer.csv", folder / "truth.csv"
-    answers = _read_rows(answer_path)
-    truths = _read_rows(truth_path)
-    if len(answers) < 2 or len(answers[0]) < 2:
-        raise _malformed(answer_path, "it needs a header and at least one question and one worker")
-    header = [h.strip() for h in answers[0]]
-    workers = tuple(header[1:])
-    if len(truths) < 2 or [h.strip() for h in truths[0][:2]] != ["question_id", "truth"]:
-        raise _malformed(truth_path, "the header must be 'question_id,truth'")
-    truth: dict[str, str] = {}
-    for row in truths[1:]:
-        if len(row) < 2:
-            raise _malformed(truth_path, f"row {row!r} has no truth")
-        truth[row[0].strip()] = row[1].strip().upper()
-    qids: list[str] = []
-    rows: list[list[bool]] = []
-    for i, row in enumerate(answers[1:], start=2):
-        if len(row) != len(header):
-            raise _malformed(answer_path, f"line {i} has {len(row)} cells, the header {len(header)}")
-        qid = row[0].strip()
-        if qid not in truth:
-            raise _malformed(answer_path, f"question {qid!r} (line {i}) has no truth in {truth_path.name}")
-        cells = [cell.strip().upper() for cell in row[1:]]
-        if not all(cells):
-            raise _malformed(answer_path, f"line {i} has a blank answer (the table must be dense)")
-        rows.append([cell == truth[qid] for cell in cells])
-        qids.append(qid)
-    return CrowdData.from_correct(np.array(rows, dtype=bool), name=name, worker_ids=workers, question_ids=qids)
+    if not (isinstance(dataset, str) and dataset.strip().upper() in set(CROWD_DATASETS) | set(_ALIASES)):
+        raise param_error(
+            "dataset", "CrowdQuiz",
+            f"one of {list(CROWD_DATASETS)!r} (case-insensitive; alias 'IT' for 'ITMANAGE')", dataset,
+        )
+    quiz = load_quiz(dataset, data_home=data_dir)
+    return CrowdData.from_correct(quiz.correct, name=quiz.domain, worker_ids=quiz.worker_ids,
+                                  question_ids=quiz.question_ids)
 
 
 class CrowdQuiz(Environment):
@@ -221,7 +182,7 @@ class CrowdQuiz(Environment):
         Team size of the decision class ``TopK(n_workers, k)`` (the paper uses k = 10).
         Teams of any size may be pulled.
     data_dir : str or path-like, optional
-        The data root, as in :func:`combex.environments.data_dir`.
+        A data root holding ``crowd-li2017-quiz`` to read instead of the packaged copy.
     rng : None, int, SeedSequence or Generator
         Generator of the question draws.
 
@@ -268,7 +229,7 @@ class CrowdQuiz(Environment):
         seed: int = 0,
         rng: Any = None,
     ) -> "CrowdQuiz":
-        """A small synthetic quiz (NOT real data), for demos when the data are absent.
+        """A small synthetic quiz (NOT real data) of any size, for tests and simulations.
 
         Worker w has an ability ``a_w ~ Uniform(0.15, 0.9)`` and question q an easiness
         ``b_q ~ N(0, 1)``; w answers q correctly with probability

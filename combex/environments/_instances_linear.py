@@ -15,7 +15,6 @@ declares the bound ``S = ||theta||_2`` that LinGapE assumes known (Section 2 of 
 
 from __future__ import annotations
 
-import gzip
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 from .._validation import check_choice, check_float, check_int, check_rng
 from ..exceptions import InvalidParameterError
 from ._base import Problem
-from ._data import dataset_path
+from ..datasets import load_diabetes, load_wine_quality
 from ._linear import LinearBandit
 
 __all__ = ["LinearInstance", "soare", "canonical", "diabetes_linear", "wine_linear", "real_linear"]
@@ -110,19 +109,15 @@ def _fit_theta(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.flo
 
 
 def _load_diabetes(path: Any = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    folder = dataset_path("linbandit-diabetes-sklearn", path)
-    with gzip.open(folder / "diabetes_data_raw.csv.gz", "rt") as fh:
-        x = np.loadtxt(fh)
-    with gzip.open(folder / "diabetes_target.csv.gz", "rt") as fh:
-        t = np.loadtxt(fh)
-    y = np.where(t > np.median(t), 1.0, -1.0)
-    return x, y
+    """Diabetes features and +-1 outcomes (+1 when the progression exceeds its median)."""
+    data = load_diabetes(data_home=path)
+    return data.data, np.where(data.target > np.median(data.target), 1.0, -1.0)
 
 
 def _load_wine(color: str, path: Any = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    folder = dataset_path("linbandit-wine-quality", path)
-    data = np.loadtxt(folder / f"winequality-{color}.csv", delimiter=";", skiprows=1)
-    return data[:, :-1], np.where(data[:, -1] >= 6, 1.0, -1.0)
+    """Wine features and +-1 outcomes (+1 for quality >= 6)."""
+    data = load_wine_quality(color, data_home=path)
+    return data.data, np.where(data.target >= 6, 1.0, -1.0)
 
 
 def real_linear(
@@ -174,7 +169,8 @@ def real_linear(
 
 
 def diabetes_linear(n_arms: int = 20, *, rng: Any = None, data_dir: Any = None) -> LinearInstance:
-    """Section 7.2 recipe on the scikit-learn diabetes data (442 patients, 10 features).
+    """Section 7.2 recipe on the diabetes data (442 patients, 10 features; shipped in
+    combex, :func:`combex.datasets.load_diabetes`).
 
     Outcome +1 when the disease progression exceeds its median, else -1; d = 11 (10
     standardized features and an intercept).
@@ -184,7 +180,8 @@ def diabetes_linear(n_arms: int = 20, *, rng: Any = None, data_dir: Any = None) 
 
 
 def wine_linear(n_arms: int = 20, *, rng: Any = None, color: str = "red", data_dir: Any = None) -> LinearInstance:
-    """Section 7.2 recipe on the UCI wine-quality data (``../shared/data/linbandit-wine-quality``).
+    """Section 7.2 recipe on the UCI wine-quality data (shipped in combex,
+    :func:`combex.datasets.load_wine_quality`).
 
     Outcome +1 for quality >= 6, else -1; d = 12 (11 standardized physicochemical features
     and an intercept).

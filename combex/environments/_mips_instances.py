@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_rng, param_error
-from ..exceptions import DataNotFoundError, InvalidParameterError
+from ..exceptions import InvalidParameterError
 from ._lists import BinaryRewardLists, RewardLists, _list_noise
 
 __all__ = [
@@ -518,25 +517,12 @@ def sublinear_synthetic(
 
 
 def load_white_wine(path: Any = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The 4,898 white wines: (11 physicochemical features, quality)."""
-    try:
-        from ._data import dataset_path
-    except ImportError:  # pragma: no cover - older layout
-        dataset_path = None  # type: ignore[assignment]
-    if dataset_path is not None:
-        folder = dataset_path("linbandit-wine-quality", path)
-    else:  # pragma: no cover
-        import os
-        from pathlib import Path
+    """The 4,898 white wines: (11 physicochemical features, quality), shipped in combex
+    (:func:`combex.datasets.load_wine_quality`); ``path``: a data root of your own."""
+    from ..datasets import load_wine_quality
 
-        folder = Path(os.environ.get("COMBEX_DATA", "../shared/data")) / "linbandit-wine-quality"
-    f = folder / "winequality-white.csv"
-    if not f.is_file():
-        raise DataNotFoundError(f"The file {f} is missing (set COMBEX_DATA to the combex data folder).")
-    with open(f, newline="") as fh:
-        rows = list(csv.reader(fh, delimiter=";"))
-    data = np.asarray(rows[1:], dtype=np.float64)
-    return data[:, :-1], data[:, -1]
+    data = load_wine_quality("white", data_home=path)
+    return np.array(data.data), np.array(data.target)
 
 
 def wine_dynamic(
@@ -556,12 +542,8 @@ def wine_dynamic(
     Gaussian with the fit's residual standard deviation. As in the paper's MovieLens
     environment, the run starts with part of the set and ``change`` arms arrive every
     ``every`` steps, revealing all 4,898 wines by the end (the wines are put in a random
-    order first, so the arrivals are a random subset).
-
-    Raises
-    ------
-    DataNotFoundError
-        If ``linbandit-wine-quality`` is absent (COMBEX_DATA or ../shared/data).
+    order first, so the arrivals are a random subset). The data are shipped in combex;
+    ``path`` reads a data root of your own instead.
     """
     owner = "wine_dynamic"
     T = check_int(T, "T", owner=owner, low=1)

@@ -21,13 +21,14 @@ from ._study import environment_state, load_study, restore_environment_state, ru
 from ._sweep import (REGRET_COLUMNS, RESULT_COLUMNS, ConfigError, ResultsFileError, Sweep, SweepReport,
                      load_config, read_results, results_table, run_sweep, sweep_from_lists)
 
+# The user's vocabulary; the other names imported above are plumbing shared with the CLI
+# and the backends (importable, not advertised).
 __all__ = [
-    "BACKENDS", "execute", "limit_blas_threads",
-    "INSTANCES", "check_instance_params", "get_instance", "list_instances", "make_instance", "register_instance",
-    "plot_regret", "plot_results", "plot_time_per_round", "plot_traces", "summarize_table",
-    "RunTask", "build_solver", "execute_task", "run_generators", "run_many", "run_once", "run_seed_sequence",
-    "simulate", "summarize",
-    "environment_state", "load_study", "restore_environment_state", "run_study", "save_study",
-    "ConfigError", "ResultsFileError", "Sweep", "SweepReport", "load_config", "read_results", "results_table",
-    "run_sweep", "sweep_from_lists", "RESULT_COLUMNS", "REGRET_COLUMNS",
+    "INSTANCES", "get_instance", "list_instances", "make_instance", "register_instance",
+    "run_many", "run_once", "simulate", "summarize",
+    "Sweep", "SweepReport", "run_sweep", "sweep_from_lists", "load_config", "read_results", "results_table",
+    "ConfigError", "ResultsFileError", "RESULT_COLUMNS", "REGRET_COLUMNS",
+    "run_study", "save_study", "load_study",
+    "plot_results", "plot_regret", "plot_time_per_round", "plot_traces", "summarize_table",
+    "BACKENDS",
 ]

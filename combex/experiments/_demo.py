@@ -3,8 +3,7 @@
 Three polynomial full-bandit solvers (ICB, SAQM, SA-FOA) identify the best team of k = 10
 workers on a crowdsourcing domain of Li et al. (2017) when only the team's score on a
 random quiz question is observed (real, correlated full-bandit feedback replayed from the
-answers). Uses the real data when ``COMBEX_DATA`` or ``../shared/data`` has it; otherwise
-an embedded synthetic crowd, and says so.
+answers). The data are shipped in combex (:func:`combex.datasets.load_quiz`, CC BY 4.0).
 """
 
 from __future__ import annotations
@@ -20,21 +19,13 @@ __all__ = ["demo"]
 
 def _environment(quick: bool) -> tuple[Any, str]:
     from ..environments import CrowdQuiz
-    from ..exceptions import DataNotFoundError
 
-    try:
-        env = CrowdQuiz("ITMANAGE", k=10)
-        return env, "real data: Li et al. (2017) quiz, domain ITMANAGE (25 questions, 36 workers)"
-    except DataNotFoundError as exc:
-        env = CrowdQuiz.synthetic(n_workers=36, n_questions=25, k=10, seed=2017)
-        return env, f"EMBEDDED SYNTHETIC crowd (36 workers, 25 questions): {exc}"
+    env = CrowdQuiz("ITMANAGE", k=10)
+    return env, "real data: Li et al. (2017) quiz, domain ITMANAGE (25 questions, 36 workers; CC BY 4.0)"
 
 
 def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
     from ..solvers.full_bandit import ICB, SAFOA, SAQM
-    from ._backends import limit_blas_threads
-
-    limit_blas_threads()  # many small matrices: one BLAS thread is much faster
     env, source = _environment(quick)
     mu = env.means()
     best = env.best()
@@ -64,8 +55,7 @@ def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
         rows.append((label, res.samples, wall, val, ok))
         traces[label] = res.trace
         print(f"{label:<8} {res.samples:>14,d} {wall:>8.2f} {val:>18.3f} {best_val:>10.3f} {str(ok):>12}")
-        workers = np.flatnonzero(res.answer) + 1
-        print(f"         team: workers {workers.tolist()}")
+        print(f"         team: {', '.join(env.data.workers_of(np.asarray(res.answer, dtype=bool)))}")
     print()
     print("Paper (Kuroki et al., Table 2, IT domain, thousands of samples): ICB 46,658; SAQM 68,328; SA-FOA 3,421.")
     thresholds = {"ICB": eps, "SAQM": 0.0, "SA-FOA": eps / 2}

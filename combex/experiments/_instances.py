@@ -42,10 +42,18 @@ INSTANCES: dict[str, InstanceSpec] = {}
 
 
 def register_instance(name: str, target: str, summary: str, family: str) -> None:
+    """Register a named instance for ``combex run --instance NAME`` and sweeps.
+
+    ``target`` is ``"module:function"``, the builder called with the instance parameters
+    (``--set key=value``) and ``rng``; ``family`` is the solver family it suits
+    (``"full-bandit"``, ``"semi-bandit"``, ``"linear"``, ``"mips"``).
+    """
     INSTANCES[name] = InstanceSpec(name, target, summary, family)
 
 
 def get_instance(name: str) -> InstanceSpec:
+    """The registered instance ``name``; an unknown name raises InvalidParameterError listing
+    the known ones."""
     try:
         return INSTANCES[name]
     except KeyError:
@@ -79,6 +87,7 @@ def make_instance(name: str, *, rng: Any = None, **params: Any) -> Any:
 
 
 def list_instances() -> list[InstanceSpec]:
+    """Every registered instance, sorted by name."""
     return [INSTANCES[k] for k in sorted(INSTANCES)]
 
 

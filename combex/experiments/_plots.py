@@ -80,6 +80,30 @@ def summarize_table(results: Any, by: Sequence[str], y: str = "samples") -> Any:
     return out.reset_index()
 
 
+def _setting_columns(df: Any) -> list[str]:
+    """The columns that define a setting: the instance, and every instance and solver
+    parameter (the keys of the ``params`` / ``solver_params`` JSON of a results table)."""
+    import json
+
+    keys: list[str] = []
+    for col in ("params", "solver_params"):
+        if col in df.columns:
+            for text in df[col].dropna().unique():
+                try:
+                    obj = json.loads(text) if isinstance(text, str) else dict(text)
+                except (ValueError, TypeError):
+                    continue
+                keys += [k for k in obj if k not in keys]
+    cols = [c for c in ("instance", *keys) if c in df.columns]
+    cols += [c for c in df.columns if str(c).startswith(("instance.", "solver.")) and c not in cols]
+    return cols
+
+
+def _label(columns: Sequence[str], key: Sequence[Any]) -> str:
+    """``"icb, gap=0.5"``: the solver name as is, other settings as name=value."""
+    return ", ".join(str(v) if c == "solver" else f"{c}={v}" for c, v in zip(columns, key))
+
+
 def plot_results(
     results: Any,
     x: str,
@@ -101,7 +125,10 @@ def plot_results(
     x, y : str
         Columns (``y="time_per_round"`` is wall seconds / rounds).
     hue : str or list of str
-        Columns whose values make separate lines.
+        Columns whose values make separate lines. Every other setting that varies in the
+        results (the instance, any instance or solver parameter except ``x``) makes
+        separate lines too, so runs of different settings are never averaged into one
+        line; labels keep the solver names and show the other settings as ``name=value``.
     error : {"sem", "std", "none"}
         Error bars: standard error of the mean, standard deviation, or none.
     """
@@ -113,12 +140,14 @@ def plot_results(
     y = _column(df, y, "y")
     hues = [hue] if isinstance(hue, str) else list(hue)
     hues = [_column(df, h, "hue") for h in hues]
+    hues += [c for c in _setting_columns(df)
+             if c not in hues and c != x and df[c].astype(str).nunique(dropna=False) > 1]
     s = summarize_table(df, hues + [x], y)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.0))
-    for key, grp in s.groupby(hues, sort=True):
+    for key, grp in s.groupby(hues, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        label = ", ".join(str(k) for k in key)
+        label = _label(hues, key)
         grp = grp.sort_values(x)
         yerr = None if error == "none" else grp[error].fillna(0.0).to_numpy()
         ax.errorbar(grp[x].to_numpy(), grp["mean"].to_numpy(), yerr=yerr, marker="o", capsize=3, label=label)

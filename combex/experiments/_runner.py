@@ -236,6 +236,8 @@ def execute_task(task: RunTask) -> dict[str, Any]:
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Summary of run records (the ``summary`` of ``combex run --json``): mean and median
+    samples, error rate over the scored runs, median wall seconds."""
     samples = [r["samples"] for r in records]
     walls = [r["wall_seconds"] for r in records]
     scored = [r["correct"] for r in records if r["correct"] is not None]

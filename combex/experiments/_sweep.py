@@ -646,7 +646,7 @@ def sweep_from_lists(solvers: Iterable[Any], instances: Iterable[Any], *, runs: 
                      budget: int | None = None, epsilon_correct: float | None = None,
                      name: str = "sweep") -> Sweep:
     """A :class:`Sweep` from names plus shared settings / parameters and grids (the CLI's
-    ``combex sweep --solver ... --instance ... --grid key=v1,v2``)."""
+    ``combex sweep --solver NAME --instance NAME --grid key=v1,v2``)."""
     sg, ig = dict(solver_grid or {}), dict(instance_grid or {})
     sp, ip = dict(solver_params or {}), dict(instance_params or {})
     return Sweep(

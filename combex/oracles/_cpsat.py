@@ -13,6 +13,17 @@ from ..exceptions import InfeasibleError, InvalidParameterError, OracleError
 from ._base import DecisionClass
 from ._registry import register_decision_class
 
+
+def import_cp_model() -> Any:
+    """``ortools.sat.python.cp_model``, or an ImportError that says which extra installs it."""
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as exc:
+        raise ImportError(
+            "This needs OR-Tools CP-SAT, an optional dependency of combex: pip install 'combex[cpsat]'."
+        ) from exc
+    return cp_model
+
 __all__ = ["ConstraintFamily", "WEIGHT_RESOLUTION_BITS"]
 
 #: Weights are rounded to integers ``round(w * 2**R / max|w|)`` with R this many bits
@@ -154,7 +165,7 @@ class ConstraintFamily(DecisionClass):
 
     # ------------------------------------------------------------ model
     def _build(self) -> tuple[Any, list[Any]]:
-        from ortools.sat.python import cp_model
+        cp_model = import_cp_model()
 
         model = cp_model.CpModel()
         x = [model.new_bool_var(f"x{i}") for i in range(self.n)]
@@ -187,7 +198,7 @@ class ConstraintFamily(DecisionClass):
         nogood: NDArray[np.bool_] | None = None,
     ) -> NDArray[np.bool_] | None:
         """Maximize; None if infeasible; OracleError on a timeout or a broken answer."""
-        from ortools.sat.python import cp_model
+        cp_model = import_cp_model()
 
         model = self._model.clone()
         x = [model.get_bool_var_from_proto_index(v.index) for v in self._x]

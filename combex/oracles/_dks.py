@@ -197,7 +197,9 @@ def _cpsat_qp(
         ``upper_bound`` is a valid bound on the true (unscaled) optimum: CP-SAT's best
         integer bound plus the largest possible total rounding error, divided by S.
     """
-    from ortools.sat.python import cp_model
+    from ._cpsat import import_cp_model
+
+    cp_model = import_cp_model()
 
     n = d.shape[0]
     iu, ju = np.triu_indices(n, 1)

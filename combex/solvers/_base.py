@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Iterator, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
+from .._blas import SingleThreadedRuns
 from .._state import load_state, save_state
 from .._validation import check_int, check_rng
 from ..exceptions import InvalidParameterError, StateError
@@ -163,7 +164,7 @@ def get_solver(name: str) -> type["Solver"]:
     except KeyError:
         import difflib
 
-        close = difflib.get_close_matches(name, SOLVERS, n=3)
+        close = difflib.get_close_matches(str(name).lower(), SOLVERS, n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise InvalidParameterError(
             f"Unknown solver {name!r}.{hint} Known solvers: {', '.join(sorted(SOLVERS))}."
@@ -182,7 +183,7 @@ def _load_builtin_solvers() -> None:
 
 
 # ---------------------------------------------------------------------- Solver
-class Solver(ABC):
+class Solver(SingleThreadedRuns, ABC):
     """Settings of an algorithm; :meth:`start` makes the state of one run.
 
     Subclasses define ``name`` (CLI name), ``arm_type`` ("index" or "mask"), validate their

@@ -6,14 +6,14 @@ fixed support by the tracking rule ``M_t = argmin_{M in supp(p)} T_M(t) / p_M``,
 least-squares estimate ``theta_hat_t = A_t^{-1} b_t`` by count-weighted rank-one updates, and
 check a stopping rule.
 
-=============  ======================================  =====================================
-name           stopping statistic                      maximization at each check
-=============  ======================================  =====================================
-``saqm``       condition (4) with Z_t and alpha_t       quadratic maximization (Algorithm 1)
-``sa-foa``     eps/2 >= Z'_t - theta_hat(M_hat)         first-order approx., l*n QP calls
-``icb``        Z*_t - theta_hat(M_hat) < eps (2)        linear oracle (argmax_excluding)
-``exhaustive`` Z*_t < eps (Algorithm 5)                 enumeration of the decision class
-=============  ======================================  =====================================
+==============  ======================================  =====================================
+name            stopping statistic                      maximization at each check
+==============  ======================================  =====================================
+``saqm``        condition (4) with Z_t and alpha_t      quadratic maximization (Algorithm 1)
+``sa-foa``      eps/2 >= Z'_t - theta_hat(M_hat)        first-order approx., l*n QP calls
+``icb``         Z*_t - theta_hat(M_hat) < eps (2)       linear oracle (argmax_excluding)
+``exhaustive``  Z*_t < eps (Algorithm 5)                enumeration of the decision class
+==============  ======================================  =====================================
 
 Batched checks: static allocations do not depend on the observations, so the pulls between
 two checks can be asked for as one batch. ``check_every=1`` checks after every sample (the
@@ -738,7 +738,7 @@ class Exhaustive(_StaticFullBandit):
 
     Enumerates the decision class and stops when
     ``Z*_t = max_{M != M_hat} (theta_hat(M) + C_t ||chi_M - chi_{M_hat}||_{A^-1}) - theta_hat(M_hat) < eps``,
-    with C_t of Proposition 1 for K = |M| (the number of members enumerated). Refuses
+    with C_t of Proposition 1 for ``K = |M|`` (the number of members enumerated). Refuses
     classes with more than ``max_members`` members.
     """
 

@@ -799,7 +799,7 @@ _STATIC_NOTES = """
 
 @register_solver
 class XYStatic(_StaticBase):
-    """XY-static allocation (Soare, Lazaric & Munos 2014), eq. (5) of Xu et al. (2018).
+    __doc__ = """XY-static allocation (Soare, Lazaric & Munos 2014), eq. (5) of Xu et al. (2018).
 
     The allocation is the XY-optimal design ``argmin_p max_{y in Y} ||y||^2_{A(p)^{-1}}``
     over all differences ``Y = {x - x'}``, tracked; stopping by Proposition 1.
@@ -849,7 +849,7 @@ class XYStaticExploration(_StaticExploration):
 
 @register_solver
 class XYOracle(_StaticBase):
-    """XY-oracle allocation (Soare et al. 2014), eq. (18) of Xu et al. (2018).
+    __doc__ = """XY-oracle allocation (Soare et al. 2014), eq. (18) of Xu et al. (2018).
 
     The allocation ``argmin_p max_{i != a*} ||x* - x_i||^2_{A(p)^{-1}} / Delta_i^2`` uses the
     TRUE theta; it is a benchmark, not a usable algorithm. Stopping as :class:`XYStatic`.
@@ -918,7 +918,7 @@ class XYOracleExploration(_StaticExploration):
 
 @register_solver
 class XYAdaptive(_StaticBase):
-    """XY-adaptive allocation (Soare et al. 2014), as Section 4 of Xu et al. (2018) describes.
+    __doc__ = """XY-adaptive allocation (Soare et al. 2014), as Section 4 of Xu et al. (2018) describes.
 
     Phases j = 1, 2, ...: the statistics (A, b) are reset at the start of each phase, so the
     static bound of Proposition 1 applies within the phase. In phase j the arms follow the
@@ -1107,7 +1107,7 @@ class LinGapEOracle(_LinearRun, Solver):
     Parameters
     ----------
     delta, epsilon, ridge, S, union_bound, refactor_every
-        As :class:`LinGapE` (the union bound would be over |class|^2 pairs: not offered).
+        As :class:`LinGapE` (the union bound would be over ``|class|^2`` pairs: not offered).
     R : float, optional
         Sub-Gaussian scale of one super-arm observation. None: ``sqrt(k) sigma`` for
         independent per-base-arm noise of scale sigma (``problem.noise``), ``k sigma``

@@ -43,6 +43,7 @@ from numpy.typing import NDArray
 from scipy.linalg.blas import dtrmv as _trmv
 from scipy.linalg.lapack import dpotrf as _potrf
 
+from .._blas import SingleThreadedRuns
 from .._validation import check_bool, check_choice, check_float, check_int, check_probability, check_rng
 from ..estimation import LeastSquares
 from ..exceptions import InvalidParameterError
@@ -92,7 +93,7 @@ def _ridge(d: int) -> LeastSquares:
     return LeastSquares(d, ridge=1.0, refactor_every=1000)
 
 
-class SublinearSolver(ABC):
+class SublinearSolver(SingleThreadedRuns, ABC):
     """Settings of a regret minimizer over a changing arm set (see the module docstring)."""
 
     name: ClassVar[str] = ""

@@ -1,13 +1,15 @@
-"""Where the data sets live.
+"""Where the data sets that are *not* shipped in the package live.
 
-Data are never shipped inside the package; data-backed environments and instances find
-them through :func:`data_dir`:
+The small data sets (the Li et al. quiz, wine quality, diabetes) are packaged and need
+nothing. The larger crowd-labelling sets are read from a data folder:
 
-1. an explicit ``path`` argument;
+1. an explicit ``data_home`` (or ``path``) argument;
 2. else the environment variable ``COMBEX_DATA``;
-3. else the first existing of ``Path.cwd() / "../shared/data"`` and
-   ``<repository root> / "../shared/data"`` (the repository root is the folder holding
-   the ``combex`` package).
+3. else, for the sets whose licence allows it, the download cache of
+   :func:`combex.datasets.fetch` (``pooch.os_cache("combex")``).
+
+The folder holds one sub-folder per data set, named as in
+:data:`combex.datasets.CROWD_LABEL_SETS` (``crowd-zheng2017-truthinfer/duck/answer.csv``...).
 """
 
 from __future__ import annotations
@@ -24,47 +26,33 @@ __all__ = ["data_dir", "dataset_path", "ENV_VAR"]
 ENV_VAR = "COMBEX_DATA"
 
 
-def _default_candidates() -> list[Path]:
-    import combex
-
-    repo_root = Path(combex.__file__).resolve().parents[1]
-    return [Path.cwd() / ".." / "shared" / "data", repo_root / ".." / "shared" / "data"]
-
-
 def _resolve_root(path: Any = None) -> tuple[Path | None, list[Path], str]:
     """Return (root or None, paths tried, how the root was chosen)."""
     if path is not None:
         p = Path(os.fspath(path)).expanduser()
-        return (p.resolve() if p.is_dir() else None), [p], "the 'path' argument"
+        return (p.resolve() if p.is_dir() else None), [p], "the 'data_home' argument"
     env = os.environ.get(ENV_VAR)
     if env:
         p = Path(env).expanduser()
         return (p.resolve() if p.is_dir() else None), [p], f"the {ENV_VAR} environment variable"
-    tried = _default_candidates()
-    for p in tried:
-        if p.is_dir():
-            return p.resolve(), tried, "the default locations"
-    return None, tried, "the default locations"
+    return None, [], f"the {ENV_VAR} environment variable, which is not set"
 
 
 def _not_found(what: str, tried: list[Path], how: str) -> DataNotFoundError:
-    paths = ", ".join(str(p) for p in tried)
+    where = f"looked in {', '.join(str(p) for p in tried)}, " if tried else ""
     return DataNotFoundError(
-        f"{what} was not found (looked in {paths}, chosen by {how}). Set the {ENV_VAR} "
-        f"environment variable (or pass data_dir=...) to the folder holding the combex "
-        f"data sets."
+        f"{what} was not found ({where}chosen by {how}). Set the {ENV_VAR} environment "
+        f"variable (or pass data_home=...) to the folder holding the combex data sets."
     )
 
 
 def data_dir(path: Any = None) -> Path:
-    """The folder holding the combex data sets.
+    """The folder holding the larger (not packaged) combex data sets.
 
     Parameters
     ----------
     path : str or path-like, optional
-        Explicit folder. When omitted, the environment variable ``COMBEX_DATA`` is used,
-        else the first existing of ``Path.cwd()/"../shared/data"`` and
-        ``<repository root>/../shared/data``.
+        Explicit folder. When omitted, the environment variable ``COMBEX_DATA``.
 
     Returns
     -------
@@ -74,8 +62,8 @@ def data_dir(path: Any = None) -> Path:
     Raises
     ------
     DataNotFoundError
-        If the folder does not exist; the message names ``COMBEX_DATA`` and the paths
-        tried.
+        If the folder does not exist or ``COMBEX_DATA`` is unset; the message names
+        ``COMBEX_DATA`` and the paths tried.
     """
     root, tried, how = _resolve_root(path)
     if root is None:
@@ -84,7 +72,7 @@ def data_dir(path: Any = None) -> Path:
 
 
 def dataset_path(name: str, path: Any = None) -> Path:
-    """The folder of the data set ``name`` (e.g. ``"crowd-li2017-quiz"``).
+    """The folder of the data set ``name`` (e.g. ``"crowd-snow2008"``) in the data root.
 
     Parameters
     ----------
