@@ -280,3 +280,49 @@ def test_sublinear_regret_close_to_linear_baselines_at_scale():
 
     assert total(lambda: SubTS(30, beta=2.0)) <= 1.10 * total(lambda: LinTS(beta=2.0))
     assert total(lambda: SubElim(30)) <= 1.20 * total(LinElim)
+
+
+# ---------------------------------------------------------------------- pinned decisions
+# Regrets and decision counters of fixed seeds, recorded on the code before SubElim.run was
+# split into a state object with named steps (same decisions => same numbers). K = 900,
+# T = 800, 2 arms / 20 steps; the d = 8 cases use a deliberately weak HNSW (M = 4,
+# ef = shortlist <= 2) so the approximate-index paths (misses, the stuck rescan) are taken.
+_PINNED = [
+    (SubElim, {'exact_below': 64}, 4, False, 0, 587.8341194992639, {'null_queries': 5, 'rescans': 5, 'eliminated': 885, 'moves': 1651, 'restored': 0, 'refresh_eliminated': 202}),
+    (SubElim, {'exact_below': 64}, 4, False, 1, 656.4708024414333, {'null_queries': 4, 'rescans': 4, 'eliminated': 893, 'moves': 1329, 'restored': 0, 'refresh_eliminated': 174}),
+    (SubElim, {'exact_below': 64, 'lazy': False}, 4, False, 0, 587.8341194992639, {'null_queries': 5, 'rescans': 5, 'eliminated': 885, 'moves': 1651, 'restored': 0, 'refresh_eliminated': 202}),
+    (SubElim, {'exact_below': 64, 'lazy': False}, 4, False, 1, 656.4708024414333, {'null_queries': 4, 'rescans': 4, 'eliminated': 893, 'moves': 1329, 'restored': 0, 'refresh_eliminated': 174}),
+    (SubElim, {'exact_below': 64, 'refresh': False}, 4, False, 0, 1036.1595237544163, {'null_queries': 4, 'rescans': 4, 'eliminated': 769, 'moves': 1803, 'restored': 0, 'refresh_eliminated': 0}),
+    (SubElim, {'exact_below': 64, 'refresh': False}, 4, False, 1, 1597.8239054876751, {'null_queries': 4, 'rescans': 4, 'eliminated': 885, 'moves': 1535, 'restored': 0, 'refresh_eliminated': 0}),
+    (SubElim, {'index': 'exact'}, 4, False, 0, 587.8341194992639, {'null_queries': 5, 'rescans': 5, 'eliminated': 885, 'moves': 1651, 'restored': 0, 'refresh_eliminated': 202}),
+    (SubElim, {'index': 'exact'}, 4, False, 1, 656.4708024414333, {'null_queries': 4, 'rescans': 4, 'eliminated': 893, 'moves': 1329, 'restored': 0, 'refresh_eliminated': 174}),
+    (SubElim, {'exact_below': 64, 'beta': 2.0, 'shortlist': 10}, 4, False, 0, 97.1345191173137, {'null_queries': 5, 'rescans': 5, 'eliminated': 899, 'moves': 956, 'restored': 0, 'refresh_eliminated': 84}),
+    (SubElim, {'exact_below': 64, 'beta': 2.0, 'shortlist': 10}, 4, False, 1, 186.24916257958245, {'null_queries': 4, 'rescans': 4, 'eliminated': 897, 'moves': 890, 'restored': 0, 'refresh_eliminated': 28}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8}, 8, False, 0, 725.82903512282, {'null_queries': 5, 'rescans': 5, 'eliminated': 899, 'moves': 1351, 'restored': 0, 'refresh_eliminated': 173}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8}, 8, False, 1, 1227.5977989689136, {'null_queries': 4, 'rescans': 4, 'eliminated': 880, 'moves': 1467, 'restored': 0, 'refresh_eliminated': 80}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8, 'lazy': False, 'build_after': 5.0}, 8, False, 0, 1004.7962056277677, {'null_queries': 4, 'rescans': 4, 'eliminated': 899, 'moves': 1472, 'restored': 0, 'refresh_eliminated': 98}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8, 'lazy': False, 'build_after': 5.0}, 8, False, 1, 1131.8296985361687, {'null_queries': 4, 'rescans': 4, 'eliminated': 886, 'moves': 1510, 'restored': 0, 'refresh_eliminated': 83}),
+    (SubTS, {'exact_below': 16, 'shortlist': 1, 'ef': 1, 'hnsw_M': 4, 'ef_construction': 8, 'beta': 2.0}, 8, True, 0, 189.73595804716896, {'null_queries': 0, 'kept_previous': 657}),
+    (SubTS, {'exact_below': 16, 'shortlist': 1, 'ef': 1, 'hnsw_M': 4, 'ef_construction': 8, 'beta': 2.0}, 8, True, 1, 247.72682792259872, {'null_queries': 0, 'kept_previous': 39}),
+    (LinElim, {}, 4, False, 0, 448.1680640972353, {'eliminated': 887, 'restored': 0, 'random_plays': 0}),
+    (LinElim, {}, 4, False, 1, 572.5647171989692, {'eliminated': 895, 'restored': 0, 'random_plays': 0}),
+    (LinElim, {'beta': 2.0, 'compact': False}, 4, False, 0, 63.639982965789066, {'eliminated': 899, 'restored': 0, 'random_plays': 642}),
+    (LinElim, {'beta': 2.0, 'compact': False}, 4, False, 1, 80.85069691731772, {'eliminated': 899, 'restored': 0, 'random_plays': 610}),
+    (SubTS, {'exact_below': 64}, 4, False, 0, 388.0476587341799, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64}, 4, False, 1, 333.49461248024187, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0, 'lazy': True, 'build_after': 50.0}, 4, False, 0, 131.80772588674762, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0, 'lazy': True, 'build_after': 50.0}, 4, False, 1, 118.13279698240595, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0}, 4, True, 0, 127.75150575918367, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0}, 4, True, 1, 135.60260373524252, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'keep_previous': False, 'beta': 1.0}, 4, False, 0, 85.02978904364247, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'keep_previous': False, 'beta': 1.0}, 4, False, 1, 117.32916472123073, {'null_queries': 0, 'kept_previous': 0}),
+    (LinTS, {'beta': 2.0}, 4, True, 0, 127.75150575918367, {'null_queries': 0, 'kept_previous': 0}),
+    (LinTS, {'beta': 2.0}, 4, True, 1, 135.60260373524252, {'null_queries': 0, 'kept_previous': 0}),]
+
+
+@pytest.mark.parametrize("cls, kw, d, deletions, seed, regret, counters", _PINNED)
+def test_decisions_are_pinned_for_fixed_seeds(cls, kw, d, deletions, seed, regret, counters):
+    env = sublinear_synthetic(K=900, d=d, T=800, change=2, deletions=deletions, rng=seed)
+    res = cls(**kw).run(env, rng=seed + 10)
+    assert res.regret == pytest.approx(regret, rel=1e-9)
+    assert {k: res.info[k] for k in counters} == counters
