@@ -9,8 +9,8 @@ certificate of success (Section 3.3). Rounding makes the sequence of (possibly a
 queries range over a finite set, which is what lets a union bound cover all of them
 (Theorem 3.3, with ``kappa = d log(K d / (epsilon delta))`` copies).
 
-Practical choices (Section 7 of the paper): each ``S_i`` is an HNSW graph (hnswlib)
-returning a *shortlist* of ``p`` candidates that are re-ranked by their exact inner
+Practical choices (Section 7 of the paper): each ``S_i`` is an HNSW graph
+(:class:`~combex.mips.HNSWIndex`: faiss, usearch or hnswlib) returning a *shortlist* of ``p`` candidates that are re-ranked by their exact inner
 product with the (unrounded) query; ``index="exact"`` is the linear-scan reference. The
 theoretical ``kappa`` is available (:meth:`AdaptiveMIPS.theoretical_kappa`,
 ``n_indexes="theory"``) but the default is one index, as in the paper's experiments.
@@ -60,6 +60,10 @@ class AdaptiveMIPS:
         ``K`` used by ``n_indexes="theory"`` (default ``capacity``).
     hnsw_M, ef_construction, ef : int
         HNSW parameters (``ef`` is raised to ``shortlist`` when smaller).
+    backend : {"auto", "faiss", "usearch", "hnswlib"}, default "auto"
+        The graph library (:class:`~combex.mips.HNSWIndex`).
+    build_threads : int, default 1
+        Threads for building and batch-inserting into the graphs (queries use one).
     exact_below : int, default 2048
         While the set holds at most this many points (``index="hnsw"``), queries are
         answered by an exact scan (faster than a graph search at that size); the HNSW
@@ -106,8 +110,10 @@ class AdaptiveMIPS:
         capacity: int = 1024,
         expected_size: int | None = None,
         hnsw_M: int = 16,
-        ef_construction: int = 100,
+        ef_construction: int = 40,
         ef: int = 50,
+        backend: str = "auto",
+        build_threads: int = 1,
         exact_below: int = 2048,
         build: str = "eager",
         build_after: float = 2000.0,
@@ -139,13 +145,16 @@ class AdaptiveMIPS:
         self._pending = ExactIndex(self.dim, capacity=64)
         self._credit = 0.0  # point-scans spent on points outside the graphs
         self._indexes: list[Any] = []
-        self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist)}
         self._gen = check_rng(rng)
         self._built = False
+        self.backend = None
         if self.index == "hnsw":
-            from ._hnsw import require_hnswlib
+            from ._hnsw import _resolve_backend
 
-            require_hnswlib()
+            self.backend = _resolve_backend(backend, owner)
+        self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist),
+                           "backend": self.backend or "auto",
+                           "threads": check_int(build_threads, "build_threads", owner=owner, low=1)}
         self.n_queries = 0
         self.n_null = 0
         self.n_builds = 0
