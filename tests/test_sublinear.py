@@ -332,3 +332,89 @@ def test_decisions_are_pinned_for_fixed_seeds(cls, kw, d, deletions, seed, regre
     res = cls(**kw).run(env, rng=seed + 10)
     assert res.regret == pytest.approx(regret, rel=1e-9)
     assert {k: res.info[k] for k in counters} == counters
+
+
+# ---------------------------------------------------------------------- contract and result
+def test_regret_result_splits_the_time():
+    env = sublinear_synthetic(K=3000, d=4, T=300, change=2, rng=1)
+    for policy in (SubTS(exact_below=0), LinElim()):
+        res = policy.run(env, rng=0)
+        assert res.wall_seconds == pytest.approx(res.preprocess_seconds + res.online_seconds)
+        assert 0.0 <= res.index_maintenance_seconds <= res.online_seconds
+        assert res.seconds == res.wall_seconds and res.steps == 300
+        rec = res.to_dict()
+        assert rec["regret"] == res.regret and rec["last_arm"] == int(res.arms[-1])
+        assert set(rec) == {"regret", "steps", "wall_seconds", "preprocess_seconds", "online_seconds",
+                            "index_maintenance_seconds", "last_arm"}
+    assert res.index_maintenance_seconds == 0.0  # a linear scan maintains no index
+    sub = SubTS(exact_below=0).run(env, rng=0)
+    assert sub.preprocess_seconds > 0 and sub.index_maintenance_seconds > 0  # arrivals are inserted online
+
+
+def test_work_counters_of_the_elimination_policies():
+    env = sublinear_synthetic(K=900, d=4, T=300, change=2, rng=0)
+    lin = LinElim().run(env, rng=0)
+    # every step scans the live arms; the first scan alone covers the 720 initial arms
+    assert 720 + 299 <= lin.info["arm_scans"] <= 300 * 900
+    sub = SubElim(index="exact").run(env, rng=0)
+    assert sub.info["bound_evaluations"] >= 720  # line 5 evaluates every initial arm
+
+
+# ---------------------------------------------------------------------- graph libraries
+from combex.mips import HNSWIndex  # noqa: E402
+from combex.mips._hnsw import GRAPH_BACKENDS, hnsw_backends  # noqa: E402
+
+
+@pytest.mark.parametrize("backend", GRAPH_BACKENDS)
+def test_every_graph_library_inserts_deletes_and_finds_the_best(backend):
+    if backend not in hnsw_backends():
+        pytest.skip(f"{backend} not installed")
+    rng = np.random.default_rng(3)
+    V = rng.standard_normal((2500, 16))
+    ix = HNSWIndex(16, capacity=8, backend=backend, rng=0)  # forces growth
+    ix.add(V[:2000], np.arange(2000))
+    for j in range(2000, 2500, 100):  # incremental insertions
+        ix.add(V[j:j + 100], np.arange(j, j + 100))
+    assert len(ix) == 2500 and ix.backend == backend
+    Q = rng.standard_normal((40, 16))
+    found = [int(np.argmax(V @ q)) in set(ix.query(q, 30)[0].tolist()) for q in Q]
+    assert np.mean(found) >= 0.9
+    lab, score = ix.query(Q[0], 10)
+    np.testing.assert_allclose(score, V[lab] @ Q[0], rtol=1e-5, atol=1e-5)  # scores are the inner products
+    gone = lab[:5]
+    ix.remove(gone)
+    assert len(ix) == 2495 and not set(gone.tolist()) & set(ix.query(Q[0], 50)[0].tolist())
+    with pytest.raises(InvalidParameterError, match="'ids'"):
+        ix.remove(gone[:1])  # already deleted
+    with pytest.raises(InvalidParameterError, match="'ids'"):
+        ix.add(V[:1], [7])  # label present
+
+
+def test_graph_library_choice(monkeypatch):
+    import importlib.util
+
+    import combex.mips._hnsw as hnsw
+
+    assert hnsw_backends() == [b for b in GRAPH_BACKENDS if importlib.util.find_spec(b) is not None]
+    with pytest.raises(InvalidParameterError, match="'backend'"):
+        HNSWIndex(4, backend="annoy")
+    with pytest.raises(InvalidParameterError, match="'backend'"):
+        SubTS(backend="annoy")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(hnsw.importlib.util, "find_spec", lambda name: None if name == "usearch" else real(name))
+    with pytest.raises(ImportError, match="pip install usearch"):
+        HNSWIndex(4, backend="usearch")
+    monkeypatch.setattr(hnsw.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=r"combex\[mips\]"):
+        HNSWIndex(4)
+
+
+@pytest.mark.parametrize("backend", GRAPH_BACKENDS)
+def test_sub_ts_runs_on_every_graph_library(backend):
+    if backend not in hnsw_backends():
+        pytest.skip(f"{backend} not installed")
+    env = sublinear_synthetic(K=3000, d=4, T=400, change=2, deletions=True, rng=2)
+    res = SubTS(backend=backend, beta=2.0).run(env, rng=0)
+    lin = LinTS(beta=2.0).run(env, rng=0)
+    assert res.info["backend"] == backend and res.info["final_size"] == 3000
+    assert res.regret <= 1.5 * lin.regret + 20

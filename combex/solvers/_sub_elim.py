@@ -320,7 +320,7 @@ class _SubElimRun(RegretRun):
             for i in range(n_st)
         ]
         self.stats = {"null_queries": 0, "rescans": 0, "eliminated": 0, "moves": 0, "restored": 0,
-                      "refresh_eliminated": 0}
+                      "refresh_eliminated": 0, "bound_evaluations": 0}
         self.r_low = -math.inf
         self.r_arm = -1
         # Line 5: all initial arms into the first stage (this is the preprocessing).
@@ -335,6 +335,7 @@ class _SubElimRun(RegretRun):
     def bounds(self, ids: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Means ``x^T theta_hat`` and uncertainties ``beta ||x||_{V^-1}`` of the arms."""
         m, nrm = self.ridge._means_and_norms(self.X[ids])
+        self.stats["bound_evaluations"] += m.size
         return m, self.beta * nrm
 
     def stage_for(self, u: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -610,7 +611,7 @@ class _LinElimRun(RegretRun):
         self.alive = np.ones(self.ids.size, dtype=bool)  # used when not compacting
         self.r_low = -math.inf
         self.u_floor = 2.0 ** (-self.s_max)
-        self.stats = {"eliminated": 0, "restored": 0, "random_plays": 0}
+        self.stats = {"eliminated": 0, "restored": 0, "random_plays": 0, "arm_scans": 0}
 
     def arrive(self, added: NDArray[np.int64]) -> None:
         self.ids = np.concatenate([self.ids, added])
@@ -623,6 +624,7 @@ class _LinElimRun(RegretRun):
         if self.ids.size == 0:
             raise InvalidParameterError(f"{self.owner}: the arm set is empty at step {t}.")
         m, nrm = self.ridge._means_and_norms(self.Xa)
+        self.stats["arm_scans"] += m.size
         u = self.beta * nrm
         if self.compact:
             live_ids, lm, lu = self.ids, m, u
