@@ -8,10 +8,10 @@ its cumulative regret and its running time. The two contracts share the registry
 (:func:`~combex.solvers.get_solver` returns the class for both; ``cls.contract`` tells
 them apart) and sklearn-style settings (:class:`~combex.solvers.Algorithm`).
 
-A policy implements :meth:`RegretPolicy._start`, which does the preprocessing and returns
-the state of one run, a :class:`RegretRun` with named steps (``leave``, ``arrive``,
-``choose``, ``observe``); :meth:`RegretPolicy.run` is the one loop over them, and the one
-place where time is split into preprocessing, online and index maintenance.
+A policy names the state of one run, ``_run_class``: a :class:`RegretRun` whose
+constructor does the preprocessing and whose methods are the algorithm's named steps
+(``leave``, ``arrive``, ``choose``, ``observe``); :meth:`RegretPolicy.run` is the one loop
+over them, and the one place where time is split into preprocessing, online and index maintenance.
 """
 
 from __future__ import annotations
@@ -137,10 +137,12 @@ class RegretPolicy(Algorithm):
     """
 
     contract: ClassVar[str] = "regret"
+    #: The state of one run: ``_run_class(policy, env, T, gen)`` does the preprocessing.
+    _run_class: ClassVar[type[RegretRun]]
 
-    @abstractmethod
     def _start(self, env: Any, T: int, gen: np.random.Generator) -> RegretRun:
         """Preprocessing over ``env``'s initial arms; the state of the run."""
+        return self._run_class(self, env, T, gen)
 
     def run(self, env: Any, T: int | None = None, *, rng: Any = None) -> RegretResult:
         """Play ``T`` steps (default ``env.horizon``) on ``env`` (reset to its initial arm

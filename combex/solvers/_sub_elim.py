@@ -271,9 +271,6 @@ class SubElim(_LinearBanditPolicy):
                                  beta=beta, lazy=lazy, build_after=build_after, backend=backend,
                                  build_threads=build_threads)
 
-    def _start(self, env: Any, T: int, gen: np.random.Generator) -> "_SubElimRun":
-        return _SubElimRun(self, env, T, gen)
-
 
 class _SubElimRun(RegretRun):
     """One run of Sub-Elim: the stages ``Psi_s`` (an adaptive MIPS index, a member list
@@ -590,9 +587,6 @@ class LinElim(_LinearBanditPolicy):
         self._set_confidence(delta=delta, eta=eta, eta_high=0.125, beta=beta)
         self.compact = check_bool(compact, "compact", owner=type(self).__name__)
 
-    def _start(self, env: Any, T: int, gen: np.random.Generator) -> "_LinElimRun":
-        return _LinElimRun(self, env, T, gen)
-
 
 class _LinElimRun(RegretRun):
     """One run of linear elimination: the live arms (ids and a contiguous copy of their
@@ -658,3 +652,7 @@ class _LinElimRun(RegretRun):
     def info(self) -> dict[str, Any]:
         return dict(self.stats, s_max=self.s_max, beta=self.beta, eta=self.eta, threshold=self.r_low,
                     final_size=int(self.ids.size if self.compact else self.alive.sum()))
+
+
+SubElim._run_class = _SubElimRun
+LinElim._run_class = _LinElimRun

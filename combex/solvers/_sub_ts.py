@@ -114,9 +114,6 @@ class SubTS(_LinearBanditPolicy):
                                  beta=beta, lazy=lazy, build_after=build_after, backend=backend,
                                  build_threads=build_threads)
 
-    def _start(self, env: Any, T: int, gen: np.random.Generator) -> "_SubTSRun":
-        return _SubTSRun(self, env, T, gen)
-
 
 class _SubTSRun(RegretRun):
     """One run of Sub-TS: the shared MIPS index over the present arms (built over the
@@ -207,6 +204,9 @@ def _ts_level(val: float, eta: float, d: int, n_levels: int) -> int:
     while i > 0 and i * i / (i + 1) > c:
         i -= 1
     return int(min(max(i, 1), n_levels))
+
+
+SubTS._run_class = _SubTSRun
 
 
 @register_solver
