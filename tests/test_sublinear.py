@@ -418,3 +418,16 @@ def test_sub_ts_runs_on_every_graph_library(backend):
     lin = LinTS(beta=2.0).run(env, rng=0)
     assert res.info["backend"] == backend and res.info["final_size"] == 3000
     assert res.regret <= 1.5 * lin.regret + 20
+
+
+@pytest.mark.parametrize("backend", GRAPH_BACKENDS)
+def test_a_graph_that_finds_nothing_falls_back_to_the_exact_scan(backend):
+    # M = 2 graphs with ef = shortlist = 2 lose live points (hnswlib used to raise
+    # "Cannot return the results in a contiguous 2D array" here; faiss / usearch return
+    # nothing): the stage query is answered by an exact scan instead.
+    if backend not in hnsw_backends():
+        pytest.skip(f"{backend} not installed")
+    env = sublinear_synthetic(K=900, d=8, T=800, change=2, rng=0)
+    res = SubElim(exact_below=16, shortlist=2, ef=2, hnsw_M=2, ef_construction=4, backend=backend, lazy=False,
+                  build_after=5.0).run(env, rng=10)
+    assert res.curve.shape == (800,) and np.isfinite(res.regret)

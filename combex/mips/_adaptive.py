@@ -158,6 +158,8 @@ class AdaptiveMIPS:
         self.n_queries = 0
         self.n_null = 0
         self.n_builds = 0
+        #: Queries the graphs answered with no point (answered by an exact scan instead).
+        self.n_graph_misses = 0
         #: Wall time spent inserting, deleting and (re)building (index maintenance).
         self.maintenance_seconds = 0.0
 
@@ -318,7 +320,12 @@ class AdaptiveMIPS:
             self._pay(len(self._store))
             return self._store._query(qv, k_exact)
         q32 = qv.astype(np.float32)
-        found = [ix._query(q32, self.shortlist) for ix in self._indexes if len(ix)]
+        found = [f for f in (ix._query(q32, self.shortlist) for ix in self._indexes if len(ix)) if f[0].size]
+        if not found and not len(self._pending):
+            # The graphs returned nothing (a graph too sparse to reach a live point): the
+            # exact scan answers instead (never worse than any approximate answer).
+            self.n_graph_misses += 1
+            return self._store._query(qv, k_exact)
         if len(self._pending):
             # Lazy mode: points not yet in the graphs are scanned exactly.
             found.append(self._pending._query(qv, k_exact))

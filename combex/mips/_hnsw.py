@@ -323,7 +323,8 @@ class HNSWIndex:
         self._dead += lab.size
 
     def query(self, q: Any, k: int = 1) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """Labels and scores of up to ``k`` approximate best points.
+        """Labels and scores of up to ``k`` approximate best points (possibly fewer, even
+        none, when a sparse graph cannot reach ``k`` live points).
 
         For ``space="ip"`` the score is the inner product (computed in float32), for
         ``"cosine"`` the cosine, for ``"l2"`` minus the squared distance.
@@ -348,8 +349,8 @@ class HNSWIndex:
             g.set_ef(max(self.ef, kk) * 4 + self._dead)
             try:
                 labels, dist = g.search(qv, kk)
-            except RuntimeError:  # a graph too sparse to reach kk live points: take fewer
-                labels, dist = g.search(qv, 1)
+            except RuntimeError:  # a graph too sparse to reach kk live points: none found
+                labels, dist = np.zeros(0, np.int64), np.zeros(0)
             g.set_ef(self.ef)
         if self.ef < kk:
             g.set_ef(self.ef)
