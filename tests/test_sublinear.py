@@ -327,7 +327,7 @@ _PINNED = [
 def test_decisions_are_pinned_for_fixed_seeds(cls, kw, d, deletions, seed, regret, counters):
     if cls in (SubElim, SubTS) and kw.get("index") != "exact":
         pytest.importorskip("hnswlib")
-        kw = {"backend": "hnswlib", "ef_construction": 100, **kw}  # the graphs the pins were recorded with
+        kw = {"backend": "hnswlib", "hnsw_M": 16, "ef_construction": 100, **kw}  # the graphs the pins were recorded with
     env = sublinear_synthetic(K=900, d=d, T=800, change=2, deletions=deletions, rng=seed)
     res = cls(**kw).run(env, rng=seed + 10)
     assert res.regret == pytest.approx(regret, rel=1e-9)
