@@ -150,9 +150,9 @@ def crossover(Ks: list[int], T: int, runs: int, seed: int, beta, hnsw_max: int) 
     (arm scans of lin-elim; bound evaluations of Sub-Elim, line 5 included) and a fit
     ``online = a + b K`` per algorithm; the crossover K is where the fitted lines meet."""
     print(f"\n## Sub-Elim vs the compacting scan across K (T = {T}, {runs} runs)\n")
-    print("| K | algorithm | regret | total s | online s | online per step us | arms scanned / bounds per run "
-          "| online ratio sub / lin | load |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| K | algorithm | regret | total s | online s | online per step us | arms scanned (lin) / bounds "
+          "evaluated (sub) per run | stage points scanned exactly per run | online ratio sub / lin | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     fits: dict[str, list[tuple[int, float]]] = {}
     for K in Ks:
         def make_env(g, K=K):
@@ -167,7 +167,8 @@ def crossover(Ks: list[int], T: int, runs: int, seed: int, beta, hnsw_max: int) 
             lin_online = o if lin_online is None else lin_online
             fits.setdefault(label, []).append((K, o))
             w = np.mean([i[work] for i in infos])
-            print(f"| {K:,} | {label} | {r.mean():.0f} | {t:.2f} | {o:.2f} | {1e6 * o / T:.0f} | {w:,.0f} | "
+            sc = f"{np.mean([i['stage_scans'] for i in infos]):,.0f}" if "stage_scans" in infos[0] else "-"
+            print(f"| {K:,} | {label} | {r.mean():.0f} | {t:.2f} | {o:.2f} | {1e6 * o / T:.0f} | {w:,.0f} | {sc} | "
                   f"x{o / lin_online:.2f} | {load()} |", flush=True)
     print()
     coef = {}

@@ -160,6 +160,9 @@ class AdaptiveMIPS:
         self.n_builds = 0
         #: Queries the graphs answered with no point (answered by an exact scan instead).
         self.n_graph_misses = 0
+        #: Points scanned exactly by queries (sets below ``exact_below``, unbuilt lazy
+        #: sets, pending buffers).
+        self.n_scanned = 0
         #: Wall time spent inserting, deleting and (re)building (index maintenance).
         self.maintenance_seconds = 0.0
 
@@ -317,6 +320,7 @@ class AdaptiveMIPS:
             step = self.epsilon / self.dim
             qv = np.round(qv / step) * step
         if not self._built:
+            self.n_scanned += len(self._store)
             self._pay(len(self._store))
             return self._store._query(qv, k_exact)
         q32 = qv.astype(np.float32)
@@ -325,10 +329,12 @@ class AdaptiveMIPS:
             # The graphs returned nothing (a graph too sparse to reach a live point): the
             # exact scan answers instead (never worse than any approximate answer).
             self.n_graph_misses += 1
+            self.n_scanned += len(self._store)
             return self._store._query(qv, k_exact)
         if len(self._pending):
             # Lazy mode: points not yet in the graphs are scanned exactly.
             found.append(self._pending._query(qv, k_exact))
+            self.n_scanned += len(self._pending)
             self._pay(len(self._pending))
         if len(found) == 1:
             return found[0]

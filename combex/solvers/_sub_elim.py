@@ -549,7 +549,7 @@ class _SubElimRun(RegretRun):
             self.stats, s_max=self.s_max, s_min=self.s_min, beta=self.beta, eta=self.eta, threshold=self.r_low,
             final_sizes=self.members.count.tolist(), mips_builds=[st.n_builds for st in self.stages],
             mips_null=[st.n_null for st in self.stages], mips_queries=[st.n_queries for st in self.stages],
-            backend=self.stages[0].backend,
+            stage_scans=sum(st.n_scanned for st in self.stages), backend=self.stages[0].backend,
         )
 
 
