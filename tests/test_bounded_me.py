@@ -251,16 +251,56 @@ def test_epsilon_optimal_rate_small():
     assert fails / 30 <= delta
 
 
-def test_epsilon_optimal_rate_adversarial():
-    # Figure 1 setting at reduced size: ones-first lists, the (1 - delta)-percentile of the
-    # suboptimality stays below epsilon.
+def test_epsilon_optimal_rate_adversarial_figure_1_heuristic():
+    # Figure 1 setting at reduced size: ones-first lists (a run outside the guarantee, so it
+    # needs assume_random_order and says so); the (1 - delta)-percentile of the
+    # suboptimality stays below epsilon at this size, as in the paper.
     for eps, delta in [(0.05, 0.05), (0.2, 0.1), (0.4, 0.3)]:
         subs = []
         for seed in range(40):
             env = mips_adversarial(500, 5000, rng=seed)
-            res = BoundedME(k=1, epsilon=eps, delta=delta).run(env, rng=seed)
+            res = BoundedME(k=1, epsilon=eps, delta=delta, assume_random_order=True).run(env, rng=seed)
+            assert res.certificate["guaranteed"] is False and res.certificate["order"] == "ones-first"
             mu = env.means()
             subs.append(mu.max() - mu[res.answer])
             assert res.pulls.max() <= 5000
         assert np.mean(np.asarray(subs) >= eps) <= delta
         assert np.quantile(subs, 1 - delta) < eps
+
+
+def test_refuses_lists_not_read_in_random_order():
+    # Issue 12: ones-first lists longer than the schedule reads make BoundedME wrong in
+    # most runs (15 of 20 here; 0 of 20 on the same lists read at random), so the solver
+    # refuses any order not declared random.
+    env = mips_adversarial(200, 10**6, rng=0)
+    with pytest.raises(InvalidParameterError, match="random order.*'ones-first'"):
+        BoundedME(k=1, epsilon=0.1, delta=0.1).run(env, rng=0)
+    with pytest.raises(InvalidParameterError, match="'given'"):
+        BoundedME().start(RewardLists(_lists(5, 10), shuffle=False))
+    from combex.environments import NoiseModel, Problem
+
+    undeclared = Problem(5, NoiseModel("bounded", 0.5, 0.5), info={"list_size": 10, "lower": 0.0, "upper": 1.0})
+    with pytest.raises(InvalidParameterError, match="'undeclared'"):
+        BoundedME().start(undeclared)
+    wrong = {"ones-first": 0, "random": 0}
+    for seed in range(20):
+        adv = mips_adversarial(200, 10**6, rng=seed)
+        mu = adv.means()
+        for order in wrong:
+            lists = BinaryRewardLists(adv.ones, 10**6, order=order, rng=seed)
+            res = BoundedME(k=1, epsilon=0.1, delta=0.1, assume_random_order=True).run(lists, rng=seed)
+            assert res.certificate["guaranteed"] is (order == "random")
+            wrong[order] += bool(mu.max() - mu[res.answer] >= 0.1)
+    assert wrong["ones-first"] >= 10 and wrong["random"] <= 2  # delta = 0.1 of 20 runs
+
+
+def test_too_small_value_range_is_refused_and_epsilon_reported_on_its_scale():
+    # Issue 13: a width below the problem's reward interval would void the guarantee.
+    env = RewardLists(_lists(6, 50) * 3.0, rng=0)  # rewards in [0, 3]
+    with pytest.raises(InvalidParameterError, match="'value_range'.*upper - lower = 3.0"):
+        BoundedME(value_range=1.0).start(env)
+    res = BoundedME(epsilon=0.5, value_range=4.0).run(env, rng=0)
+    assert res.certificate["value_range"] == 4.0 and res.certificate["informative"] is True
+    res = BoundedME(epsilon=3.0).run(env.reset(1), rng=0)
+    assert res.certificate["value_range"] == 3.0
+    assert res.certificate["informative"] is False and res.certificate["guaranteed"] is False

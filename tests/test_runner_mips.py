@@ -40,6 +40,20 @@ def test_reward_lists_hand_values_and_zero_width():
     np.testing.assert_array_equal(mips_reward_lists(V, np.zeros(2), 2.0), np.full((2, 2), 0.5))
 
 
+def test_too_small_v_max_is_refused_not_clipped():
+    # Issue 13: a bound below max |V_ij| voids the reward width; refused at construction.
+    from combex.environments._mips_instances import MIPSData
+
+    V = np.array([[1.0, -2.0], [0.0, 2.0]])
+    with pytest.raises(InvalidParameterError, match="'v_max'"):
+        mips_reward_lists(V, np.array([0.5, 1.0]), 1.0)  # products reach 2 > 1 * 1
+    with pytest.raises(InvalidParameterError, match=r"'v_max'.*max \|V_ij\| = 2.0"):
+        MIPSData(V, V[:1], 1.5, "hand")
+    with pytest.raises(InvalidParameterError, match="finite"):
+        MIPSData(np.array([[np.nan]]), np.ones((1, 1)), 1.0, "hand")
+    assert MIPSData(V, V[:1], 2.0, "hand").v_max == 2.0
+
+
 def test_env_means_are_scaled_inner_products_with_mips_top_k_width():
     data = mips_gaussian(30, 50, rng=3)
     env = mips_gaussian_env(30, 50, rng=3)  # same draws for the same seed
@@ -48,7 +62,8 @@ def test_env_means_are_scaled_inner_products_with_mips_top_k_width():
     expected = (data.V.astype(np.float64) @ q / 50 + half) / (2 * half)
     np.testing.assert_allclose(env.means(), expected, rtol=1e-10, atol=1e-12)
     # The width is the one mips_top_k reports (same scaling, same epsilon units).
-    width = mips_top_k(data.V, data.queries[0], 1, epsilon=0.5, rng=0, v_max=data.v_max).info["reward_width"]
+    width = mips_top_k(data.V, data.queries[0], 1, epsilon=0.5, rng=0, v_max=data.v_max,
+                       method="bandit").info["reward_width"]
     assert width == pytest.approx(2 * half, rel=1e-6)
     # Known bounds [0, 1] (not realized extremes): BoundedME uses value_range 1.
     assert env.problem.info["lower"] == 0.0 and env.problem.info["upper"] == 1.0
@@ -175,8 +190,14 @@ def test_cli_bounded_me_gaussian_json(capsys):
 
 
 def test_cli_bounded_me_adversarial_text(capsys):
-    code, out = run_cli(capsys, ["run", "bounded-me", "--instance", "mips-adversarial", "--set", "n=200",
-                                 "--set", "dim=1000", "--param", "k=1", "--runs", "2"])
+    # Ones-first lists void BoundedME's guarantee: refused with a clear message ...
+    argv = ["run", "bounded-me", "--instance", "mips-adversarial", "--set", "n=200", "--set", "dim=1000",
+            "--param", "k=1", "--runs", "2"]
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code != 0 and "random order" in captured.err + captured.out
+    # ... unless asked for explicitly (the paper's Figure 1 experiment, heuristic).
+    code, out = run_cli(capsys, argv + ["--param", "assume_random_order=true"])
     assert code == 0 and "run 1: answer=" in out and "error rate" in out
 
 

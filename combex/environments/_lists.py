@@ -49,14 +49,21 @@ class _ListsBase(Environment):
         return self._pos.copy()
 
     @property
+    def read_order(self) -> str:
+        """How pulls walk each list: ``"random"`` (a uniformly random order, the MAB-BP
+        sampling model), ``"given"`` (the stored order) or ``"ones-first"``."""
+        return "random"
+
+    @property
     def problem(self) -> Problem:
-        """The problem a solver may see: sizes, bounds ``[lower, upper]`` and ``N``
-        (``info["list_size"]``, ``info["lower"]``, ``info["upper"]``), no list contents."""
+        """The problem a solver may see: sizes, bounds ``[lower, upper]``, ``N`` and the
+        reading order (``info["list_size"]``, ``info["lower"]``, ``info["upper"]``,
+        ``info["order"]``), no list contents."""
         return Problem(
             n_arms=self.n_arms,
             noise=self.noise,
             arm_type="index",
-            info={"list_size": self.list_size, "lower": self.lower, "upper": self.upper},
+            info={"list_size": self.list_size, "lower": self.lower, "upper": self.upper, "order": self.read_order},
         )
 
     def _advance(self, arms: NDArray[Any], counts: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -160,6 +167,10 @@ class RewardLists(_ListsBase):
     def _shuffle(self) -> None:
         self._order = self.rng.permuted(self._lists, axis=1) if self.shuffle else self._lists
 
+    @property
+    def read_order(self) -> str:
+        return "random" if self.shuffle else "given"
+
     def means(self) -> NDArray[np.float64]:
         return self._means.copy()
 
@@ -228,6 +239,10 @@ class BinaryRewardLists(_ListsBase):
 
     def _shuffle(self) -> None:
         self._ones_left = self._ones.copy()
+
+    @property
+    def read_order(self) -> str:
+        return str(self.order)
 
     @property
     def ones(self) -> NDArray[np.int64]:

@@ -35,6 +35,7 @@ from ._lists import BinaryRewardLists, RewardLists, _list_noise
 
 __all__ = [
     "MIPSData",
+    "max_abs_entry",
     "mips_gaussian",
     "mips_uniform",
     "mips_adversarial",
@@ -51,15 +52,48 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------- MIPS data
+_CHUNK_BYTES = 1 << 24
+
+
+def max_abs_entry(V: NDArray[Any], owner: str, *, name: str = "V") -> float:
+    """``max |V_ij|`` of a 2-d array in row chunks (no copy of V); a non-finite entry is
+    refused, naming its position."""
+    n, dim = V.shape
+    step = max(1, _CHUNK_BYTES // max(1, dim * V.itemsize))
+    best = 0.0
+    for r0 in range(0, n, step):
+        chunk = V[r0 : r0 + step]
+        hi, lo = float(chunk.max()), float(chunk.min())
+        if not (np.isfinite(hi) and np.isfinite(lo)):
+            i, j = np.argwhere(~np.isfinite(chunk))[0]
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {owner} must have finite entries. Got "
+                f"{float(chunk[i, j])!r} at [{r0 + int(i)}, {int(j)}] instead."
+            )
+        best = max(best, hi, -lo)
+    return best
+
+
 @dataclass(frozen=True)
 class MIPSData:
-    """Vectors, queries and a known bound ``v_max >= max |V_ij|``."""
+    """Vectors, queries and a known bound ``v_max >= max |V_ij|``.
+
+    The bound is checked at construction (one pass over ``V``, no copy): a smaller
+    ``v_max`` would void the reward width every guarantee on these data is stated in, so
+    it is refused.
+    """
 
     V: NDArray[Any]
     queries: NDArray[Any]
     v_max: float
     name: str
     info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        v_max = check_float(self.v_max, "v_max", owner="MIPSData", low=0.0)
+        found = max_abs_entry(np.asarray(self.V), "MIPSData")
+        if v_max < found:
+            raise param_error("v_max", "MIPSData", f"at least max |V_ij| = {found!r}", v_max)
 
 
 def _mips_args(n: Any, dim: Any, n_queries: Any, dtype: Any, order: Any, owner: str) -> tuple[int, int, int, Any, str]:
@@ -84,9 +118,9 @@ def mips_gaussian(
 ) -> MIPSData:
     """``n`` vectors and ``n_queries`` queries with i.i.d. N(0, 1) coordinates.
 
-    ``order="F"`` stores V dimension-major (the layout in which BoundedME reads sampled
-    coordinates contiguously; see :mod:`combex.mips._bandit`). ``v_max`` is the realized
-    maximum of ``|V_ij|`` (computed while generating, i.e. a known bound).
+    ``order="F"`` stores V dimension-major (a sampled coordinate is then a contiguous row
+    of ``V^T``; see :mod:`combex.mips._cost`). ``v_max`` is the realized maximum of
+    ``|V_ij|`` (computed while generating, i.e. a known bound).
 
     Examples
     --------
@@ -141,6 +175,10 @@ def mips_adversarial(n: int = 10_000, dim: int = 100_000, *, rng: Any = None) ->
     Each of the ``n`` arms draws ``r_a ~ U[0, 1]``; each of its ``dim`` rewards is 1 with
     probability ``r_a`` (so the list holds ``Binomial(dim, r_a)`` ones), and the ones are
     returned before the zeros ("to make the arms as indistinguishable as possible").
+    That order breaks the random reading order BoundedME's guarantee needs: the solver
+    refuses these lists unless run with ``assume_random_order=True`` (the paper's
+    Figure 1 experiment, a heuristic run; with ``dim`` much longer than the schedule
+    reads, most answers are then wrong).
 
     Returns
     -------
@@ -175,7 +213,9 @@ def mips_reward_lists(V: Any, q: Any, v_max: float) -> NDArray[np.float64]:
     ``info["reward_width"]`` of :func:`combex.mips.mips_top_k`):
     ``(V_ij q_j + v_max max|q|) / (2 v_max max|q|)``. ``epsilon`` of BoundedME on these
     lists is therefore in the same scaled units as ``mips_top_k``'s. A zero width
-    (``q = 0`` or ``V = 0``: every product is 0) gives constant lists of 0.5.
+    (``q = 0`` or ``V = 0``: every product is 0) gives constant lists of 0.5. A ``v_max``
+    below ``max |V_ij|`` would put rewards outside ``[0, 1]``: refused (nothing is clipped
+    beyond rounding).
 
     Examples
     --------
@@ -190,7 +230,12 @@ def mips_reward_lists(V: Any, q: Any, v_max: float) -> NDArray[np.float64]:
         return np.full(prod.shape, 0.5)
     prod += half
     prod /= 2.0 * half
-    # Rounding may leave -1e-17 or 1 + 1e-16; the exact values lie in [0, 1].
+    # Rounding may leave -1e-17 or 1 + 1e-16; the exact values lie in [0, 1] unless v_max
+    # is too small, which is refused rather than clipped.
+    lo, hi = float(prod.min()), float(prod.max())
+    if lo < -1e-9 or hi > 1.0 + 1e-9:
+        raise param_error("v_max", "mips_reward_lists", "at least max |V_ij| (a product falls outside the "
+                          "range it implies)", v_max)
     return np.clip(prod, 0.0, 1.0, out=prod)
 
 

@@ -4,25 +4,51 @@ Liu, Wu and Mozafari (AAAI 2019): arm ``i`` is the vector ``v_i``; its reward li
 ``R_i = {f(i, j) : j = 1..N}`` with ``f(i, j) = v_i^(j) q^(j)`` for MIPS and
 ``f(i, j) = -(q^(j) - v_i^(j))^2`` for nearest-neighbour search; the list mean is
 ``q^T v_i / N`` (resp. ``-||q - v_i||^2 / N``). Rewards are scaled into ``[0, 1]`` by
-known bounds: with ``|v_ij| <= v_max``, ``v_ij q_j`` lies in ``[-v_max max|q|,
-v_max max|q|]`` and ``(q_j - v_ij)^2`` in ``[0, (v_max + max|q|)^2]``. ``epsilon`` is in
-those scaled units: a returned set is epsilon-optimal when the k-th best scaled mean it
-holds is within ``epsilon`` of the true k-th best.
+their range: with ``h = max|V_ij| max|q|``, ``v_ij q_j`` lies in ``[-h, h]`` and
+``(q_j - v_ij)^2`` in ``[0, (max|V_ij| + max|q|)^2]``.
 
-No preprocessing of ``V``: the only work is reading coordinates. Sampling without
-replacement is implemented with ONE random permutation shared by all arms (each arm's
-draws are then a uniformly random sequence without replacement, which is all Lemma 1 and
-the per-arm union/Markov argument of Lemma 4 use; sharing also makes the comparison of two
-arms use the same coordinates, which cancels common noise).
+**The guarantee, on its own scale.** With probability at least ``1 - delta`` the k-th
+best inner product among the returned vectors is within ``epsilon N w`` of the true k-th
+best, where ``w`` is the reward width (``2 max|V_ij| max|q|`` for MIPS): ``epsilon`` is a
+fraction of the scaled range ``[0, 1]`` and Lemma 1 needs ``0 < epsilon < 1``; from 1 on
+the statement is empty (every answer satisfies it) and ``epsilon`` is only a knob setting
+how much is read. Every result says which (``informative``). The schedule, and so what is
+read, does not depend on ``w``: ``max|V_ij|`` is needed only to state the guarantee in
+inner-product units. A default call does not scan ``V`` for it (``info["v_max"]`` is
+None and the guarantee is stated in scaled units); a bound ``v_max`` the caller states is
+checked, at no extra reading, against every partial sum read (a necessary condition:
+``|sum_j v_ij q_j| <= v_max sum_j |q_j|``), and :class:`BoundedMEIndex` computes and
+checks it once, as preprocessing.
 
-Sampling unit (``block``): ``block=1`` draws single coordinates, exactly the paper's
-setting; reading scattered coordinates of a row-major matrix is memory-bound, so it is
-slower per product than BLAS. ``block=B`` makes the list items the sums over ``ceil(N/B)``
-contiguous blocks of ``B`` coordinates (the matrix padded virtually with zero columns to a
-multiple of ``B``): still a MAB-BP instance (the paper notes MAB-BP solves any
-``argmax_i sum_j f(i, j)``), with a list of ``ceil(N/B)`` items in the same scaled
-range, so Theorem 1 holds as stated for it, but ``m(u)`` counts blocks (``B`` times more
-products for the same ``u`` when ``u << N/B``). It is read with BLAS on strided views.
+**Random reading order.** Lemma 1 needs every list read in a uniformly random order. The
+search draws its own: one random permutation of the coordinates (or blocks) shared by all
+vectors (each vector's draws are then a uniform sequence without replacement, which is all
+Lemma 1 and the union / Markov argument of Lemma 4 use; sharing also makes two vectors be
+compared on the same coordinates). Data are never trusted to be in random order.
+
+**Reading at memory speed** (see :mod:`combex.mips._cost` for the cost model). Exact
+search streams V once at the bandwidth limit; BoundedME wins only by reading fewer bytes.
+
+* :class:`BoundedMEIndex` permutes the coordinates once (preprocessing, timed): round
+  ``l`` then reads one contiguous segment of each surviving row -- streaming, no copy, no
+  pass over eliminated rows (compiled row loop, :mod:`combex.mips._kernels`). Each query
+  also draws a random cyclic offset into the permuted order, so different queries read
+  different coordinates (each query's guarantee holds for its own draw; the permutation is
+  shared, so failures of different queries are not independent).
+* Raw row-major ``V``: single coordinates are scattered (a random 25 % of a row touches
+  nearly every cache line), so coordinate sampling moves as many bytes as exact search
+  at many times its cost; ``block=B`` reads contiguous blocks, but block sums span ``B``
+  times the per-coordinate range, so at an informative epsilon the schedule reads nearly
+  all of the short block list. The cost model then says exact search is faster and
+  ``mips_top_k`` (``method="auto"``) runs it and says so.
+* Raw dimension-major ``V`` (Fortran order): coordinate ``j`` is a contiguous row of
+  ``V^T``; whole coordinate rows are streamed while more than ``n/8`` vectors survive,
+  the survivors' entries gathered afterwards.
+
+Block mode: list items are sums over ``ceil(N/B)`` contiguous blocks of ``B``
+coordinates (zero-padded virtually to a multiple of ``B``), still a MAB-BP instance; the
+schedule runs at ``epsilon N / (B ceil(N/B))`` so that ``epsilon`` keeps its meaning on
+the per-coordinate scale (:func:`~combex.mips._cost.schedule_epsilon`).
 """
 
 from __future__ import annotations
@@ -33,187 +59,511 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
 
-from .._validation import check_float, check_int, check_probability, check_rng
-from ..solvers.mips import bounded_me
-from ._common import MIPSResult, check_k, check_query, check_vectors
+from .._validation import check_choice, check_float, check_int, check_probability, check_rng, param_error
+from ..environments._mips_instances import max_abs_entry
+from ..exceptions import InvalidParameterError
+from . import _kernels
+from ._bounded_me import bounded_me
+from ._common import MIPSResult, check_finite_scores, check_k, check_query, check_vectors
+from ._cost import LINE_BYTES, ReadCost, columns_stream, read_cost, schedule_epsilon
+from ._exact import _exact_search
 
-__all__ = ["mips_top_k", "nn_top_k"]
+__all__ = ["mips_top_k", "nn_top_k", "BoundedMEIndex"]
 
-_CHUNK = 8192  # columns per BLAS call on a row subset (bounds temporary memory)
-_ROWS = 32  # rows per copied group (32 x 8192 float32 = 1 MB, cache-resident)
-
-
-def _runs(blocks: NDArray[np.int64], block: int, dim: int) -> list[tuple[int, int]]:
-    """Merge sorted block ids into contiguous coordinate intervals [start, stop)."""
-    if blocks.size == 0:
-        return []
-    br = np.flatnonzero(np.diff(blocks) != 1)
-    starts = np.r_[blocks[0], blocks[br + 1]]
-    ends = np.r_[blocks[br], blocks[-1]] + 1
-    return [(int(s) * block, min(int(e) * block, dim)) for s, e in zip(starts, ends)]
+_AUTO_BLOCKS = (1, 16, 64, 256, 1024, 4096)
+_CHUNK_BYTES = 1 << 24  # row chunks of the one-time permutation
 
 
-class _Reader:
-    """Partial sums of f(i, j) over coordinate sets, with product counting."""
+# ---------------------------------------------------------------------- index
+class BoundedMEIndex:
+    """Vectors prepared once for bandit search: a random coordinate order laid out
+    contiguously, and the bound ``max |V_ij|``.
 
-    def __init__(self, V: NDArray[Any], q: NDArray[Any], kind: str) -> None:
-        self.V, self.q, self.kind = V, q, kind
-        self.n = V.shape[0]
-        # Fortran-ordered V (dimension-major): its transpose is C-contiguous.
-        self.VT = V.T if (V.flags.f_contiguous and not V.flags.c_contiguous) else None
-        self.products = 0
+    Preprocessing (timed in :attr:`preprocess_seconds` and reported in every result):
+    one pass for the bound and the finiteness check, and the permutation of the
+    coordinates. Queries then read each surviving vector's next coordinates as one
+    contiguous segment (see the module docstring); pass the index to
+    :func:`mips_top_k` / :func:`nn_top_k` in place of ``V``.
 
-    def _f(self, sub: NDArray[Any], qs: NDArray[Any]) -> NDArray[Any]:
-        if self.kind == "ip":
-            return sub @ qs
-        d = sub - qs
-        return -np.einsum("ij,ij->i", d, d)
+    Parameters
+    ----------
+    V : array of shape (n, N)
+        The vectors (float32 kept; other types converted to float64).
+    permute : {"copy", "inplace", "none"}, default "copy"
+        ``"copy"`` stores a row-major copy with permuted columns (memory of a second V);
+        ``"inplace"`` permutes the columns of ``V`` itself (row-major float32/float64
+        input; ``V`` is modified: its rows keep their order, their coordinates do not);
+        ``"none"`` keeps ``V`` as given (only the bound is cached; queries read it like a
+        raw array).
+    v_max : float, optional
+        A bound on ``|V_ij|``. Checked against the data in the preprocessing pass
+        (refused when smaller than ``max |V_ij|``); computed there when omitted.
+    check_finite : bool, default True
+        Refuse non-finite entries (checked in the same pass). With ``False`` and a stated
+        ``v_max`` no pass is made; the bound is then checked only through the partial sums
+        each query reads.
+    rng : None, int, SeedSequence or Generator
+        Draws the permutation.
 
-    def runs(self, rows: NDArray[np.intp], runs: list[tuple[int, int]]) -> NDArray[np.float64]:
-        # While many vectors survive, a BLAS pass over the strided view V[:, a:b] of ALL
-        # vectors (no copy) beats copying the survivors' segments first (measured at
-        # 4,000 x 10^5 float32, 8 blocks of 4096: 0.155 ns per streamed product against
-        # 0.31 ns per survivor product copied in 32-row groups), so every row is read until
-        # fewer than n/2 (C order) or n/16 (dimension-major order, where a row subset
-        # touches every cache line) survive.
-        full = rows.size == self.n
-        ratio = 16 if self.VT is not None else 2
-        stream = full or rows.size * ratio > self.n
-        if stream:
-            out = np.zeros(self.n, dtype=np.float64)
-            for a, b in runs:
-                out += self._f(self.V[:, a:b], self.q[a:b])
-                self.products += self.n * (b - a)
-            return out if full else out[rows]
-        # Survivors only: copy their segments in small row groups (the copy stays in cache,
-        # about 2x a streamed product per element, against 3.6x for one large copy).
-        out = np.zeros(rows.size, dtype=np.float64)
-        for r0 in range(0, rows.size, _ROWS):
-            rr = rows[r0 : r0 + _ROWS]
-            acc = out[r0 : r0 + rr.size]
-            for a, b in runs:
-                for c0 in range(a, b, _CHUNK):
-                    c1 = min(b, c0 + _CHUNK)
-                    acc += self._f(self.V[rr, c0:c1], self.q[c0:c1])
-        self.products += rows.size * sum(b - a for a, b in runs)
-        return out
+    Attributes
+    ----------
+    V : array
+        The stored vectors (permuted coordinates unless ``permute="none"``).
+    perm : int array of shape (N,) or None
+        ``V[:, j]`` holds original coordinate ``perm[j]``.
+    v_max : float
+    layout : {"permuted", "rows", "columns"}
+    bound_seconds, permute_seconds, preprocess_seconds : float
 
-    def gather(self, rows: NDArray[np.intp], cols: NDArray[np.int64]) -> NDArray[np.float64]:
-        out = np.zeros(rows.size, dtype=np.float64)
-        full = rows.size == self.n
-        if self.VT is not None:
-            # Dimension-major storage: coordinate j of every vector is the contiguous row
-            # VT[j]; read the drawn coordinates row by row in cache-sized chunks.
-            # While many vectors survive, streaming whole coordinate rows through BLAS and
-            # keeping the survivors' entries beats an element-wise gather (about 50x
-            # cheaper per element); below n/32 survivors, gather.
-            stream = full or rows.size * 32 > self.n
-            if stream and self.kind == "ip":
-                # A 1 x N sparse row (the drawn coordinates of q) times VT: scipy's CSR
-                # kernel adds q_j * VT[j] for the drawn j only, with no copy of VT.
-                qs = sparse.csr_matrix(
-                    (self.q[cols], cols, np.array([0, cols.size])), shape=(1, self.VT.shape[0])
-                )
-                part = np.asarray(qs @ self.VT, dtype=np.float64).ravel()
-                self.products += self.n * cols.size
-                return part if full else part[rows]
-            step = max(16, (1 << 21) // max(1, self.n if stream else rows.size))
-            buf = None
-            for c0 in range(0, cols.size, step):
-                cc = cols[c0 : c0 + step]
-                if stream:
-                    if buf is None or buf.shape[0] != cc.size:
-                        buf = np.empty((cc.size, self.n), dtype=self.VT.dtype)
-                    sub = np.take(self.VT, cc, axis=0, out=buf)
-                else:
-                    sub = self.VT[np.ix_(cc, rows)]
-                qs = self.q[cc]
-                if self.kind == "ip":
-                    part = qs @ sub
-                else:
-                    d = sub - qs[:, None]
-                    part = -np.einsum("ij,ij->j", d, d)
-                out += part if (full or not stream) else part[rows]
-            if stream and not full:
-                self.products += (self.n - rows.size) * cols.size  # extra work, counted
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> V = rng.standard_normal((200, 5_000)).astype(np.float32)
+    >>> V[17] += 0.2
+    >>> index = BoundedMEIndex(V, rng=0)
+    >>> res = mips_top_k(index, np.ones(5_000, np.float32), 1, epsilon=0.1, rng=1)
+    >>> res.indices.tolist(), res.informative, res.info["layout"]
+    ([17], True, 'permuted')
+    """
+
+    def __init__(
+        self,
+        V: Any,
+        *,
+        permute: str = "copy",
+        v_max: float | None = None,
+        check_finite: bool = True,
+        rng: Any = None,
+    ) -> None:
+        owner = "BoundedMEIndex"
+        permute = check_choice(permute, "permute", ["copy", "inplace", "none"], owner=owner)
+        V = check_vectors(V, owner, check_finite=False)
+        gen = check_rng(rng)
+        stated = None if v_max is None else check_float(v_max, "v_max", owner=owner, low=0.0)
+        t0 = time.perf_counter()
+        self.bound_checked = check_finite or stated is None
+        if self.bound_checked:
+            found = max_abs_entry(V, owner)
+            if stated is not None and stated < found:
+                raise param_error("v_max", owner, f"at least max |V_ij| = {found!r} (a smaller bound voids the "
+                                  "guarantee's stated width)", stated)
+            self.v_max = found if stated is None else stated
         else:
-            step = 2048
-            for c0 in range(0, cols.size, step):
-                cc = cols[c0 : c0 + step]
-                sub = self.V[:, cc] if full else self.V[np.ix_(rows, cc)]
-                out += self._f(sub, self.q[cc])
-        self.products += rows.size * cols.size
+            self.v_max = stated
+        self.bound_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        n, dim = V.shape
+        if permute == "none":
+            self.perm = None
+            self.V = V
+        else:
+            perm = gen.permutation(dim)
+            if permute == "inplace":
+                if not V.flags.c_contiguous or not V.flags.writeable:
+                    raise param_error("V", owner, "a writeable row-major (C-contiguous) array when "
+                                      "permute='inplace'", f"an array with flags {V.flags}")
+                step = max(1, _CHUNK_BYTES // (dim * V.itemsize))
+                for r0 in range(0, n, step):
+                    V[r0 : r0 + step] = V[r0 : r0 + step][:, perm]
+                self.V = V
+            else:
+                out = np.empty((n, dim), dtype=V.dtype)
+                step = max(1, _CHUNK_BYTES // (dim * V.itemsize))
+                for r0 in range(0, n, step):
+                    out[r0 : r0 + step] = V[r0 : r0 + step][:, perm]
+                self.V = out
+            self.perm = perm
+        self.permute_seconds = time.perf_counter() - t0
+        self.layout = "permuted" if self.perm is not None else _layout(self.V)
+        self.n, self.dim = n, dim
+
+    @property
+    def preprocess_seconds(self) -> float:
+        """Bound pass plus permutation, in seconds."""
+        return self.bound_seconds + self.permute_seconds
+
+    def query(self, q: Any, k: int = 1, **kwargs: Any) -> MIPSResult:
+        """:func:`mips_top_k` on this index (same keyword arguments)."""
+        return mips_top_k(self, q, k, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"BoundedMEIndex(n={self.n}, dim={self.dim}, layout={self.layout!r}, v_max={self.v_max:g}, "
+                f"preprocess_seconds={self.preprocess_seconds:.3f})")
+
+
+def _layout(V: NDArray[Any]) -> str:
+    """``"rows"`` when each row is contiguous, ``"columns"`` when each column is (Fortran
+    order), ``"strided"`` otherwise (read only by exact search)."""
+    if V.strides[1] == V.itemsize:
+        return "rows"
+    if V.strides[0] == V.itemsize:
+        return "columns"
+    return "strided"
+
+
+# ---------------------------------------------------------------------- reader
+class _Reader:
+    """Partial sums of ``f(i, j)`` over coordinate sets, with counts of the products
+    evaluated and of the 64-byte lines of V touched (the measured read fraction)."""
+
+    def __init__(self, data: NDArray[Any], q: NDArray[Any], nn: bool, layout: str, v_max: float | None) -> None:
+        self.data, self.q, self.nn, self.layout, self.v_max = data, q, nn, layout, v_max
+        self.excess = 0.0  # sum of max(|V_ij| - v_max, 0) over the entries read (v_max given)
+        self.n = data.shape[0]
+        self.s = data.itemsize
+        self.compiled = _kernels.HAVE_NUMBA and _USE_COMPILED
+        self.products = 0
+        self.lines = 0
+        self.width = 0  # coordinates of the last run read
+        base = data.ctypes.data
+        if layout == "columns":
+            self.VT = data.T  # C-contiguous rows = coordinates
+            self.pitch = self.VT.strides[0]
+        else:
+            self.VT = None
+            self.pitch = data.strides[0]
+        self.base = base
+        # Row start offsets within a line repeat with this period in the row index.
+        self.period = LINE_BYTES // math.gcd(int(self.pitch), LINE_BYTES)
+
+    # -- byte accounting (exact lines from addresses, grouped by offset modulo a line)
+    def _offset_classes(self, idx: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Distinct start offsets (within a line) of the rows ``idx`` and their counts:
+        row ``i`` starts at ``(base + i pitch) % 64``, periodic in ``i`` with period
+        ``64 / gcd(pitch, 64)``."""
+        period = self.period
+        counts = np.bincount(idx % period, minlength=period) if period > 1 else np.array([idx.size])
+        vals = (self.base + np.arange(period) * self.pitch) % LINE_BYTES
+        keep = counts > 0
+        return vals[keep], counts[keep]
+
+    def _count_runs(self, rows: NDArray[np.int64], starts: NDArray[np.int64], stops: NDArray[np.int64]) -> None:
+        s = self.s
+        if self.period == 1 and starts.size <= 2:  # the permuted layout's 1-2 runs: scalars
+            o = self.base % LINE_BYTES
+            per = sum((o + int(b) * s - 1) // LINE_BYTES - (o + int(a) * s) // LINE_BYTES + 1
+                      for a, b in zip(starts.tolist(), stops.tolist()))
+            self.lines += rows.size * per
+            return
+        vals, counts = self._offset_classes(rows)
+        first = (vals[:, None] + starts[None, :] * s) // LINE_BYTES
+        last = (vals[:, None] + stops[None, :] * s - 1) // LINE_BYTES
+        self.lines += int(((last - first + 1).sum(axis=1) * counts).sum())
+
+    def _count_gather(self, rows: NDArray[np.int64], coords: NDArray[np.int64]) -> None:
+        vals, counts = self._offset_classes(rows)
+        for o, c in zip(vals.tolist(), counts.tolist()):
+            ln = (o + coords * self.s) // LINE_BYTES
+            self.lines += c * (1 + int(np.count_nonzero(np.diff(ln))))
+
+    def _count_columns(self, coords: NDArray[np.int64], rows: NDArray[np.int64] | None) -> None:
+        vals, counts = self._offset_classes(coords)
+        s = self.s
+        for o, c in zip(vals.tolist(), counts.tolist()):
+            if rows is None:
+                per = (o + self.n * s - 1) // LINE_BYTES + 1
+            else:
+                ln = (o + rows * s) // LINE_BYTES
+                per = 1 + int(np.count_nonzero(np.diff(ln)))
+            self.lines += c * per
+
+    # -- reads
+    def runs(self, rows: NDArray[np.int64], starts: NDArray[np.int64], stops: NDArray[np.int64]) -> NDArray[np.float64]:
+        out = np.zeros(rows.size, dtype=np.float64)
+        self.excess += _kernels.rows_runs(self.data, rows, starts, stops, self.q, out, nn=self.nn,
+                                          compiled=self.compiled, v_max=self.v_max)
+        self.width = int((stops - starts).sum())
+        self.products += rows.size * self.width
+        self._count_runs(rows, starts, stops)
         return out
+
+    def gather(self, rows: NDArray[np.int64], coords: NDArray[np.int64]) -> NDArray[np.float64]:
+        out = np.zeros(rows.size, dtype=np.float64)
+        if self.layout == "columns":
+            assert self.VT is not None
+            if columns_stream(rows.size, self.n):
+                full = np.zeros(self.n, dtype=np.float64)
+                every = np.arange(self.n, dtype=np.int64)
+                self.excess += _kernels.cols_gather(self.VT, coords, every, self.q, full, nn=self.nn,
+                                                    compiled=self.compiled, v_max=self.v_max)
+                self.products += self.n * coords.size
+                self._count_columns(coords, None)
+                return full if rows.size == self.n else full[rows]
+            self.excess += _kernels.cols_gather(self.VT, coords, rows, self.q, out, nn=self.nn,
+                                                compiled=self.compiled, v_max=self.v_max)
+            self._count_columns(coords, rows)
+        else:
+            self.excess += _kernels.rows_gather(self.data, rows, coords, self.q, out, nn=self.nn,
+                                                compiled=self.compiled, v_max=self.v_max)
+            self._count_gather(rows, coords)
+        self.products += rows.size * coords.size
+        return out
+
+
+# Tests switch this off to compare the numpy read path with the compiled one.
+_USE_COMPILED = True
+
+
+def _merge_runs(blocks: NDArray[np.int64], block: int, dim: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Sorted block ids -> contiguous coordinate intervals [start, stop)."""
+    if blocks.size == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e
+    br = np.flatnonzero(np.diff(blocks) != 1)
+    starts = np.r_[blocks[0], blocks[br + 1]] * block
+    stops = np.minimum((np.r_[blocks[br], blocks[-1]] + 1) * block, dim)
+    return starts.astype(np.int64), stops.astype(np.int64)
+
+
+def _wrap_runs(a: int, b: int, shift: int, dim: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Positions [a, b) of the order shifted by ``shift`` (mod dim) as 1-2 runs."""
+    s, e = (a + shift) % dim, (b + shift) % dim
+    if b - a >= dim:
+        return np.array([0], np.int64), np.array([dim], np.int64)
+    if s < e or e == 0:
+        return np.array([s], np.int64), np.array([e if e else dim], np.int64)
+    return np.array([s, 0], np.int64), np.array([dim, e], np.int64)
+
+
+# ---------------------------------------------------------------------- search
+def _choose(
+    layout: str, n: int, dim: int, k: int, epsilon: float, delta: float, block: int | None,
+    itemsize: int, offset: int, method: str,
+) -> tuple[str, ReadCost | None, str]:
+    """(method to run, its cost model or None, why) following the cost model."""
+    if layout == "strided":
+        if method == "bandit":
+            raise InvalidParameterError(
+                "The 'V' parameter of mips_top_k must have contiguous rows or columns for "
+                "method='bandit' (got a strided view); pass a contiguous array or a BoundedMEIndex."
+            )
+        return "exact", None, "V has neither contiguous rows nor contiguous columns"
+    if block is not None:
+        blocks = [block]
+    elif layout == "rows":
+        blocks = [b for b in _AUTO_BLOCKS if b <= dim]
+    else:
+        blocks = [1]
+    costs = [read_cost(n, dim, k, epsilon=epsilon, delta=delta, block=b, layout=layout, itemsize=itemsize,
+                       offset=offset) for b in blocks]
+    best = min(costs, key=lambda c: c.time_fraction)
+    if method == "bandit":
+        return "bandit", best, "method='bandit'"
+    if method == "exact":
+        return "exact", best, "method='exact'"
+    if best.exact_faster:
+        return "exact", best, (f"the cost model predicts exact search is faster ({best.summary()}; exact "
+                               "search reads 100% at the bandwidth limit)")
+    return "bandit", best, best.summary()
 
 
 def _search(
-    V: Any,
-    q: Any,
-    k: int,
-    *,
-    epsilon: float,
-    delta: float,
-    rng: Any,
-    block: int,
-    v_max: float | None,
-    check_finite: bool,
-    kind: str,
-    owner: str,
+    V: Any, q: Any, k: int, *, epsilon: float, delta: float, rng: Any, block: int | None,
+    v_max: float | None, check_finite: bool, method: str, nn: bool, owner: str,
 ) -> MIPSResult:
-    V = check_vectors(V, owner, check_finite=check_finite)
-    n, dim = V.shape
+    index = V if isinstance(V, BoundedMEIndex) else None
+    if index is not None:
+        if v_max is not None:
+            raise param_error("v_max", owner, "None when V is a BoundedMEIndex (its bound is computed or "
+                              "stated at construction)", v_max)
+        data, layout, v_max, pre = index.V, index.layout, index.v_max, index.preprocess_seconds
+    else:
+        data = check_vectors(V, owner, check_finite=False)
+        layout, pre = _layout(data), 0.0
+        if v_max is not None:
+            v_max = check_float(v_max, "v_max", owner=owner, low=0.0)
+    n, dim = data.shape
     k = check_k(k, n, owner)
     epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
     delta = check_probability(delta, "delta", owner=owner)
-    block = check_int(block, "block", owner=owner, low=1, high=dim)
-    qv = check_query(q, dim, owner, dtype=V.dtype)
+    if block is not None:
+        block = check_int(block, "block", owner=owner, low=1, high=1 if layout == "permuted" else dim)
+    method = check_choice(method, "method", ["auto", "bandit", "exact"], owner=owner)
+    qv = check_query(q, dim, owner, dtype=data.dtype)
     gen = check_rng(rng)
-    t_bound = 0.0
-    if v_max is None:
-        t0 = time.perf_counter()
-        v_max = float(np.abs(V).max())
-        t_bound = time.perf_counter() - t0
-    else:
-        v_max = check_float(v_max, "v_max", owner=owner, low=0.0)
     q_max = float(np.abs(qv).max())
-    n_blocks = math.ceil(dim / block)
-    perm = gen.permutation(n_blocks)
-    reader = _Reader(V, qv, kind)
-    coords = np.zeros(n, dtype=np.int64)
+    if nn:
+        width = None if v_max is None else (v_max + q_max) ** 2
+    else:
+        width = None if v_max is None else 2.0 * v_max * q_max
+    run, cost, why = _choose(layout, n, dim, k, epsilon, delta, block, data.itemsize,
+                             data.ctypes.data % LINE_BYTES, method)
+    info: dict[str, Any] = {
+        "method": run,
+        "reason": why,
+        "layout": layout,
+        "v_max": v_max,
+        "reward_width": width,
+        "preprocess_seconds": pre,
+        "model_fraction_read": None if cost is None else cost.fraction_read,
+        "model_time_fraction": None if cost is None else cost.time_fraction,
+    }
+    if run == "exact":
+        return _exact(data, qv, k, index, nn, check_finite, owner, info)
+    assert cost is not None
+    blk = cost.block
+    n_items = -(-dim // blk)
+    eps_s = schedule_epsilon(epsilon, dim, blk)
+    # The stored coordinate order: an index holds V[:, perm], so q is read as q[perm].
+    stored_perm = None if index is None else index.perm
+    qs = qv if stored_perm is None else qv[stored_perm]
+    # A stated bound that nothing has checked yet is checked against every entry read.
+    track = v_max is not None and (index is None or not index.bound_checked)
+    reader = _Reader(data, qs, nn, layout, v_max if track else None)
+    read = [0]  # coordinates read so far by every survivor (all survivors read each round)
+    if layout == "permuted":
+        shift = int(gen.integers(dim))
+        perm = None
+    else:
+        shift = 0
+        perm = gen.permutation(n_items).astype(np.int64)
 
     def pull(arms: NDArray[np.intp], start: int, stop: int) -> NDArray[np.float64]:
-        blocks = np.sort(perm[start:stop])
-        if block == 1:
-            sums = reader.gather(arms, blocks)
-            coords[arms] += blocks.size
-            return sums
-        runs = _runs(blocks, block, dim)
-        coords[arms] += sum(b - a for a, b in runs)
-        return reader.runs(arms, runs)
+        rows = arms.astype(np.int64, copy=False)
+        if layout == "permuted":
+            starts, stops = _wrap_runs(start, stop, shift, dim)
+            sums = reader.runs(rows, starts, stops)
+            read_idx: Any = (starts, stops)
+        else:
+            drawn = np.sort(perm[start:stop])
+            if blk == 1:
+                sums = reader.gather(rows, drawn)
+                read_idx = drawn
+            elif layout == "columns":
+                cols = (drawn[:, None] * blk + np.arange(blk)[None, :]).ravel()
+                cols = cols[cols < dim]
+                sums = reader.gather(rows, cols)
+                read_idx = cols
+            else:
+                starts, stops = _merge_runs(drawn, blk, dim)
+                sums = reader.runs(rows, starts, stops)
+                read_idx = (starts, stops)
+        read[0] += reader.width if isinstance(read_idx, tuple) else read_idx.size
+        _check_read(sums, rows, read_idx, data, stored_perm, reader.excess, v_max, check_finite, owner)
+        return sums
 
-    out = bounded_me(pull, n, k, n_blocks, epsilon=epsilon, delta=delta, value_range=1.0, rng=gen)
+    out = bounded_me(pull, n, k, n_items, epsilon=eps_s, delta=delta, value_range=1.0, rng=gen)
     sel = out.arms
     # Estimated full score: mean over the coordinates read, times N.
     raw = out.means * out.pulls[sel]  # raw partial sums of the returned arms
-    est = np.where(coords[sel] > 0, raw / np.maximum(coords[sel], 1) * dim, 0.0)
-    width = 2.0 * v_max * q_max if kind == "ip" else (v_max + q_max) ** 2
-    return MIPSResult(
-        sel.astype(np.intp),
-        est.astype(np.float64),
-        int(reader.products),
-        {
-            "rounds": len(out.schedule),
-            "t": [r.t for r in out.schedule],
-            "block": block,
-            "list_size": n_blocks,
-            "reward_width": width,
-            "v_max": v_max,
-            "bound_seconds": t_bound,
-            "fraction_read": reader.products / float(n * dim),
-        },
-    )
+    est = raw / read[0] * dim if read[0] > 0 else np.zeros(sel.size)
+    v_bytes = n * dim * data.itemsize
+    info.update({
+        "block": blk,
+        "list_size": n_items,
+        "schedule_epsilon": eps_s,
+        "rounds": len(out.schedule),
+        "t": [r.t for r in out.schedule],
+        "fraction_read": reader.lines * LINE_BYTES / v_bytes,
+        "fraction_products": reader.products / float(n * dim),
+        "compiled": reader.compiled,
+    })
+    return _result(sel.astype(np.intp), est.astype(np.float64), int(reader.products), epsilon, delta, width,
+                   dim, pre, info)
+
+
+def _check_read(
+    sums: NDArray[np.float64], rows: NDArray[np.int64], read_idx: Any, data: NDArray[Any],
+    perm: NDArray[Any] | None, excess: float, v_max: float | None, check_finite: bool, owner: str,
+) -> None:
+    """Refuse non-finite entries among those just read (they make their sums non-finite)
+    and a stated ``v_max`` below an entry read; both checks read nothing more."""
+    if check_finite and not np.all(np.isfinite(sums)):
+        cols = (np.concatenate([np.arange(a, b) for a, b in zip(*read_idx)])
+                if isinstance(read_idx, tuple) else read_idx)
+        check_finite_scores(sums, data, owner, rows=rows, cols=cols, perm=perm)
+    if v_max is not None and excess > 0.0:
+        # Name the largest entry of this round's reads (this pass only runs on the error).
+        cols = (np.concatenate([np.arange(a, b) for a, b in zip(*read_idx)])
+                if isinstance(read_idx, tuple) else read_idx)
+        sub = np.abs(data[np.ix_(rows, cols)])
+        r, c = np.unravel_index(int(np.argmax(sub)), sub.shape)
+        j = int(cols[c]) if perm is None else int(perm[cols[c]])
+        raise param_error("v_max", owner, f"a bound on |V_ij|: an entry read exceeds it, |V[{int(rows[r])}, {j}]| = "
+                          f"{float(sub[r, c])!r}", v_max)
+
+
+def _exact(
+    data: NDArray[Any], qv: NDArray[Any], k: int, index: BoundedMEIndex | None, nn: bool, check_finite: bool,
+    owner: str, info: dict[str, Any],
+) -> MIPSResult:
+    """Exact search on the stored data (one BLAS pass), with the same checks."""
+    # An index stores V[:, perm]: its rows' inner products with q[perm] are the originals.
+    q_eff = qv if index is None or index.perm is None else qv[index.perm]
+    res = _exact_search(data, q_eff, k, nn=nn, check_finite=check_finite, owner=owner)
+    # Exact answers carry epsilon = 0: no reward width enters their statement.
+    info["reward_width"] = None
+    dim = data.shape[1]
+    info.update({"block": None, "rounds": 0, "fraction_read": 1.0, "fraction_products": 1.0})
+    return _result(res.indices, res.scores, res.n_products, 0.0, 0.0, info["reward_width"], dim,
+                   info["preprocess_seconds"], info)
+
+
+def _result(
+    idx: NDArray[np.intp], scores: NDArray[np.float64], products: int, epsilon: float, delta: float,
+    width: float | None, dim: int, pre: float, info: dict[str, Any],
+) -> MIPSResult:
+    info["epsilon"] = epsilon
+    info["informative"] = epsilon < 1.0
+    info["epsilon_score"] = None if width is None else epsilon * dim * width
+    return MIPSResult(idx, scores, products, info, epsilon=epsilon, delta=delta, preprocess_seconds=pre)
+
+
+# ---------------------------------------------------------------------- public functions
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    V : array of shape (n, N) or BoundedMEIndex
+        The vectors (float32 kept, other types converted to float64; not copied), or an
+        index prepared by :class:`BoundedMEIndex` (contiguous reads; its preprocessing
+        time is reported in ``preprocess_seconds``).
+    q : array of shape (N,)
+        The query.
+    k : int, default 1
+        Number of vectors to return, in ``[1, n]``.
+    epsilon : float, default 0.1
+        On the guarantee's scale, > 0: rewards scaled into ``[0, 1]`` by their range, the
+        k-th best true score among the returned vectors is within ``epsilon N w`` of the
+        k-th best overall (``w`` the reward width, ``info["reward_width"]``). Informative
+        below 1; from 1 on the guarantee is empty and epsilon only sets how much is read
+        (the result says ``informative=False``).
+    delta : float, default 0.05
+        Failure probability in (0, 1).
+    rng : None, int, SeedSequence or Generator
+        Draws the random reading order (and breaks ties).
+    block : int, optional
+        Sampling unit: 1 samples coordinates (the paper), ``B`` contiguous blocks of
+        ``B`` coordinates (row-major data; the schedule is corrected so epsilon keeps its
+        scale). Default: chosen by the cost model (1 for an index or dimension-major data).
+    v_max : float, optional
+        A bound on ``|V_ij|``, to state the guarantee in score units
+        (``info["epsilon_score"]``). Checked against every partial sum read (no extra
+        pass); ``V`` is not scanned for it when omitted.
+    check_finite : bool, default True
+        Refuse NaN / inf among the entries read (through the sums they enter: no extra
+        pass). Entries never read are not checked (a :class:`BoundedMEIndex` checks all
+        of them once).
+    method : {"auto", "bandit", "exact"}, default "auto"
+        ``"auto"`` runs BoundedME unless the cost model (:func:`combex.mips.read_cost`)
+        predicts exact search to be faster, and then runs exact search;
+        ``info["method"]`` and ``info["reason"]`` say which and why.
+
+    Returns
+    -------
+    MIPSResult
+        ``epsilon`` / ``delta`` of the guarantee (0 after exact search), ``informative``;
+        ``info`` holds the method, the layout, the block, the measured
+        ``fraction_read`` (64-byte lines of V touched / V's bytes) beside the model's
+        ``model_fraction_read``, ``fraction_products``, ``rounds``, ``v_max``,
+        ``reward_width`` and ``epsilon_score`` (None when no bound was given).
+
+    Raises
+    ------
+    InvalidParameterError
+        k outside [1, n], epsilon <= 0, delta outside (0, 1), a non-finite entry read, a
+        query of the wrong dimension, a ``v_max`` contradicted by the data.
+"""
 
 
 def mips_top_k(
@@ -224,58 +574,33 @@ def mips_top_k(
     epsilon: float = 0.1,
     delta: float = 0.05,
     rng: Any = None,
-    block: int = 1,
+    block: int | None = None,
     v_max: float | None = None,
     check_finite: bool = True,
+    method: str = "auto",
 ) -> MIPSResult:
-    """Approximate top-k maximum inner product search by BoundedME (no preprocessing).
+    return _search(V, q, k, epsilon=epsilon, delta=delta, rng=rng, block=block, v_max=v_max,
+                   check_finite=check_finite, method=method, nn=False, owner="mips_top_k")
 
-    Parameters
-    ----------
-    V : array of shape (n, N)
-        The vectors (float32 kept).
-    q : array of shape (N,)
-        The query.
-    k : int, default 1
-        Number of vectors to return, in ``[1, n]``.
-    epsilon : float, default 0.1
-        Suboptimality allowed, > 0, in scaled units: rewards ``v_ij q_j`` are mapped to
-        ``[0, 1]`` through ``[-v_max max|q|, v_max max|q|]``, so the guarantee reads
-        ``(q^T v*_(k) - q^T v_hat_(k)) / (N 2 v_max max|q|) < epsilon`` (k-th best values).
-    delta : float, default 0.05
-        Failure probability in (0, 1).
-    rng : None, int, SeedSequence or Generator
-        Draws the coordinate permutation and breaks ties.
-    block : int, default 1
-        Sampling unit (see the module docstring); 1 is the paper's coordinate sampling.
-    v_max : float, optional
-        A known bound on ``|V_ij|``. When omitted it is computed (one pass over V, timed
-        in ``info["bound_seconds"]``).
-    check_finite : bool, default True
-        Check V for NaN / inf (a full pass over V).
 
-    Returns
-    -------
-    MIPSResult
-        ``scores`` are estimated inner products (exact when a row was read entirely).
+mips_top_k.__doc__ = """Approximate top-k maximum inner product search by BoundedME.
 
-    Raises
-    ------
-    InvalidParameterError
-        k outside [1, n], epsilon <= 0, delta outside (0, 1), non-finite V or q, a query
-        of the wrong dimension.
-
+    No full pass over ``V`` and no copy of it: the search reads the coordinates its
+    schedule needs (or, when the cost model says exact search is faster, runs exact
+    search and says so in the result).
+""" + _PARAMS_DOC + """
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> V = rng.standard_normal((50, 400))
     >>> V[7] += 1.0
     >>> q = np.ones(400)
-    >>> mips_top_k(V, q, 1, epsilon=0.05, delta=0.05, rng=1).indices.tolist()
-    [7]
-    """
-    return _search(V, q, k, epsilon=epsilon, delta=delta, rng=rng, block=block, v_max=v_max,
-                   check_finite=check_finite, kind="ip", owner="mips_top_k")
+    >>> res = mips_top_k(V, q, 1, epsilon=0.05, delta=0.05, rng=1, method="bandit")
+    >>> res.indices.tolist(), res.informative
+    ([7], True)
+    >>> mips_top_k(V, q, 1).info["method"]  # row-major data: exact search is faster
+    'exact'
+"""
 
 
 def nn_top_k(
@@ -286,20 +611,23 @@ def nn_top_k(
     epsilon: float = 0.1,
     delta: float = 0.05,
     rng: Any = None,
-    block: int = 1,
+    block: int | None = None,
     v_max: float | None = None,
     check_finite: bool = True,
+    method: str = "auto",
 ) -> MIPSResult:
-    """Approximate k-nearest-neighbour search by BoundedME, ``f(i, j) = -(q_j - v_ij)^2``.
+    return _search(V, q, k, epsilon=epsilon, delta=delta, rng=rng, block=block, v_max=v_max,
+                   check_finite=check_finite, method=method, nn=True, owner="nn_top_k")
 
-    Same parameters as :func:`mips_top_k`; rewards are scaled through
-    ``[-(v_max + max|q|)^2, 0]``. ``scores`` are minus estimated squared distances.
 
+nn_top_k.__doc__ = """Approximate k-nearest-neighbour search by BoundedME, ``f(i, j) = -(q_j - v_ij)^2``.
+
+    Same parameters as :func:`mips_top_k`; rewards span ``[-(v_max + max|q|)^2, 0]``.
+    ``scores`` are minus estimated squared distances.
+""" + _PARAMS_DOC + """
     Examples
     --------
     >>> V = np.zeros((20, 100)); V[3] = 1.0
-    >>> nn_top_k(V, np.ones(100), 1, epsilon=0.05, rng=0).indices.tolist()
+    >>> nn_top_k(V, np.ones(100), 1, epsilon=0.05, rng=0, method="bandit").indices.tolist()
     [3]
-    """
-    return _search(V, q, k, epsilon=epsilon, delta=delta, rng=rng, block=block, v_max=v_max,
-                   check_finite=check_finite, kind="nn", owner="nn_top_k")
+"""

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from .._validation import check_weights, check_int, param_error
 from ..exceptions import InvalidParameterError
 
-__all__ = ["MIPSResult", "check_vectors", "check_query", "check_k"]
+__all__ = ["MIPSResult", "check_vectors", "check_query", "check_k", "check_finite_scores"]
 
 
 @dataclass(frozen=True)
@@ -30,12 +30,28 @@ class MIPSResult:
         BoundedME paper (``n * N`` for exact search).
     info : dict
         Method-specific details (rounds, candidates, timings...).
+    epsilon, delta : float or None
+        The (epsilon, delta) guarantee the answer carries, epsilon on the guarantee's own
+        scale (BoundedME: a fraction of the scaled reward range [0, 1]); ``0.0, 0.0`` for
+        exact search; None for methods without a guarantee (HNSW, LSH).
+    preprocess_seconds : float
+        Preprocessing the answer relied on (an index build, a bound computation), not
+        included in the query's own time.
     """
 
     indices: NDArray[np.intp]
     scores: NDArray[np.float64]
     n_products: int
     info: Mapping[str, Any] = field(default_factory=dict)
+    epsilon: float | None = None
+    delta: float | None = None
+    preprocess_seconds: float = 0.0
+
+    @property
+    def informative(self) -> bool | None:
+        """Whether the guarantee says something: ``epsilon < 1`` on its scale (below the
+        range of the scaled rewards); None when there is no guarantee."""
+        return None if self.epsilon is None else bool(self.epsilon < 1.0)
 
     def precision(self, true_indices: Any) -> float:
         """Fraction of ``true_indices`` (the true top k) among :attr:`indices`."""
@@ -64,10 +80,42 @@ def check_vectors(V: Any, owner: str, *, check_finite: bool = True, name: str = 
     if check_finite and not np.all(np.isfinite(a)):
         i, j = np.argwhere(~np.isfinite(a))[0]
         raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must have finite entries. Got {a[i, j]!r} at "
+            f"The {name!r} parameter of {owner} must have finite entries. Got {float(a[i, j])!r} at "
             f"[{i}, {j}] instead."
         )
     return a
+
+
+def check_finite_scores(
+    scores: NDArray[Any], V: NDArray[Any], owner: str, *, rows: NDArray[Any] | None = None,
+    cols: NDArray[Any] | None = None, perm: NDArray[Any] | None = None, name: str = "V",
+) -> None:
+    """Refuse non-finite entries of ``V`` found through the scores they entered.
+
+    A NaN or inf entry makes the score it enters non-finite (``inf * 0`` is NaN), so
+    checking the scores checks every entry they were computed from; only the offending
+    row is then scanned, to name the entry. ``scores[r]`` is row ``rows[r]`` (default:
+    row ``r``) summed over the columns ``cols`` (default: all); ``perm`` maps stored
+    columns to the caller's coordinates. A finite row with a non-finite score overflowed.
+    """
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size == 0:
+        return
+    r = int(bad[0])
+    i = r if rows is None else int(rows[r])
+    row = np.asarray(V[i])
+    cc = np.arange(row.size) if cols is None else np.asarray(cols)
+    found = cc[~np.isfinite(row[cc])]
+    if found.size:
+        j = int(found[0]) if perm is None else int(perm[found[0]])
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {owner} must have finite entries. Got {float(row[found[0]])!r} at "
+            f"[{i}, {j}] instead."
+        )
+    raise InvalidParameterError(
+        f"The score of row {i} overflowed in {owner} ({float(scores[r])!r}): the entries of {name!r} are "
+        "finite but too large for its precision; scale the data."
+    )
 
 
 def check_query(q: Any, dim: int, owner: str, *, dtype: Any = np.float64, name: str = "q") -> NDArray[Any]:

@@ -1,213 +1,50 @@
-"""BoundedME: median elimination for finite reward lists (MAB-BP).
+"""The ask / tell solver ``"bounded-me"``: BoundedME (Liu, Wu and Mozafari, AAAI 2019,
+Algorithm 1) on finite reward lists (MAB-BP environments).
 
-Liu, Wu and Mozafari, "A Bandit Approach to Maximum Inner Product Search", AAAI 2019,
-Algorithm 1 (top-K version). Arm ``i`` owns a finite list of ``N`` rewards in ``[a, b]``
-drawn without replacement (:class:`~combex.environments._lists.RewardLists`). In round
-``l`` every surviving arm is pulled up to
+The algorithm -- its schedule and its direct loop -- lives in :mod:`combex.mips._bounded_me`
+(public through :mod:`combex.mips`), used by :func:`combex.mips.mips_top_k` and by this
+solver; see that module for the schedule and the choices made where the paper is
+ambiguous. This module adds the ask / tell state (the schedule is fixed in advance, so
+``ask`` returns the arms of the current round with the pulls they still need; the round
+closes, with its elimination, when every surviving arm has reached ``t_l``) and two checks
+at ``start`` that keep the guarantee honest:
 
-    t_l = m( (b - a)^2 * 2 / eps_l^2 * log( 2 (|S_l| - K) / (delta_l (floor((|S_l| - K)/2) + 1)) ) )
+* **Reading order.** Lemma 1 needs each list read in a uniformly random order. The
+  solver cannot choose which entry an environment returns, so it requires the problem to
+  declare ``info["order"] == "random"`` (``RewardLists(shuffle=True)``,
+  ``BinaryRewardLists(order="random")``, the MIPS environments) and refuses any other
+  order -- the adversarial data set of the paper's Figure 1 returns the ones first, and
+  with lists longer than the schedule reads, BoundedME then answers wrongly in every run.
+  ``BoundedME(assume_random_order=True)`` runs anyway (to reproduce Figure 1); such a run
+  is heuristic and its certificate says so (``"guaranteed": False``).
+* **Reward width.** A ``value_range`` smaller than the problem's known reward interval
+  ``upper - lower`` would void the width the schedule is computed for: refused.
 
-times in total (line 7; ``m`` is eq. (6), :func:`~combex.estimation._without_replacement.
-without_replacement_sample_size`), then the ``ceil((|S_l| - K)/2)`` arms with the smallest
-empirical means are removed (lines 9-10), with ``eps_1 = eps/4``, ``delta_1 = delta/2``,
-``eps_{l+1} = 3/4 eps_l``, ``delta_{l+1} = delta_l / 2`` (lines 4, 11). It stops when
-``K`` arms remain. Theorem 1: the K returned arms are epsilon-optimal (the K-th best true
-mean among them is within epsilon of the K-th best overall) with probability >= 1 - delta;
-Corollary 2: no arm is pulled more than ``N`` times.
-
-Choices where the paper is ambiguous (tested in ``tests/test_bounded_me.py``):
-
-* the log term of line 7 uses ``ceil((|S_l|-K)/2) + 1`` in the algorithm box but
-  ``floor((|S_l|-K)/2) + 1`` in the proof of Lemma 4 and in eq. (21); we use the
-  **floor** of the proof, which is what the guarantee needs (and asks for at least as
-  many samples);
-* the integer number of pulls is ``ceil(m(u))`` (at most ``N``), and ``t_l`` is made
-  non-decreasing (``t_l = max(t_l, t_{l-1})``) so a round never asks for negative pulls;
-* ties in the empirical means are broken at random (the algorithm's generator).
-* ``epsilon`` is in the units of the rewards (the paper's rewards lie in [0, 1]); the
-  reward width ``b - a`` enters ``u`` as in Lemma 1.
-
-The schedule is fixed in advance, so the ask / tell state is simple: ``ask`` returns the
-arms of the current round with the pulls they still need; the round closes (elimination)
-when every surviving arm has reached ``t_l``.
+The certificate reports ``epsilon`` in reward units, the ``value_range`` it is relative to,
+and whether the guarantee is *informative* (``epsilon < value_range``: list means cannot
+differ by the whole width, so a larger epsilon promises nothing).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_float, check_int, check_probability, check_rng, param_error
-from ..estimation._without_replacement import without_replacement_pulls
+from .._validation import check_bool, check_float, check_int, check_probability, param_error
 from ..exceptions import InvalidParameterError, StateError
+from ..mips._bounded_me import (
+    BoundedMEOutcome,
+    BoundedMERound,
+    _remove_lowest,
+    bounded_me,
+    bounded_me_schedule,
+)
 from ._base import Batch, Exploration, Solver, register_solver
 
+# The algorithm's names are re-exported for code written against this module.
 __all__ = ["BoundedME", "BoundedMERound", "bounded_me_schedule", "bounded_me", "BoundedMEOutcome"]
-
-
-@dataclass(frozen=True)
-class BoundedMERound:
-    """One round ``l`` of Algorithm 1: ``n_arms = |S_l|``, cumulative pulls ``t``
-    (``t_l``), ``epsilon`` (``eps_l``), ``delta`` (``delta_l``), ``n_removed``
-    (``ceil((|S_l| - K)/2)``)."""
-
-    n_arms: int
-    t: int
-    epsilon: float
-    delta: float
-    n_removed: int
-
-
-def bounded_me_schedule(
-    n_arms: int,
-    k: int,
-    list_size: int,
-    epsilon: float,
-    delta: float,
-    *,
-    value_range: float = 1.0,
-) -> list[BoundedMERound]:
-    """The fixed schedule of Algorithm 1 (lines 4-11).
-
-    Parameters
-    ----------
-    n_arms : int
-        ``n = |A|``.
-    k : int
-        ``K``, in ``[1, n]``.
-    list_size : int
-        ``N``, the length of every reward list.
-    epsilon : float
-        Target suboptimality, > 0 (reward units).
-    delta : float
-        Error probability in (0, 1).
-    value_range : float, default 1.0
-        ``b - a``, the width of the reward interval, > 0.
-
-    Returns
-    -------
-    list of BoundedMERound
-        Empty when ``k == n_arms``.
-
-    Examples
-    --------
-    >>> [r.n_arms for r in bounded_me_schedule(10, 2, 1000, 0.5, 0.1)]
-    [10, 6, 4, 3]
-    """
-    owner = "BoundedME"
-    n = check_int(n_arms, "n_arms", owner=owner, low=1)
-    k = check_int(k, "k", owner=owner, low=1, high=n)
-    big_n = check_int(list_size, "list_size", owner=owner, low=1)
-    epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
-    delta = check_probability(delta, "delta", owner=owner)
-    value_range = check_float(value_range, "value_range", owner=owner, low=0.0, closed="neither")
-    rounds: list[BoundedMERound] = []
-    size, eps_l, delta_l, t_prev = n, epsilon / 4.0, delta / 2.0, 0
-    while size > k:
-        excess = size - k
-        log_term = math.log(2.0 * excess / (delta_l * (excess // 2 + 1)))
-        u = value_range**2 * 2.0 / eps_l**2 * log_term
-        t = max(int(without_replacement_pulls(u, big_n)), t_prev)
-        n_removed = (excess + 1) // 2
-        rounds.append(BoundedMERound(size, t, eps_l, delta_l, n_removed))
-        size -= n_removed
-        eps_l *= 0.75
-        delta_l /= 2.0
-        t_prev = t
-    return rounds
-
-
-def _remove_lowest(
-    means: NDArray[np.float64], active: NDArray[np.intp], n_remove: int, rng: np.random.Generator
-) -> NDArray[np.intp]:
-    """Survivors of ``active`` after removing the ``n_remove`` smallest ``means[active]``
-    (ties at random)."""
-    if n_remove <= 0:
-        return active
-    m = means[active]
-    tie = rng.random(active.size)
-    order = np.lexsort((tie, m))  # ascending mean, random among ties
-    keep = np.sort(order[n_remove:])
-    return active[keep]
-
-
-# ---------------------------------------------------------------------- direct function
-@dataclass(frozen=True)
-class BoundedMEOutcome:
-    """Result of :func:`bounded_me`: the K arms (sorted by empirical mean, best first),
-    their empirical means, per-arm pulls, total pulls and the schedule used."""
-
-    arms: NDArray[np.intp]
-    means: NDArray[np.float64]
-    pulls: NDArray[np.int64]
-    samples: int
-    schedule: list[BoundedMERound]
-
-
-def bounded_me(
-    pull: Callable[[NDArray[np.intp], int, int], NDArray[np.float64]],
-    n_arms: int,
-    k: int,
-    list_size: int,
-    *,
-    epsilon: float,
-    delta: float,
-    value_range: float = 1.0,
-    rng: Any = None,
-) -> BoundedMEOutcome:
-    """Run Algorithm 1 directly (no ask / tell), as fast as the ``pull`` callback allows.
-
-    Parameters
-    ----------
-    pull : callable ``pull(arms, start, stop) -> sums``
-        Sum of the rewards at positions ``start..stop-1`` of each arm's (random) draw
-        order, for the int array ``arms``. Draw orders must be fixed for the whole run
-        (sampling without replacement); e.g. for MIPS with a shared random permutation of
-        the coordinates, ``sum(V[arms][:, perm[start:stop]] * q[perm[start:stop]])``.
-    n_arms, k, list_size, epsilon, delta, value_range
-        As in :func:`bounded_me_schedule`.
-    rng : None, int, SeedSequence or Generator
-        Breaks ties.
-
-    Returns
-    -------
-    BoundedMEOutcome
-
-    Examples
-    --------
-    >>> lists = np.array([[0, 1, 1, 1], [0, 0, 1, 0], [1, 1, 1, 1]], dtype=float)
-    >>> out = bounded_me(lambda a, s, e: lists[a, s:e].sum(axis=1), 3, 1, 4,
-    ...                  epsilon=0.1, delta=0.1, rng=0)
-    >>> out.arms.tolist(), int(out.pulls.max()) <= 4
-    ([2], True)
-    """
-    rng = check_rng(rng)
-    schedule = bounded_me_schedule(n_arms, k, list_size, epsilon, delta, value_range=value_range)
-    sums = np.zeros(n_arms, dtype=np.float64)
-    pulls = np.zeros(n_arms, dtype=np.int64)
-    active = np.arange(n_arms, dtype=np.intp)
-    t_prev = 0
-    for rnd in schedule:
-        if rnd.t > t_prev:
-            s = np.asarray(pull(active, t_prev, rnd.t), dtype=np.float64)
-            if s.shape != (active.size,) or not np.all(np.isfinite(s)):
-                raise InvalidParameterError(
-                    "The 'pull' callback of bounded_me must return finite sums of shape "
-                    f"({active.size},)."
-                )
-            sums[active] += s
-            pulls[active] = rnd.t
-        t_prev = rnd.t
-        means = np.divide(sums, pulls, out=np.zeros_like(sums), where=pulls > 0)
-        active = _remove_lowest(means, active, rnd.n_removed, rng)
-    means = np.divide(sums, pulls, out=np.zeros_like(sums), where=pulls > 0)
-    order = np.argsort(-means[active], kind="stable")
-    arms = active[order]
-    return BoundedMEOutcome(arms, means[arms], pulls, int(pulls.sum()), schedule)
 
 
 # ---------------------------------------------------------------------- Solver
@@ -238,13 +75,23 @@ class BoundedME(Solver):
     list_size : int, optional
         ``N``; read from ``problem.info["list_size"]`` when omitted.
     value_range : float, optional
-        ``b - a``; read from ``problem.info`` (``upper - lower``) when omitted.
+        ``b - a``; read from ``problem.info`` (``upper - lower``) when omitted. A value
+        smaller than the problem's ``upper - lower`` is refused at :meth:`start` (it would
+        void the guarantee).
+    assume_random_order : bool, default False
+        Run on lists whose reading order is not declared uniformly random
+        (``problem.info["order"] != "random"``), e.g. the ones-first lists of the paper's
+        Figure 1. Such a run carries no guarantee (``certificate["guaranteed"]`` is False);
+        without this flag the solver refuses it.
 
     Notes
     -----
-    See the module docstring for the schedule and the choices made. The answer is an
-    int for ``k == 1`` and a bool mask of the ``k`` returned arms otherwise.
-    ``certificate`` holds ``epsilon``, ``delta`` and the number of rounds.
+    See the module docstring and :mod:`combex.mips._bounded_me` for the schedule and the
+    choices made. The answer is an int for ``k == 1`` and a bool mask of the ``k``
+    returned arms otherwise. ``certificate`` holds ``epsilon`` (reward units),
+    ``value_range``, ``delta``, ``informative`` (``epsilon < value_range``),
+    ``guaranteed`` (informative and read in a random order), the list ``order`` and the
+    number of planned rounds.
 
     Examples
     --------
@@ -273,6 +120,7 @@ class BoundedME(Solver):
         *,
         list_size: int | None = None,
         value_range: float | None = None,
+        assume_random_order: bool = False,
     ) -> None:
         owner = type(self).__name__
         self.k = check_int(k, "k", owner=owner, low=1)
@@ -282,6 +130,7 @@ class BoundedME(Solver):
         self.value_range = (
             None if value_range is None else check_float(value_range, "value_range", owner=owner, low=0.0, closed="neither")
         )
+        self.assume_random_order = check_bool(assume_random_order, "assume_random_order", owner=owner)
 
     exploration_class: Any = None  # set below
 
@@ -299,8 +148,28 @@ class BoundedMEExploration(Exploration):
         if solver.k > n:
             raise param_error("k", "BoundedME", f"an int in the range [1, {n}] (the number of arms)", solver.k)
         big_n = int(_problem_value(p, "list_size", solver.list_size))
+        info = getattr(p, "info", None) or {}
+        self._order = str(info.get("order", "undeclared"))
+        if self._order != "random" and not solver.assume_random_order:
+            raise InvalidParameterError(
+                "BoundedME needs each reward list read in a uniformly random order (Lemma 1 "
+                f"of Liu, Wu and Mozafari 2019); this problem's lists are read in the order "
+                f"{self._order!r} (problem.info['order']). Use an environment that reads at "
+                "random (RewardLists(shuffle=True), BinaryRewardLists(order='random')), declare "
+                "problem.info['order'] = 'random' if yours does, or pass "
+                "BoundedME(assume_random_order=True) (CLI: --param assume_random_order=true) for a heuristic run "
+                "without guarantee."
+            )
+        known = "upper" in info and "lower" in info
+        known_width = float(info["upper"]) - float(info["lower"]) if known else None
         if solver.value_range is not None:
             width = solver.value_range
+            if known_width is not None and width < known_width * (1.0 - 1e-12):
+                raise param_error(
+                    "value_range", "BoundedME",
+                    f"at least the width of the problem's reward interval, upper - lower = {known_width!r} "
+                    "(a smaller width voids the guarantee)", width,
+                )
         else:
             width = float(_problem_value(p, "upper", None)) - float(_problem_value(p, "lower", None))
             width = width if width > 0 else 1.0
@@ -317,7 +186,17 @@ class BoundedMEExploration(Exploration):
         self._list_size = big_n
         self._width = width
         self._schedule = bounded_me_schedule(n, solver.k, big_n, solver.epsilon, solver.delta, value_range=width)
-        self.certificate = {"epsilon": solver.epsilon, "delta": solver.delta, "planned_rounds": len(self._schedule)}
+        informative = bool(solver.epsilon < width)
+        order = getattr(self, "_order", "random")
+        self.certificate = {
+            "epsilon": solver.epsilon,
+            "value_range": width,
+            "delta": solver.delta,
+            "informative": informative,
+            "guaranteed": informative and order == "random",
+            "order": order,
+            "planned_rounds": len(self._schedule),
+        }
 
     # ------------------------------------------------------------------ contract
     def _target(self) -> int:
@@ -384,12 +263,14 @@ class BoundedMEExploration(Exploration):
             "round": self._round,
             "list_size": self._list_size,
             "width": self._width,
+            "order": self._order,
         }
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
         solver = self.solver
         assert isinstance(solver, BoundedME)
         n = int(self.problem.n_arms)
+        self._order = str(state.get("order", "random"))
         self._setup(solver, n, int(state["list_size"]), float(state["width"]))
         self._sums = np.asarray(state["sums"], dtype=np.float64).copy()
         self._pulls = np.asarray(state["pulls_arr"], dtype=np.int64).copy()
