@@ -14,8 +14,8 @@ from combex.exceptions import InvalidParameterError
 from combex.experiments import run_many, run_once, summarize
 from combex.experiments._runner import build_solver, run_generators
 from combex.mips import mips_top_k
-from combex.solvers import Solver, get_solver
-from combex.solvers.sublinear import SUBLINEAR_SOLVERS, LinElim, SublinearSolver
+from combex.solvers import RegretPolicy, Solver, get_solver
+from combex.solvers.sublinear import SUBLINEAR_SOLVERS, LinElim
 
 
 def run_cli(capsys, argv):
@@ -151,13 +151,11 @@ def test_summary_tolerates_unscored_runs():
     assert s["error_rate"] == 0.5 and "mean_regret" not in s
 
 
-def test_sublinear_solvers_are_registered_adapters():
-    for name, base in SUBLINEAR_SOLVERS.items():
-        obj = get_solver(name)()
-        assert isinstance(obj, base) and isinstance(obj, Solver) and isinstance(obj, SublinearSolver)
-        assert obj.name == name and obj.tolerance == 0.0
-        with pytest.raises(InvalidParameterError, match="regret minimizer"):
-            obj.start(None)
+def test_sublinear_solvers_are_registered_regret_policies():
+    for name, cls in SUBLINEAR_SOLVERS.items():
+        assert get_solver(name) is cls and cls.contract == "regret"
+        obj = cls()
+        assert isinstance(obj, RegretPolicy) and not isinstance(obj, Solver) and not hasattr(obj, "start")
     assert get_solver("sub-ts")(shortlist=7).json_params()["shortlist"] == 7
     with pytest.raises(InvalidParameterError, match="no setting 'shortlst'.*'shortlist'"):
         build_solver("sub-ts", {"shortlst": 3})

@@ -17,17 +17,20 @@ from combex.solvers.sublinear import (
     _Packer,
     _StageMembers,
     _ts_level,
-    get_sublinear_solver,
 )
+from combex.solvers import RegretPolicy, get_solver
 
 pytest.importorskip("hnswlib")
 
 
-def test_registry():
+def test_registry_returns_the_classes_and_their_contract():
     assert set(SUBLINEAR_SOLVERS) == {"sub-elim", "sub-ts", "lin-elim", "lin-ts"}
-    assert get_sublinear_solver("lin-ts") is LinTS
-    with pytest.raises(InvalidParameterError, match="Unknown sublinear solver"):
-        get_sublinear_solver("ucb")
+    for name, cls in SUBLINEAR_SOLVERS.items():
+        assert get_solver(name) is cls and cls.name == name
+        assert cls.contract == "regret" and issubclass(cls, RegretPolicy)
+    assert get_solver("lingape").contract == "pac"
+    with pytest.raises(InvalidParameterError, match="Unknown solver 'sub-elm'. Did you mean 'sub-elim'"):
+        get_solver("sub-elm")
 
 
 def test_packer_inner_product_is_quadratic_form():
@@ -280,3 +283,151 @@ def test_sublinear_regret_close_to_linear_baselines_at_scale():
 
     assert total(lambda: SubTS(30, beta=2.0)) <= 1.10 * total(lambda: LinTS(beta=2.0))
     assert total(lambda: SubElim(30)) <= 1.20 * total(LinElim)
+
+
+# ---------------------------------------------------------------------- pinned decisions
+# Regrets and decision counters of fixed seeds, recorded on the code before SubElim.run was
+# split into a state object with named steps (same decisions => same numbers). K = 900,
+# T = 800, 2 arms / 20 steps; the d = 8 cases use a deliberately weak HNSW (M = 4,
+# ef = shortlist <= 2) so the approximate-index paths (misses, the stuck rescan) are taken.
+_PINNED = [
+    (SubElim, {'exact_below': 64}, 4, False, 0, 587.8341194992639, {'null_queries': 5, 'rescans': 5, 'eliminated': 885, 'moves': 1651, 'restored': 0, 'refresh_eliminated': 202}),
+    (SubElim, {'exact_below': 64}, 4, False, 1, 656.4708024414333, {'null_queries': 4, 'rescans': 4, 'eliminated': 893, 'moves': 1329, 'restored': 0, 'refresh_eliminated': 174}),
+    (SubElim, {'exact_below': 64, 'lazy': False}, 4, False, 0, 587.8341194992639, {'null_queries': 5, 'rescans': 5, 'eliminated': 885, 'moves': 1651, 'restored': 0, 'refresh_eliminated': 202}),
+    (SubElim, {'exact_below': 64, 'lazy': False}, 4, False, 1, 656.4708024414333, {'null_queries': 4, 'rescans': 4, 'eliminated': 893, 'moves': 1329, 'restored': 0, 'refresh_eliminated': 174}),
+    (SubElim, {'exact_below': 64, 'refresh': False}, 4, False, 0, 1036.1595237544163, {'null_queries': 4, 'rescans': 4, 'eliminated': 769, 'moves': 1803, 'restored': 0, 'refresh_eliminated': 0}),
+    (SubElim, {'exact_below': 64, 'refresh': False}, 4, False, 1, 1597.8239054876751, {'null_queries': 4, 'rescans': 4, 'eliminated': 885, 'moves': 1535, 'restored': 0, 'refresh_eliminated': 0}),
+    (SubElim, {'index': 'exact'}, 4, False, 0, 587.8341194992639, {'null_queries': 5, 'rescans': 5, 'eliminated': 885, 'moves': 1651, 'restored': 0, 'refresh_eliminated': 202}),
+    (SubElim, {'index': 'exact'}, 4, False, 1, 656.4708024414333, {'null_queries': 4, 'rescans': 4, 'eliminated': 893, 'moves': 1329, 'restored': 0, 'refresh_eliminated': 174}),
+    (SubElim, {'exact_below': 64, 'beta': 2.0, 'shortlist': 10}, 4, False, 0, 97.1345191173137, {'null_queries': 5, 'rescans': 5, 'eliminated': 899, 'moves': 956, 'restored': 0, 'refresh_eliminated': 84}),
+    (SubElim, {'exact_below': 64, 'beta': 2.0, 'shortlist': 10}, 4, False, 1, 186.24916257958245, {'null_queries': 4, 'rescans': 4, 'eliminated': 897, 'moves': 890, 'restored': 0, 'refresh_eliminated': 28}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8}, 8, False, 0, 725.82903512282, {'null_queries': 5, 'rescans': 5, 'eliminated': 899, 'moves': 1351, 'restored': 0, 'refresh_eliminated': 173}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8}, 8, False, 1, 1227.5977989689136, {'null_queries': 4, 'rescans': 4, 'eliminated': 880, 'moves': 1467, 'restored': 0, 'refresh_eliminated': 80}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8, 'lazy': False, 'build_after': 5.0}, 8, False, 0, 1004.7962056277677, {'null_queries': 4, 'rescans': 4, 'eliminated': 899, 'moves': 1472, 'restored': 0, 'refresh_eliminated': 98}),
+    (SubElim, {'exact_below': 16, 'shortlist': 2, 'ef': 2, 'hnsw_M': 4, 'ef_construction': 8, 'lazy': False, 'build_after': 5.0}, 8, False, 1, 1131.8296985361687, {'null_queries': 4, 'rescans': 4, 'eliminated': 886, 'moves': 1510, 'restored': 0, 'refresh_eliminated': 83}),
+    (SubTS, {'exact_below': 16, 'shortlist': 1, 'ef': 1, 'hnsw_M': 4, 'ef_construction': 8, 'beta': 2.0}, 8, True, 0, 189.73595804716896, {'null_queries': 0, 'kept_previous': 657}),
+    (SubTS, {'exact_below': 16, 'shortlist': 1, 'ef': 1, 'hnsw_M': 4, 'ef_construction': 8, 'beta': 2.0}, 8, True, 1, 247.72682792259872, {'null_queries': 0, 'kept_previous': 39}),
+    (LinElim, {}, 4, False, 0, 448.1680640972353, {'eliminated': 887, 'restored': 0, 'random_plays': 0}),
+    (LinElim, {}, 4, False, 1, 572.5647171989692, {'eliminated': 895, 'restored': 0, 'random_plays': 0}),
+    (LinElim, {'beta': 2.0, 'compact': False}, 4, False, 0, 63.639982965789066, {'eliminated': 899, 'restored': 0, 'random_plays': 642}),
+    (LinElim, {'beta': 2.0, 'compact': False}, 4, False, 1, 80.85069691731772, {'eliminated': 899, 'restored': 0, 'random_plays': 610}),
+    (SubTS, {'exact_below': 64}, 4, False, 0, 388.0476587341799, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64}, 4, False, 1, 333.49461248024187, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0, 'lazy': True, 'build_after': 50.0}, 4, False, 0, 131.80772588674762, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0, 'lazy': True, 'build_after': 50.0}, 4, False, 1, 118.13279698240595, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0}, 4, True, 0, 127.75150575918367, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'beta': 2.0}, 4, True, 1, 135.60260373524252, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'keep_previous': False, 'beta': 1.0}, 4, False, 0, 85.02978904364247, {'null_queries': 0, 'kept_previous': 0}),
+    (SubTS, {'exact_below': 64, 'keep_previous': False, 'beta': 1.0}, 4, False, 1, 117.32916472123073, {'null_queries': 0, 'kept_previous': 0}),
+    (LinTS, {'beta': 2.0}, 4, True, 0, 127.75150575918367, {'null_queries': 0, 'kept_previous': 0}),
+    (LinTS, {'beta': 2.0}, 4, True, 1, 135.60260373524252, {'null_queries': 0, 'kept_previous': 0}),]
+
+
+@pytest.mark.parametrize("cls, kw, d, deletions, seed, regret, counters", _PINNED)
+def test_decisions_are_pinned_for_fixed_seeds(cls, kw, d, deletions, seed, regret, counters):
+    if cls in (SubElim, SubTS) and kw.get("index") != "exact":
+        pytest.importorskip("hnswlib")
+        kw = {"backend": "hnswlib", "hnsw_M": 16, "ef_construction": 100, **kw}  # the graphs the pins were recorded with
+    env = sublinear_synthetic(K=900, d=d, T=800, change=2, deletions=deletions, rng=seed)
+    res = cls(**kw).run(env, rng=seed + 10)
+    assert res.regret == pytest.approx(regret, rel=1e-9)
+    assert {k: res.info[k] for k in counters} == counters
+
+
+# ---------------------------------------------------------------------- contract and result
+def test_regret_result_splits_the_time():
+    env = sublinear_synthetic(K=3000, d=4, T=300, change=2, rng=1)
+    for policy in (SubTS(exact_below=0), LinElim()):
+        res = policy.run(env, rng=0)
+        assert res.wall_seconds == pytest.approx(res.preprocess_seconds + res.online_seconds)
+        assert 0.0 <= res.index_maintenance_seconds <= res.online_seconds
+        assert res.seconds == res.wall_seconds and res.steps == 300
+        rec = res.to_dict()
+        assert rec["regret"] == res.regret and rec["last_arm"] == int(res.arms[-1])
+        assert set(rec) == {"regret", "steps", "wall_seconds", "preprocess_seconds", "online_seconds",
+                            "index_maintenance_seconds", "last_arm"}
+    assert res.index_maintenance_seconds == 0.0  # a linear scan maintains no index
+    sub = SubTS(exact_below=0).run(env, rng=0)
+    assert sub.preprocess_seconds > 0 and sub.index_maintenance_seconds > 0  # arrivals are inserted online
+
+
+def test_work_counters_of_the_elimination_policies():
+    env = sublinear_synthetic(K=900, d=4, T=300, change=2, rng=0)
+    lin = LinElim().run(env, rng=0)
+    # every step scans the live arms; the first scan alone covers the 720 initial arms
+    assert 720 + 299 <= lin.info["arm_scans"] <= 300 * 900
+    sub = SubElim(index="exact").run(env, rng=0)
+    assert sub.info["bound_evaluations"] >= 720  # line 5 evaluates every initial arm
+
+
+# ---------------------------------------------------------------------- graph libraries
+from combex.mips import HNSWIndex  # noqa: E402
+from combex.mips._hnsw import GRAPH_BACKENDS, hnsw_backends  # noqa: E402
+
+
+@pytest.mark.parametrize("backend", GRAPH_BACKENDS)
+def test_every_graph_library_inserts_deletes_and_finds_the_best(backend):
+    if backend not in hnsw_backends():
+        pytest.skip(f"{backend} not installed")
+    rng = np.random.default_rng(3)
+    V = rng.standard_normal((2500, 16))
+    ix = HNSWIndex(16, capacity=8, backend=backend, rng=0)  # forces growth
+    ix.add(V[:2000], np.arange(2000))
+    for j in range(2000, 2500, 100):  # incremental insertions
+        ix.add(V[j:j + 100], np.arange(j, j + 100))
+    assert len(ix) == 2500 and ix.backend == backend
+    Q = rng.standard_normal((40, 16))
+    found = [int(np.argmax(V @ q)) in set(ix.query(q, 30)[0].tolist()) for q in Q]
+    assert np.mean(found) >= 0.9
+    lab, score = ix.query(Q[0], 10)
+    np.testing.assert_allclose(score, V[lab] @ Q[0], rtol=1e-5, atol=1e-5)  # scores are the inner products
+    gone = lab[:5]
+    ix.remove(gone)
+    assert len(ix) == 2495 and not set(gone.tolist()) & set(ix.query(Q[0], 50)[0].tolist())
+    with pytest.raises(InvalidParameterError, match="'ids'"):
+        ix.remove(gone[:1])  # already deleted
+    with pytest.raises(InvalidParameterError, match="'ids'"):
+        ix.add(V[:1], [7])  # label present
+
+
+def test_graph_library_choice(monkeypatch):
+    import importlib.util
+
+    import combex.mips._hnsw as hnsw
+
+    assert hnsw_backends() == [b for b in GRAPH_BACKENDS if importlib.util.find_spec(b) is not None]
+    with pytest.raises(InvalidParameterError, match="'backend'"):
+        HNSWIndex(4, backend="annoy")
+    with pytest.raises(InvalidParameterError, match="'backend'"):
+        SubTS(backend="annoy")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(hnsw.importlib.util, "find_spec", lambda name: None if name == "usearch" else real(name))
+    with pytest.raises(ImportError, match="pip install usearch"):
+        HNSWIndex(4, backend="usearch")
+    monkeypatch.setattr(hnsw.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=r"combex\[mips\]"):
+        HNSWIndex(4)
+
+
+@pytest.mark.parametrize("backend", GRAPH_BACKENDS)
+def test_sub_ts_runs_on_every_graph_library(backend):
+    if backend not in hnsw_backends():
+        pytest.skip(f"{backend} not installed")
+    env = sublinear_synthetic(K=3000, d=4, T=400, change=2, deletions=True, rng=2)
+    res = SubTS(backend=backend, beta=2.0).run(env, rng=0)
+    lin = LinTS(beta=2.0).run(env, rng=0)
+    assert res.info["backend"] == backend and res.info["final_size"] == 3000
+    assert res.regret <= 1.5 * lin.regret + 20
+
+
+@pytest.mark.parametrize("backend", GRAPH_BACKENDS)
+def test_a_graph_that_finds_nothing_falls_back_to_the_exact_scan(backend):
+    # M = 2 graphs with ef = shortlist = 2 lose live points (hnswlib used to raise
+    # "Cannot return the results in a contiguous 2D array" here; faiss / usearch return
+    # nothing): the stage query is answered by an exact scan instead.
+    if backend not in hnsw_backends():
+        pytest.skip(f"{backend} not installed")
+    env = sublinear_synthetic(K=900, d=8, T=800, change=2, rng=0)
+    res = SubElim(exact_below=16, shortlist=2, ef=2, hnsw_M=2, ef_construction=4, backend=backend, lazy=False,
+                  build_after=5.0).run(env, rng=10)
+    assert res.curve.shape == (800,) and np.isfinite(res.regret)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validation import check_float, check_int
 from ..exceptions import InvalidParameterError
-from ..solvers._base import Solver, get_solver
+from ..solvers._base import Algorithm, Solver, get_solver
 from ._backends import execute
 from ._instances import make_instance
 
@@ -102,19 +102,14 @@ def run_once(
     env = make_instance(instance, rng=inst_rng, **dict(params))
     env.reset(env_rng)
     if _is_regret_solver(solver):
-        # Regret minimizers over a changing arm set (combex.solvers.sublinear): one run of
-        # env.horizon steps; no answer to score, so "correct" is None.
-        t0 = time.perf_counter()
+        # The "regret" contract: one run of env.horizon steps; no answer to score.
         out = solver.run(env, None, rng=alg_rng)
-        steps = int(out.curve.size)
+        rec = out.to_dict()
         return {
-            "seed": root_seed, "run": index, "answer": int(out.arms[-1]) if steps else None,
-            "correct": None, "status": "horizon", "samples": steps, "rounds": steps,
-            "wall_seconds": time.perf_counter() - t0, "pulls": [], "certificate": None,
-            "regret": float(out.regret),
-            "preprocess_seconds": float(out.preprocess_seconds),
-            "online_seconds": float(out.online_seconds),
-            "index_maintenance_seconds": float(out.info.get("index_maintenance_seconds", 0.0)),
+            "seed": root_seed, "run": index, "answer": rec["last_arm"], "correct": None, "status": "horizon",
+            "samples": rec["steps"], "rounds": rec["steps"], "wall_seconds": rec["wall_seconds"], "pulls": [],
+            "certificate": None, "regret": rec["regret"], "preprocess_seconds": rec["preprocess_seconds"],
+            "online_seconds": rec["online_seconds"], "index_maintenance_seconds": rec["index_maintenance_seconds"],
         }
     res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress)
     rec = res.to_dict()
@@ -137,9 +132,13 @@ def run_once(
 
 
 def _is_regret_solver(solver: Any) -> bool:
-    from ..solvers.sublinear import SublinearSolver
+    """Whether ``solver`` follows the regret contract (its class declares ``contract``)."""
+    return getattr(solver, "contract", "pac") == "regret"
 
-    return isinstance(solver, SublinearSolver)
+
+def _tolerance(solver: Any) -> float:
+    """The scoring tolerance: a PAC solver's own; 0 for regret policies (nothing to score)."""
+    return 0.0 if _is_regret_solver(solver) else float(solver.tolerance)
 
 
 @dataclass(frozen=True)
@@ -161,7 +160,7 @@ class RunTask:
     def build_solver(self) -> Solver:
         """The solver object; a named solver that takes ``K`` gets the instance's ``K``
         (Best-K instances) unless its settings give one."""
-        if isinstance(self.solver, Solver):
+        if isinstance(self.solver, Algorithm):
             return self.solver
         name, settings = self.solver
         settings = dict(settings)
@@ -230,7 +229,7 @@ def build_solver(name: str, settings: Mapping[str, Any] | None = None) -> Solver
 def execute_task(task: RunTask) -> dict[str, Any]:
     """Run one :class:`RunTask` (module level, so process and Dask workers can call it)."""
     solver = task.build_solver()
-    eps = float(solver.tolerance) if task.epsilon is None else float(task.epsilon)
+    eps = _tolerance(solver) if task.epsilon is None else float(task.epsilon)
     return run_once(solver, task.instance, task.params, root_seed=task.root_seed, index=task.index,
                     budget=task.budget, epsilon=eps)
 
@@ -311,7 +310,7 @@ def run_many(
     runs = check_int(runs, "runs", owner="run_many", low=1)
     seed = check_int(seed, "seed", owner="run_many", low=0)
     jobs = check_int(jobs, "jobs", owner="run_many", low=1)
-    eps = epsilon_correct if epsilon_correct is not None else float(solver.tolerance)
+    eps = epsilon_correct if epsilon_correct is not None else _tolerance(solver)
     eps = check_float(eps, "epsilon_correct", owner="run_many", low=0.0)
     if budget is not None:
         budget = check_int(budget, "budget", owner="run_many", low=1)

@@ -61,7 +61,7 @@ FORMAT_VERSION = 1
 RESULT_COLUMNS = ["sweep", "root_seed", "solver", "solver_params", "instance", "params", "run",
                   "answer", "correct", "status", "samples", "rounds", "wall_seconds", "pulls",
                   "certificate"]
-#: Extra columns of sweeps that hold regret minimizers (``combex.solvers.sublinear``).
+#: Extra columns of sweeps that hold regret policies (``contract == "regret"``).
 REGRET_COLUMNS = ["regret", "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
 _JSON_COLUMNS = ("solver_params", "params", "answer", "pulls", "certificate")
 _SUFFIXES = (".csv", ".json", ".parquet")
@@ -255,9 +255,8 @@ class Sweep:
     def has_regret_solvers(self) -> bool:
         """Whether a solver of the sweep minimizes regret (its rows carry REGRET_COLUMNS)."""
         from ..solvers import get_solver
-        from ..solvers.sublinear import SublinearSolver
 
-        return any(issubclass(get_solver(n), SublinearSolver) for n, _ in self.solvers)
+        return any(get_solver(n).contract == "regret" for n, _ in self.solvers)
 
     def columns(self) -> list[str]:
         extra = REGRET_COLUMNS if self.has_regret_solvers() else []

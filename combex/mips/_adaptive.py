@@ -9,8 +9,8 @@ certificate of success (Section 3.3). Rounding makes the sequence of (possibly a
 queries range over a finite set, which is what lets a union bound cover all of them
 (Theorem 3.3, with ``kappa = d log(K d / (epsilon delta))`` copies).
 
-Practical choices (Section 7 of the paper): each ``S_i`` is an HNSW graph (hnswlib)
-returning a *shortlist* of ``p`` candidates that are re-ranked by their exact inner
+Practical choices (Section 7 of the paper): each ``S_i`` is an HNSW graph
+(:class:`~combex.mips.HNSWIndex`: faiss, usearch or hnswlib) returning a *shortlist* of ``p`` candidates that are re-ranked by their exact inner
 product with the (unrounded) query; ``index="exact"`` is the linear-scan reference. The
 theoretical ``kappa`` is available (:meth:`AdaptiveMIPS.theoretical_kappa`,
 ``n_indexes="theory"``) but the default is one index, as in the paper's experiments.
@@ -60,6 +60,10 @@ class AdaptiveMIPS:
         ``K`` used by ``n_indexes="theory"`` (default ``capacity``).
     hnsw_M, ef_construction, ef : int
         HNSW parameters (``ef`` is raised to ``shortlist`` when smaller).
+    backend : {"auto", "faiss", "usearch", "hnswlib"}, default "auto"
+        The graph library (:class:`~combex.mips.HNSWIndex`).
+    build_threads : int, default 1
+        Threads for building and batch-inserting into the graphs (queries use one).
     exact_below : int, default 2048
         While the set holds at most this many points (``index="hnsw"``), queries are
         answered by an exact scan (faster than a graph search at that size); the HNSW
@@ -106,8 +110,10 @@ class AdaptiveMIPS:
         capacity: int = 1024,
         expected_size: int | None = None,
         hnsw_M: int = 16,
-        ef_construction: int = 100,
+        ef_construction: int = 40,
         ef: int = 50,
+        backend: str = "auto",
+        build_threads: int = 1,
         exact_below: int = 2048,
         build: str = "eager",
         build_after: float = 2000.0,
@@ -139,16 +145,24 @@ class AdaptiveMIPS:
         self._pending = ExactIndex(self.dim, capacity=64)
         self._credit = 0.0  # point-scans spent on points outside the graphs
         self._indexes: list[Any] = []
-        self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist)}
         self._gen = check_rng(rng)
         self._built = False
+        self.backend = None
         if self.index == "hnsw":
-            from ._hnsw import require_hnswlib
+            from ._hnsw import _resolve_backend
 
-            require_hnswlib()
+            self.backend = _resolve_backend(backend, owner)
+        self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist),
+                           "backend": self.backend or "auto",
+                           "threads": check_int(build_threads, "build_threads", owner=owner, low=1)}
         self.n_queries = 0
         self.n_null = 0
         self.n_builds = 0
+        #: Queries the graphs answered with no point (answered by an exact scan instead).
+        self.n_graph_misses = 0
+        #: Points scanned exactly by queries (sets below ``exact_below``, unbuilt lazy
+        #: sets, pending buffers).
+        self.n_scanned = 0
         #: Wall time spent inserting, deleting and (re)building (index maintenance).
         self.maintenance_seconds = 0.0
 
@@ -306,13 +320,21 @@ class AdaptiveMIPS:
             step = self.epsilon / self.dim
             qv = np.round(qv / step) * step
         if not self._built:
+            self.n_scanned += len(self._store)
             self._pay(len(self._store))
             return self._store._query(qv, k_exact)
         q32 = qv.astype(np.float32)
-        found = [ix._query(q32, self.shortlist) for ix in self._indexes if len(ix)]
+        found = [f for f in (ix._query(q32, self.shortlist) for ix in self._indexes if len(ix)) if f[0].size]
+        if not found and not len(self._pending):
+            # The graphs returned nothing (a graph too sparse to reach a live point): the
+            # exact scan answers instead (never worse than any approximate answer).
+            self.n_graph_misses += 1
+            self.n_scanned += len(self._store)
+            return self._store._query(qv, k_exact)
         if len(self._pending):
             # Lazy mode: points not yet in the graphs are scanned exactly.
             found.append(self._pending._query(qv, k_exact))
+            self.n_scanned += len(self._pending)
             self._pay(len(self._pending))
         if len(found) == 1:
             return found[0]

@@ -1,4 +1,9 @@
-"""The algorithms, one module per family, behind one ask/tell contract (see ``_base``).
+"""The algorithms, one module per family, behind two contracts (see ``_base`` and ``_regret``).
+
+``get_solver(name)`` returns the registered class for every algorithm; ``cls.contract`` is
+``"pac"`` for pure exploration (:class:`Solver`: ask / tell, :class:`Result`) and
+``"regret"`` for regret policies (:class:`RegretPolicy`: ``run(env, T)``,
+:class:`RegretResult`).
 
 * full bandit (Kuroki et al. 2020): :class:`SAQM`, :class:`SAFOA`, :class:`ICB`,
   :class:`Exhaustive` -- :mod:`combex.solvers.full_bandit`;
@@ -8,7 +13,7 @@
 * linear (Xu et al. 2018): :class:`LinGapE`, :class:`LinGapEOracle`, :class:`XYStatic`,
   :class:`XYAdaptive`, :class:`XYOracle` -- :mod:`combex.solvers.linear`;
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
-* sublinear-time linear bandits (Yang et al. 2022), regret minimizers: :class:`SubElim`,
+* sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
   :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`.
 
 Every algorithm is also reachable by its registered name: :func:`get_solver`. The family
@@ -20,7 +25,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._base import SOLVERS, Batch, Exploration, Result, Solver, get_solver, register_solver
+from ._base import CONTRACTS, SOLVERS, Algorithm, Batch, Exploration, Result, Solver, get_solver, register_solver
+from ._regret import RegretPolicy, RegretResult
 
 #: Public algorithm classes and the family module holding each.
 _ALGORITHMS = {
@@ -31,10 +37,10 @@ _ALGORITHMS = {
     "XYOracle": "linear",
     "BoundedME": "mips",
     "SubElim": "sublinear", "SubTS": "sublinear", "LinElim": "sublinear", "LinTS": "sublinear",
-    "RegretResult": "sublinear",
 }
 
-__all__ = ["Solver", "Exploration", "Result", "Batch", "SOLVERS", "get_solver", "register_solver", *_ALGORITHMS]
+__all__ = ["Algorithm", "Solver", "RegretPolicy", "Exploration", "Result", "RegretResult", "Batch", "SOLVERS",
+           "CONTRACTS", "get_solver", "register_solver", *_ALGORITHMS]
 
 
 def __getattr__(name: str) -> Any:

@@ -32,7 +32,8 @@ from .._state import load_state, save_state
 from .._validation import check_int, check_rng
 from ..exceptions import InvalidParameterError, StateError
 
-__all__ = ["Batch", "Result", "Solver", "Exploration", "SOLVERS", "register_solver", "get_solver"]
+__all__ = ["Batch", "Result", "Algorithm", "Solver", "Exploration", "SOLVERS", "CONTRACTS", "register_solver",
+           "get_solver"]
 
 
 # ---------------------------------------------------------------------- Batch
@@ -145,19 +146,34 @@ class Result:
 
 
 # ---------------------------------------------------------------------- registry
-SOLVERS: dict[str, type["Solver"]] = {}
+#: The contracts a registered algorithm can follow: ``"pac"`` (:class:`Solver`: ask / tell
+#: pure exploration, a :class:`Result` with a certified answer) and ``"regret"``
+#: (:class:`~combex.solvers.RegretPolicy`: a fixed horizon over a changing arm set, a
+#: :class:`~combex.solvers.RegretResult`).
+CONTRACTS = ("pac", "regret")
+
+SOLVERS: dict[str, type["Algorithm"]] = {}
 
 
-def register_solver(cls: type["Solver"]) -> type["Solver"]:
-    """Class decorator: register a solver under ``cls.name`` (the CLI name)."""
+def register_solver(cls: type["Algorithm"]) -> type["Algorithm"]:
+    """Class decorator: register an algorithm under ``cls.name`` (the CLI name).
+
+    The class declares its contract (``cls.contract``, one of :data:`CONTRACTS`); the
+    runner, sweeps and the CLI dispatch on it.
+    """
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no registry name")
+    if getattr(cls, "contract", None) not in CONTRACTS:
+        raise ValueError(
+            f"{cls.__name__} declares no contract (class attribute 'contract' must be one of {CONTRACTS})"
+        )
     SOLVERS[cls.name] = cls
     return cls
 
 
-def get_solver(name: str) -> type["Solver"]:
-    """The solver class registered under ``name``; a clear error suggesting the closest."""
+def get_solver(name: str) -> type["Algorithm"]:
+    """The class registered under ``name`` (PAC solver or regret policy: check its
+    ``contract``); a clear error suggesting the closest name otherwise."""
     _load_builtin_solvers()
     try:
         return SOLVERS[name]
@@ -182,25 +198,14 @@ def _load_builtin_solvers() -> None:
                 raise
 
 
-# ---------------------------------------------------------------------- Solver
-class Solver(SingleThreadedRuns, ABC):
-    """Settings of an algorithm; :meth:`start` makes the state of one run.
-
-    Subclasses define ``name`` (CLI name), ``arm_type`` ("index" or "mask"), validate their
-    settings in ``__init__`` (storing each under the argument's name), and implement
-    :meth:`start`.
-    """
+# ---------------------------------------------------------------------- Algorithm
+class Algorithm(SingleThreadedRuns, ABC):
+    """What every registered algorithm shares: a registry ``name``, the ``contract`` it
+    follows (one of :data:`CONTRACTS`) and sklearn-style settings, validated in
+    ``__init__`` and stored under the argument's name."""
 
     name: ClassVar[str] = ""
-    arm_type: ClassVar[str] = "index"
-
-    @property
-    def tolerance(self) -> float:
-        """The PAC tolerance epsilon a run's answer is guaranteed to meet (0 for exact
-        identification). Scoring uses it (``env.is_correct(answer, tolerance)``); solvers
-        whose ``epsilon`` setting means something else (the LIL solvers' Lemma 2.1
-        epsilon) keep the default 0."""
-        return 0.0
+    contract: ClassVar[str] = ""
 
     def get_params(self) -> dict[str, Any]:
         """Constructor settings (sklearn-style, read from the ``__init__`` signature)."""
@@ -226,6 +231,28 @@ class Solver(SingleThreadedRuns, ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+# ---------------------------------------------------------------------- Solver
+class Solver(Algorithm):
+    """Settings of a pure-exploration algorithm (the ``"pac"`` contract); :meth:`start`
+    makes the state of one run.
+
+    Subclasses define ``name`` (CLI name), ``arm_type`` ("index" or "mask"), validate their
+    settings in ``__init__`` (storing each under the argument's name), and implement
+    :meth:`start`.
+    """
+
+    contract: ClassVar[str] = "pac"
+    arm_type: ClassVar[str] = "index"
+
+    @property
+    def tolerance(self) -> float:
+        """The PAC tolerance epsilon a run's answer is guaranteed to meet (0 for exact
+        identification). Scoring uses it (``env.is_correct(answer, tolerance)``); solvers
+        whose ``epsilon`` setting means something else (the LIL solvers' Lemma 2.1
+        epsilon) keep the default 0."""
+        return 0.0
 
     @abstractmethod
     def start(self, problem: Any, *, rng: Any = None) -> "Exploration":
