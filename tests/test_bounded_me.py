@@ -12,7 +12,8 @@ from combex.environments import mips_adversarial
 from combex.estimation import serfling_radius, without_replacement_pulls, without_replacement_sample_size, without_replacement_u
 from combex.exceptions import InvalidParameterError, StateError
 from combex.solvers import get_solver
-from combex.solvers.mips import BoundedME, bounded_me, bounded_me_schedule
+from combex.mips import bounded_me, bounded_me_schedule
+from combex.solvers import BoundedME
 
 
 # ---------------------------------------------------------------------- m(u)

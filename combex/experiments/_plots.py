@@ -206,7 +206,7 @@ def plot_traces(
 def plot_regret(curves: Mapping[str, Any], *, ax: Any = None, band: str = "sem") -> Any:
     """Cumulative regret curves: ``curves`` maps a label to an array of shape (T,), a
     list of such arrays (runs; mean and a ``band`` of "sem" or "std" are drawn), or
-    objects with a ``curve`` attribute (:class:`~combex.solvers.sublinear.RegretResult`)."""
+    objects with a ``curve`` attribute (:class:`~combex.solvers.RegretResult`)."""
     if band not in ("sem", "std", "none"):
         raise InvalidParameterError(f"The 'band' parameter must be 'sem', 'std' or 'none'. Got {band!r} instead.")
     plt = _plt()

@@ -44,7 +44,9 @@ from ..mips._bounded_me import (
 from ._base import Batch, Exploration, Solver, register_solver
 
 # The algorithm's names are re-exported for code written against this module.
-__all__ = ["BoundedME", "BoundedMERound", "bounded_me_schedule", "bounded_me", "BoundedMEOutcome"]
+# BoundedME's schedule and loop are public in combex.mips (their one home); imported here for
+# the solver only.
+__all__ = ["BoundedME"]
 
 
 # ---------------------------------------------------------------------- Solver

@@ -36,7 +36,13 @@ from ._regret import RegretPolicy, RegretResult
 from ._sub_elim import LinElim, SubElim, _Packer, _StageMembers
 from ._sub_ts import LinTS, SubTS, _ts_level
 
-__all__ = ["RegretResult", "RegretPolicy", "SubElim", "LinElim", "SubTS", "LinTS", "SUBLINEAR_SOLVERS"]
+__all__ = ["SubElim", "LinElim", "SubTS", "LinTS", "SUBLINEAR_SOLVERS"]
+
+# The classes live in private modules; their public home is this module (documentation,
+# pickling and reprs name it).
+for _cls in (SubElim, LinElim, SubTS, LinTS):
+    _cls.__module__ = __name__
+del _cls
 
 #: The sublinear-bandit family by registry name (each is also ``get_solver(name)``).
 SUBLINEAR_SOLVERS: dict[str, type[RegretPolicy]] = {
