@@ -1,0 +1,125 @@
+"""Crash-safe saves (issue 13): a process killed with SIGKILL at random instants while it
+saves a study over and over always leaves a save that loads and resumes exactly; temporary
+files are created with O_EXCL and never followed through a symlink."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from combex._state import load_state, save_state
+from combex.exceptions import StateError
+from combex.experiments import build_solver, load_study, make_instance, run_generators, run_study
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or not hasattr(signal, "SIGKILL"),
+                                reason="needs fork and SIGKILL")
+
+
+def _env():
+    i, e, a = run_generators(11, 0)
+    env = make_instance("jiang-1sparse", rng=i, N=5, K=1)
+    env.reset(e)
+    return env, a
+
+
+def _finish(exp, env):
+    """The ask / tell loop of run_study, without saving (fast)."""
+    while not exp.done:
+        batch = exp.ask()
+        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+    return exp.result()
+
+
+def kill_loop(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
+    """Fork a process that runs (resumes) a study saving after every batch (about 2 ms a
+    save: the process spends most of its time saving), SIGKILL it after a random delay,
+    then check that the save on disk loads and resumes to the reference result."""
+    solver = build_solver("lil-randlucb")
+    env, a = _env()
+    reference = solver.run(env, rng=a)
+    path = tmp_path / "study.json"
+    rs = np.random.default_rng(seed)
+    counts = {"kills": 0, "recovered": 0, "mid_save": 0, "restarts": 0}
+    for _ in range(kills):
+        if path.exists() and load_state(path)["status"] != "running":
+            shutil.rmtree(tmp_path / "s", ignore_errors=True)
+            for f in tmp_path.iterdir():
+                if f.is_file():
+                    f.unlink()
+            counts["restarts"] += 1
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                env_c, a_c = _env()
+                run_study(solver, env_c, path, rng=a_c)
+            finally:
+                os._exit(0)
+        time.sleep(float(rs.uniform(0.0, 0.04)))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        counts["kills"] += 1
+        if any(f.name.endswith(".tmp") for f in tmp_path.iterdir()):
+            counts["mid_save"] += 1  # the kill landed inside a save
+        if not path.exists():  # killed before the first save
+            continue
+        fresh, _ = _env()
+        fresh.reset(999)  # resuming restores the saved noise stream
+        exp = load_study(path, solver, fresh)
+        res = _finish(exp, fresh)
+        assert res.samples == reference.samples and res.rounds == reference.rounds
+        assert np.array_equal(np.asarray(res.answer), np.asarray(reference.answer))
+        assert np.array_equal(res.pulls, reference.pulls)
+        counts["recovered"] += 1
+    return counts
+
+
+def test_sigkill_at_random_instants_leaves_a_resumable_save(tmp_path):
+    counts = kill_loop(tmp_path, 100, seed=1)
+    assert counts["kills"] == 100 and counts["recovered"] >= 90
+    assert counts["mid_save"] >= 5, counts  # the kills did land inside saves
+
+
+@pytest.mark.slow
+def test_sigkill_many_instants(tmp_path):
+    counts = kill_loop(tmp_path, 1000, seed=2)
+    assert counts["recovered"] >= 950 and counts["mid_save"] >= 50, counts
+
+
+def test_temporary_names_are_not_followed_through_symlinks(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    p = tmp_path / "study.json"
+    # the names the old code used, planted as symlinks to another file
+    for name in ("study.json.tmp", "study.json.tmp.npz", "study.json.npz"):
+        (tmp_path / name).symlink_to(victim)
+    save_state({"a": np.arange(3)}, p)
+    assert victim.read_text() == "precious"
+    assert np.array_equal(load_state(p)["a"], np.arange(3))
+    assert not p.is_symlink()
+
+
+def test_one_commit_point_previous_save_survives_until_the_rename(tmp_path):
+    p = save_state({"a": np.arange(3)}, tmp_path / "s.json")
+    first = json.loads(p.read_text())
+    save_state({"a": np.arange(4)}, p)
+    files = sorted(f.name for f in tmp_path.iterdir())
+    assert files == sorted(["s.json", json.loads(p.read_text())["arrays"]])  # old arrays cleaned up
+    assert first["arrays"] != json.loads(p.read_text())["arrays"]
+
+
+def test_old_format_still_loads(tmp_path):
+    p = tmp_path / "old.json"
+    nonce = "00112233"
+    p.write_text(json.dumps({"format": "combex-state", "version": 1, "nonce": nonce,
+                             "state": {"a": {"__array__": "a0"}, "b": 2}}))
+    with open(tmp_path / "old.json.npz", "wb") as fh:
+        np.savez(fh, a0=np.arange(5), __nonce__=np.array(nonce))
+    st = load_state(p)
+    assert np.array_equal(st["a"], np.arange(5)) and st["b"] == 2
