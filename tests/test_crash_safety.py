@@ -123,3 +123,96 @@ def test_old_format_still_loads(tmp_path):
         np.savez(fh, a0=np.arange(5), __nonce__=np.array(nonce))
     st = load_state(p)
     assert np.array_equal(st["a"], np.arange(5)) and st["b"] == 2
+
+
+# ---------------------------------------------------------------------- damaged / foreign saves
+def _saved_study(tmp_path):
+    solver = build_solver("lil-randlucb")
+    env, a = _env()
+    path = tmp_path / "study.json"
+    run_study(solver, env, path, rng=a, budget=60)
+    return solver, path
+
+
+def _tamper(path, fn):
+    doc = json.loads(path.read_text())
+    fn(doc["state"])
+    path.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("where", ["exploration", "environment"])
+def test_bit_generator_name_comes_from_an_allow_list(tmp_path, where):
+    solver, path = _saved_study(tmp_path)
+
+    def evil(st):
+        (st if where == "exploration" else st["environment"])["rng_type"] = "seed"
+
+    _tamper(path, evil)
+    np.random.seed(5)
+    expected = np.random.random()
+    np.random.seed(5)
+    env, _ = _env()
+    with pytest.raises(StateError, match=r"study\.json.*rng_type.*'seed'"):
+        load_study(path, solver, env)
+    assert np.random.random() == expected  # the global generator was not reseeded
+
+
+@pytest.mark.parametrize("damage, field", [
+    (lambda st: st.pop("samples"), "samples"),
+    (lambda st: st.__setitem__("samples", -5), "samples"),
+    (lambda st: st.__setitem__("rng", {"state": "x"}), "rng"),
+    (lambda st: st.__setitem__("status", 3), "status"),
+    (lambda st: st.__setitem__("extra", None), "malformed"),
+    (lambda st: st.__setitem__("n_arms", "five"), "arms"),
+    (lambda st: st["environment"].__setitem__("positions", [-1]), "positions"),
+])
+def test_corrupt_study_fields_raise_state_error_naming_file_and_field(tmp_path, damage, field):
+    solver, path = _saved_study(tmp_path)
+    _tamper(path, damage)
+    env, _ = _env()
+    with pytest.raises(StateError, match=rf"study\.json.*{field}"):
+        load_study(path, solver, env)
+
+
+def test_negative_counts_and_nan_inverse_are_refused(tmp_path):
+    i, e, a = run_generators(3, 0)
+    env = make_instance("kuroki-synthetic", rng=i, n=6, k=3, gap=1.0)
+    env.reset(e)
+    solver = build_solver("icb")
+    exp = solver.start(env, rng=1)
+    for _ in range(5):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    st = exp.state_dict()
+
+    bad = dict(st, extra=dict(st["extra"], T=-np.abs(st["extra"]["T"]) - 1))
+    with pytest.raises(StateError, match="negative"):
+        solver.resume(bad, env)
+    ls = dict(st["extra"]["ls"])
+    ls["A_inv"] = np.full_like(ls["A_inv"], np.nan)
+    bad = dict(st, extra=dict(st["extra"], ls=ls))
+    with pytest.raises(StateError, match="A_inv"):
+        solver.resume(bad, env)
+
+
+@pytest.mark.parametrize("damage", ["zip", "missing", "json"])
+def test_corrupt_files_raise_state_error(tmp_path, damage):
+    solver, path = _saved_study(tmp_path)
+    npz = path.with_name(json.loads(path.read_text())["arrays"])
+    if damage == "zip":
+        npz.write_bytes(b"PK\x03\x04garbage")
+        match = "do not match the hash"
+    elif damage == "missing":
+        npz.unlink()
+        match = "missing"
+    else:
+        path.write_text('{"format": "combex-state", "arrays": "../../etc/passwd", "state": {}}')
+        match = "arrays"
+    env, _ = _env()
+    with pytest.raises(StateError, match=match):
+        load_study(path, solver, env)
+    # a foreign JSON structure in the exploration (Exploration.save / Solver.load path)
+    save_state({"solver": "lil-randlucb", "params": solver.json_params(), "n_arms": 5, "rng": 3,
+                "rng_type": "PCG64"}, tmp_path / "foreign.json")
+    with pytest.raises(StateError, match=r"foreign\.json.*rng"):
+        solver.load(tmp_path / "foreign.json", env)
