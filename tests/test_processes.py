@@ -60,6 +60,7 @@ execute(time.sleep, [60.0] * 4, backend="processes", jobs=2)
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_pool_workers_exit_when_the_parent_dies(sig):
     proc = subprocess.Popen([sys.executable, "-c", POOL], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    workers: set[int] = set()
     try:
         _wait_for(lambda: len(_children(proc.pid)) >= 2, 60, "the pool never started its workers")
         workers = _children(proc.pid)
@@ -71,8 +72,9 @@ def test_pool_workers_exit_when_the_parent_dies(sig):
         if proc.poll() is None:  # pragma: no cover
             proc.kill()
             proc.wait()
-        for w in _children(proc.pid) if proc.poll() is None else ():  # pragma: no cover
-            os.kill(w, signal.SIGKILL)
+        for w in workers:  # do not leave orphans behind when the test fails
+            if _alive(w):  # pragma: no cover
+                os.kill(w, signal.SIGKILL)
 
 
 @linux
