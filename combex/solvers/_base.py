@@ -324,7 +324,7 @@ class Solver(Algorithm):
         if isinstance(n_arms, bool) or not isinstance(n_arms, int) or n_arms != int(problem.n_arms):
             raise StateError(
                 f"The saved state has {state.get('n_arms')} arms; the problem given has "
-                f"{problem.n_arms}."
+                f"{problem.n_arms} arms."
             )
         cls = self._exploration_class()
         exp = cls.__new__(cls)
