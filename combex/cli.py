@@ -109,14 +109,6 @@ def _solver_for(name: str, sparams: dict[str, Any], params: dict[str, Any]) -> A
     return build_solver(name, sparams)
 
 
-def _write_new(path: Path, text: str, force: bool) -> None:
-    if path.exists() and not force:
-        raise InvalidParameterError(
-            f"The output file {str(path)!r} exists; pass --force to replace it or choose another name."
-        )
-    _atomic_text(path, text)
-
-
 def _atomic_text(path: Path, text: str) -> None:
     """Replace ``path`` by ``text`` through a fresh temporary file (O_EXCL) and one rename."""
     import os

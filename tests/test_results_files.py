@@ -145,3 +145,51 @@ def test_plot_frame_drops_duplicated_runs(tmp_path):
     import pandas as pd
 
     assert len(_frame(pd.concat([df, df]))) == 3
+
+
+def _sweep_kill_loop(tmp_path, kills, seed):
+    import os
+    import signal
+
+    import numpy as np
+
+    sweep = Sweep(solvers=[("lucb", {}), ("lil-randlucb", {})], instances=[("jiang-1sparse", {"N": 4, "K": 1})],
+                  runs=20, seed=4)
+    reference = run_sweep(sweep).rows
+    out = tmp_path / "r.csv"
+    rs = np.random.default_rng(seed)
+    counts = {"kills": 0, "readable": 0, "torn": 0}
+    for _ in range(kills):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                run_sweep(sweep, out)
+            finally:
+                os._exit(0)
+        time.sleep(float(rs.uniform(0.0, 0.3)))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        counts["kills"] += 1
+        if out.exists():
+            counts["torn"] += not out.read_bytes().endswith(b"\n")
+            read_results(out)  # never an error, torn tail or not
+            counts["readable"] += 1
+    rep = run_sweep(sweep, out)  # resume to the end
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_seconds"} for r in rs]  # noqa: E731
+    assert strip(rep.rows) == strip(reference)
+    _, rows = read_results(out)
+    assert len(rows) == len(reference) == len(_data_lines(out)) - 1  # no duplicate, no torn row left
+    return counts
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_sweep_killed_at_random_instants_resumes_exactly(tmp_path):
+    counts = _sweep_kill_loop(tmp_path, 15, seed=0)
+    assert counts["kills"] == 15
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_sweep_killed_many_times(tmp_path):
+    counts = _sweep_kill_loop(tmp_path, 200, seed=1)
+    assert counts["kills"] == 200
