@@ -54,6 +54,8 @@ def kill_loop(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
                 if f.is_file():
                     f.unlink()
             counts["restarts"] += 1
+        for f in tmp_path.glob(".*.tmp"):  # left by the previous kill: count only this one's
+            f.unlink()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             try:
@@ -88,8 +90,8 @@ def test_sigkill_at_random_instants_leaves_a_resumable_save(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_many_instants(tmp_path):
-    counts = kill_loop(tmp_path, 1000, seed=2)
-    assert counts["recovered"] >= 950 and counts["mid_save"] >= 50, counts
+    counts = kill_loop(tmp_path, 500, seed=2)
+    assert counts["recovered"] >= 450 and counts["mid_save"] >= 50, counts
 
 
 def test_temporary_names_are_not_followed_through_symlinks(tmp_path):

@@ -69,11 +69,12 @@ def restore_environment_state(env: Any, state: dict[str, Any]) -> Any:
 
 
 def save_study(path: str | os.PathLike[str], exploration: Any, env: Any) -> Path:
-    """Save ``exploration`` and ``env``'s state to ``path`` (JSON) and ``path.npz``."""
+    """Save ``exploration`` and ``env``'s state to ``path`` (JSON) and ``path.<hash>.npz``
+    with one commit point (see ``combex._state.save_state``)."""
     state = exploration.state_dict()
     token = secrets.token_hex(8)
-    # The token is stored both in the JSON and in the .npz: a crash between the two file
-    # replacements of save_state is detected at load time instead of mixing two saves.
+    # The token is stored both in the JSON and in the .npz: a JSON and arrays of different
+    # saves (copied by hand, or the old two-rename format) are detected at load time.
     state["environment"] = {**environment_state(env), "token": token, "token_array": np.array([token])}
     return save_state(state, path)
 
