@@ -166,6 +166,8 @@ class _RunOutput:
     def begin(self, solver: Any, instance: str, params: dict[str, Any], seed: int) -> None:
         self.docs.append({"solver": solver.name, "solver_params": solver.json_params(), "instance": instance,
                           "params": params, "seed": seed, "runs": []})
+        if not self.csv:  # a valid (partial) document from the start
+            self._write_partial()
 
     def add(self, rec: dict[str, Any]) -> None:
         doc = self.docs[-1]

@@ -153,5 +153,6 @@ def test_run_out_json_is_written_as_runs_finish(tmp_path, capsys, monkeypatch):
     out = tmp_path / "o.json"
     assert main(["run", "lucb", *RUN, "--out", str(out)]) == 0
     assert [len(d["runs"]) for d in seen] == [1, 2] and all(d["partial"] for d in seen)
+    assert seen[0]["summary"]["mean_samples"] == seen[0]["runs"][0]["samples"]
     final = json.loads(out.read_text())
     assert "partial" not in final and len(final["runs"]) == 2
