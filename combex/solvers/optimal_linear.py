@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_float, check_int, check_probability, param_error
+from .._validation import check_bool, check_choice, check_float, check_int, check_probability, param_error
 from ..allocations import apportion
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
@@ -347,7 +347,8 @@ class _GLRExploration(Exploration):
         num, Y, AwiY, alt = self._cost_terms()
         nA = np.maximum(np.einsum("ij,ij->i", AwiY, Y), 1e-300)
         f = np.where(alt, num**2 / (2 * self.sigma**2 * nA), np.inf)
-        coef = np.where(alt, num**2 / (2 * self.sigma**2 * nA**2), 0.0)
+        nA2 = np.where(alt, nA, 1.0) ** 2
+        coef = np.where(alt, num**2 / (2 * self.sigma**2 * nA2), 0.0)
         G = (AwiY @ self.X.T) ** 2 * coef[:, None]
         return f, G, alt
 
@@ -367,6 +368,22 @@ class LinGame(_GLRSolver):
     (the confidence ellipsoid C_t with ``c_t = log t``: the exploration bonus of the paper,
     whose ``f(t)`` is a log t term); arms are pulled by cumulative tracking of ``sum_s w_s``.
 
+    The learner's weights are mixed with the uniform distribution at rate
+    ``gamma_t = min(1/2, t^{-1/2})`` before the best response and the tracking (so that
+    ``V(w)`` stays well conditioned: without it the best response picks alternatives in
+    directions where ``w`` has no mass, whose gains are orders of magnitude above the value
+    of the game, and AdaHedge's regret, proportional to the range of the gains, swamps the
+    average -- measured 64x T* log(1/delta) on ``soare`` d = 5 against 9x with the mixing).
+
+    ``optimism=False`` (default) feeds the plain gains ``U_k = 1/2 (x_k^T (theta_hat -
+    lam_t))^2 / sigma^2`` and replaces optimism by forced exploration (every basis arm at
+    least ``sqrt(t) - d/2`` pulls), the usual substitute (Degenne et al. 2019, Section 3).
+    Measured reason: at practical horizons the bonus dominates the gains by orders of
+    magnitude on instances with small gaps -- on ``soare`` d = 5 the per-sample gain of the
+    useful arm e_2 is about 5e-5 while ``c_t ||x_k||^2_{A_t^{-1}}`` of a rarely pulled arm is
+    about ``12 / n_k`` -- so the optimistic learner samples nearly uniformly: 16.7x
+    T* log(1/delta) with optimism against 6-7x without (valid threshold, seed 1).
+
     Parameters
     ----------
     delta : float, default 0.05
@@ -383,6 +400,8 @@ class LinGame(_GLRSolver):
         Fixed round size (a study sending many evaluations at once); overrides growth.
     max_enumerate : int, default 5000
         Largest decision class enumerated for full-bandit problems.
+    optimism : bool, default False
+        Optimistic gains (the paper) or plain gains with forced exploration (see above).
 
     Examples
     --------
@@ -396,8 +415,13 @@ class LinGame(_GLRSolver):
 
     def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
                  ridge: float = 1.0, growth: float = 0.01, batch_size: int | None = None,
-                 max_enumerate: int = 5000) -> None:
+                 max_enumerate: int = 5000, optimism: bool = False) -> None:
         self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate)
+        self.optimism = check_bool(optimism, "optimism", owner=type(self).__name__)
+
+    @property
+    def forced_exploration(self) -> bool:  # type: ignore[override]
+        return not self.optimism
 
     @property
     def exploration_class(self) -> type[Exploration]:  # type: ignore[override]
@@ -416,7 +440,9 @@ class LinGameExploration(_GLRExploration):
         L = self.learners.get(i)
         if L is None:
             L = self.learners[i] = AdaHedge(self.X.shape[0])
-        w = L.weights()
+        t = max(float(self.samples), 2.0)
+        gamma = min(0.5, 1.0 / math.sqrt(t))
+        w = (1.0 - gamma) * L.weights() + gamma / self.X.shape[0]
         d = self.X.shape[1]
         Vw = (self.X * w[:, None]).T @ self.X
         Vw += 1e-10 * max(float(np.trace(Vw)), 1e-12) * np.eye(d)
@@ -431,9 +457,12 @@ class LinGameExploration(_GLRExploration):
         j = int(np.argmin(cost))
         # theta_hat - lam = (num / ||y||^2_{V^{-1}}) V^{-1} y
         diff = (num[j] / max(nV[j], 1e-300)) * (self.X @ VY[j])
-        t = max(float(self.samples), 2.0)
-        A_inv = np.linalg.inv(self._A)
-        bonus = math.sqrt(2.0 * math.log(t)) * self.sigma * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", self.X, A_inv, self.X), 0.0))
+        if self.solver.optimism:
+            A_inv = np.linalg.inv(self._A)
+            bonus = math.sqrt(2.0 * math.log(t)) * self.sigma * np.sqrt(
+                np.maximum(np.einsum("ij,jk,ik->i", self.X, A_inv, self.X), 0.0))
+        else:
+            bonus = 0.0
         gains = 0.5 * (np.abs(diff) + bonus) ** 2 / self.sigma**2
         L.update(-m * gains)
         return w
