@@ -550,9 +550,11 @@ class LinearFWExploration(_GLRExploration):
         if act.size <= 1:
             z[int(np.argmax(G[int(np.argmin(f))]))] = 1.0
             return z
+        w = self.T / t
+        if act.size == 2:
+            return _two_constraint_game(G[act[0]] - G[act[0]] @ w, G[act[1]] - G[act[1]] @ w)
         from scipy.optimize import linprog
 
-        w = self.T / t
         Ga = G[act]
         scale = max(float(np.abs(Ga).max()), 1e-300)
         Ga = Ga / scale
@@ -569,6 +571,33 @@ class LinearFWExploration(_GLRExploration):
             return z
         z = np.maximum(res.x[:k], 0.0)
         return z / z.sum()
+
+
+def _two_constraint_game(u: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``argmax_{z in simplex} min(u^T z, v^T z)`` in closed form: the optimum of the
+    minimum of two linear functions over the simplex is at a vertex or on an edge
+    ``z = a e_k + (1 - a) e_l`` where the two are equal (LP with two constraints: a basic
+    solution has at most two nonzero coordinates)."""
+    k = u.shape[0]
+    best_val = np.minimum(u, v)
+    kk = int(np.argmax(best_val))
+    val = float(best_val[kk])
+    z = np.zeros(k)
+    z[kk] = 1.0
+    du = u - v  # difference at each vertex
+    D = du[:, None] - du[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = -du[None, :] / D  # crossing: a du_k + (1 - a) du_l = 0
+    ok = np.isfinite(a) & (a > 0) & (a < 1)
+    if ok.any():
+        a = np.where(ok, a, 0.0)
+        mix = np.where(ok, a * u[:, None] + (1 - a) * u[None, :], -np.inf)
+        i, j = np.unravel_index(int(np.argmax(mix)), mix.shape)
+        if mix[i, j] > val:
+            z = np.zeros(k)
+            z[i] += a[i, j]
+            z[j] += 1 - a[i, j]
+    return z
 
 
 # ---------------------------------------------------------------------- Oracle sampler
