@@ -268,3 +268,18 @@ def test_error_rate_at_most_delta_over_200_runs(cls, instance):
     lower = 0.0 if errors == 0 else float(beta_dist.ppf(0.05, errors, runs - errors + 1))
     assert lower <= delta, f"{errors} errors in {runs} runs"
     assert errors / runs <= delta
+
+
+def test_cli_runs_lingame_and_rage_on_linear_and_team_instances(capsys):
+    import json
+
+    from combex.cli import main
+
+    for inst in (["--instance", "canonical", "--set", "d=3", "--set", "gap=1.0"],
+                 ["--instance", "kuroki-synthetic", "--set", "n=6", "--set", "k=2"]):
+        code = main(["run", "lingame", "rage", *inst, "--runs", "1", "--json"])
+        out = capsys.readouterr().out
+        assert code == 0
+        docs = json.loads(out)
+        assert [d["solver"] for d in docs] == ["lingame", "rage"]
+        assert all(r["status"] == "identified" for d in docs for r in d["runs"])
