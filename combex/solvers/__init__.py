@@ -12,6 +12,8 @@
   :class:`LilUCB` -- :mod:`combex.solvers.semi_bandit`;
 * linear (Xu et al. 2018): :class:`LinGapE`, :class:`LinGapEOracle`, :class:`XYStatic`,
   :class:`XYAdaptive`, :class:`XYOracle` -- :mod:`combex.solvers.linear`;
+* asymptotically optimal linear / full-bandit (GLR stopping): :class:`LinGame`,
+  :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling` -- :mod:`combex.solvers.optimal_linear`;
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
 * sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
   :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`.
@@ -37,6 +39,8 @@ _ALGORITHMS = {
     "XYOracle": "linear",
     "BoundedME": "mips",
     "SubElim": "sublinear", "SubTS": "sublinear", "LinElim": "sublinear", "LinTS": "sublinear",
+    "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
+    "LinearFWSampling": "optimal_linear",
 }
 
 __all__ = ["Algorithm", "Solver", "RegretPolicy", "Exploration", "Result", "RegretResult", "Batch", "SOLVERS",
