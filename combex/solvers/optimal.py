@@ -56,7 +56,6 @@ linear implementations of issue 15b (:data:`LINEAR_DISPATCH`); until they are me
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -389,15 +388,7 @@ class _OptimalExploration(Exploration):
         return {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
                 "sigma": self.sigma, "batch_size": self.solver.batch_size}
 
-    # save / resume
-    def _extra_state(self) -> dict[str, Any]:
-        return {"sums": self.sums, "T": self.T, "more": self._more_state()}
 
-    def _load_extra_state(self, state: dict[str, Any]) -> None:  # pragma: no cover - rebuilt via __init__
-        raise NotImplementedError
-
-    def _more_state(self) -> dict[str, Any]:
-        return {}
 
 
 def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
@@ -790,5 +781,3 @@ class CombGame(_OptimalSolver):
     name = "comb-game"
     exploration_class = _CombGameExploration
 
-
-_ = time  # time is used by doctest-free callers; keep the import explicit
