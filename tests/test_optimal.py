@@ -237,3 +237,24 @@ def test_error_rate_at_most_delta_over_200_runs(cls):
         # Clopper-Pearson lower confidence limit of the error rate below delta
         lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
         assert lo <= delta, (cls.name, kw, errors)
+
+
+def test_lucb_family_reports_the_lower_bound_ratio():
+    from combex.solvers import LilRandLUCB, LUCB
+
+    env = BestKGaussianArms([1.0, 0.9, 0.3, 0.2, 0.0], K=2, sigma=0.5, rng=0)
+    for cls in (LUCB, LilRandLUCB):
+        res = cls(2, mode="heuristic").run(env.spawn(1), rng=2)
+        lb = bandit_characteristic_time(env.means(), K=2, sigma=0.5)
+        assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (lb.T_star * math.log(100)))
+
+
+def test_oracle_sampler_tracks_the_true_weights():
+    from combex.solvers.optimal import OracleTracking
+
+    mu = [1.0, 0.7, 0.2]
+    w = bandit_characteristic_time(mu).allocation
+    res = OracleTracking(w, delta=0.05).run(GaussianArms(mu, rng=0), rng=1)
+    assert res.identified and np.allclose(res.pulls / res.samples, w, atol=0.02)
+    with pytest.raises(InvalidParameterError, match="weights"):
+        OracleTracking([1.0, -1.0, 0.0]).start(GaussianArms(mu))

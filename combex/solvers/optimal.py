@@ -68,7 +68,7 @@ from ..exceptions import InvalidParameterError, OracleError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
 
-__all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "LINEAR_DISPATCH"]
+__all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
 #: Linear problems: registry name -> "module:Class" of the linear exploration (issue 15b).
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
@@ -781,3 +781,35 @@ class CombGame(_OptimalSolver):
     name = "comb-game"
     exploration_class = _CombGameExploration
 
+
+
+# ============================================================================ oracle sampler
+class _OracleExploration(_OptimalExploration):
+    """D-tracking of fixed proportions (the true w*), no forced exploration."""
+
+    def _setup(self) -> None:
+        w = np.asarray(self.solver.weights, dtype=np.float64)
+        if w.shape != (self.N,) or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
+            raise param_error("weights", "OracleTracking", f"{self.N} nonnegative proportions", self.solver.weights)
+        self.w = w / w.sum()
+
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        return int(np.argmax(float(cv.sum()) * self.w - cv))
+
+
+class OracleTracking(_OptimalSolver):
+    """The *oracle sampler* of the benchmarks: tracks given proportions (the optimal
+    allocation w*(mu) of the true means, :func:`bandit_characteristic_time`) and stops with
+    the same GLR rule as the other solvers. ``samples(algorithm) / samples(oracle)`` with
+    the same threshold isolates the cost of the sampling rule. Not registered (it needs the
+    truth)."""
+
+    name = "oracle-tracking"
+    exploration_class = _OracleExploration
+
+    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0,
+                 threshold: str = "valid", divergence: str = "auto", sigma: float | None = None,
+                 decision_class: Any = None, batch_size: int = 1) -> None:
+        super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
+                         decision_class=decision_class, batch_size=batch_size)
+        self.weights = np.asarray(weights, dtype=np.float64)
