@@ -246,12 +246,19 @@ class _OptimalExploration(Exploration):
         return m.astype(bool)
 
     def _pairs(self, ans: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """(I, J): i in the answer, j outside (flattened)."""
+        """(I, J): i in the answer, j outside (flattened; cached for the last answer)."""
+        key = ans if self.structure == "bai" else ans.tobytes()
+        cached = getattr(self, "_pairs_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
         if self.structure == "bai":
             J = np.flatnonzero(np.arange(self.N) != ans)
-            return np.full(J.shape, ans, dtype=np.intp), J
-        ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
-        return np.repeat(ins, outs.size), np.tile(outs, ins.size)
+            I = np.full(J.shape, ans, dtype=np.intp)
+        else:
+            ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
+            I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+        self._pairs_cache = (key, I, J)
+        return I, J
 
     def pair_costs(self, w: NDArray[np.float64], ans: Any, I: Any = None, J: Any = None) -> tuple[Any, Any, Any, Any]:
         """Per-pair GLR ``Z`` with weights ``w`` (counts or proportions) and the alternative's x."""
@@ -392,20 +399,16 @@ class _OptimalExploration(Exploration):
 
 
 def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
-    """The L-infinity projection of C-tracking: w^eps = argmin over {v >= eps} of ||v - w||_inf."""
+    """C-tracking's floor: ``max(w, eps)`` renormalized (instead of the L-infinity projection
+    on ``{v >= eps}`` of Garivier & Kaufmann; both move w by at most K eps in sup norm, the
+    property their C-tracking lemma uses)."""
     K = w.shape[0]
     if eps <= 0:
         return w
-    # bisection on the shift: v = max(w - s, eps), sum v = 1
-    lo, hi = -1.0, 1.0
-    for _ in range(60):
-        s = 0.5 * (lo + hi)
-        if float(np.maximum(w - s, eps).sum()) > 1.0:
-            lo = s
-        else:
-            hi = s
-    v = np.maximum(w - 0.5 * (lo + hi), eps)
-    return v / v.sum() if K * eps < 1 else np.full(K, 1.0 / K)
+    if K * eps >= 1:
+        return np.full(K, 1.0 / K)
+    v = np.maximum(w, eps)
+    return v / v.sum()
 
 
 def _maxmin_weights(costs: Any, N: int, w0: NDArray[np.float64] | None = None, iters: int = 150) -> NDArray[np.float64]:
