@@ -225,9 +225,9 @@ def test_error_rate_at_most_delta_over_200_runs(cls):
     delta = 0.1
     runs = 200
     cases = [
-        (GaussianArms([0.5, 0.45, 0.2], sigma=0.5), {}, 0.0),            # near tie
-        (BestKGaussianArms([0.6, 0.5, 0.45, 0.1], K=2, sigma=0.5), {"K": 2}, 0.0),
-        (GaussianArms([0.5, 0.48, 0.1], sigma=0.5), {"epsilon": 0.05}, 0.05),  # epsilon-good
+        (GaussianArms([0.5, 0.3, 0.28], sigma=0.5), {}, 0.0),             # near tie behind the best
+        (BestKGaussianArms([0.6, 0.5, 0.3, 0.28], K=2, sigma=0.5), {"K": 2}, 0.0),
+        (GaussianArms([0.5, 0.47, 0.0], sigma=0.5), {"epsilon": 0.2}, 0.2),  # near tie at the top, epsilon-good
     ]
     for env0, kw, tol in cases:
         errors = 0
