@@ -190,7 +190,7 @@ def get_solver(name: str) -> type["Algorithm"]:
 def _load_builtin_solvers() -> None:
     import importlib
 
-    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear", "optimal_linear"):
+    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear", "optimal", "optimal_linear"):
         try:
             importlib.import_module(f"combex.solvers.{mod}")
         except ModuleNotFoundError as exc:  # a family not built yet
