@@ -258,3 +258,16 @@ def test_oracle_sampler_tracks_the_true_weights():
     assert res.identified and np.allclose(res.pulls / res.samples, w, atol=0.02)
     with pytest.raises(InvalidParameterError, match="weights"):
         OracleTracking([1.0, -1.0, 0.0]).start(GaussianArms(mu))
+
+
+def test_top_two_and_fw_sampling_dispatch_to_the_linear_solvers_on_linear_problems():
+    from combex.environments import soare
+    from combex.solvers import get_solver
+    from combex.solvers.optimal_linear import LinearFWSampling, LinearTopTwo
+
+    for name, cls in (("top-two", LinearTopTwo), ("fw-sampling", LinearFWSampling)):
+        a = get_solver(name)(delta=0.1).run(soare(d=2, rng=0), rng=3)
+        b = cls(delta=0.1).run(soare(d=2, rng=0), rng=3)
+        assert (a.answer, a.samples) == (b.answer, b.samples)
+        assert a.info["lower_bound_ratio"] == pytest.approx(b.info["lower_bound_ratio"])
+        assert a.info["lower_bound_ratio"] > 1.0  # the linear T*(theta), not the bandit one

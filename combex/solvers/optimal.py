@@ -112,27 +112,40 @@ class _OptimalSolver(Solver):
     def tolerance(self) -> float:
         return float(self.epsilon)
 
+    def _linear_delegate(self, problem: Any) -> Solver | None:
+        """The linear solver this one stands for on a linear problem (one with features and
+        no decision class), or None. Same delta, epsilon and batch size; the valid threshold
+        maps to the linear mixture threshold."""
+        prob = getattr(problem, "problem", problem)
+        if getattr(prob, "features", None) is None or self.decision_class is not None:
+            return None
+        target = LINEAR_DISPATCH.get(self.name)
+        if target is None:
+            raise InvalidParameterError(
+                f"{type(self).__name__} ({self.name!r}) handles best-arm, Best-K and decision-class "
+                f"problems with semi-bandit feedback; this is a linear problem (it has features): use "
+                f"'lingame', 'rage', 'top-two', 'fw-sampling' or 'lingape'."
+            )
+        import importlib
+
+        mod, cls = target.split(":")
+        linear_cls = getattr(importlib.import_module(mod), cls)
+        return linear_cls(
+            delta=self.delta,
+            epsilon=self.epsilon,
+            threshold="mixture" if self.threshold == "valid" else "heuristic",
+            batch_size=None if self.batch_size == 1 else self.batch_size,
+        )
+
+    def resume(self, state: Any, problem: Any) -> Exploration:
+        lin = self._linear_delegate(problem)
+        return lin.resume(state, problem) if lin is not None else super().resume(state, problem)
+
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         prob = getattr(problem, "problem", problem)
-        if getattr(prob, "features", None) is not None and self.decision_class is None:
-            target = LINEAR_DISPATCH.get(self.name)
-            if target is None:
-                raise InvalidParameterError(
-                    f"{type(self).__name__} ({self.name!r}) handles best-arm, Best-K and decision-class "
-                    f"problems with semi-bandit feedback; this is a linear problem (it has features): use "
-                    f"'lingame', 'rage' or 'lingape'."
-                )
-            import importlib
-
-            mod, cls = target.split(":")
-            try:
-                linear_cls = getattr(importlib.import_module(mod), cls)
-            except (ModuleNotFoundError, AttributeError):
-                raise InvalidParameterError(
-                    f"{type(self).__name__} on a linear problem dispatches to {target}: linear problems: see "
-                    f"issue 15b (not merged yet)."
-                ) from None
-            return linear_cls(self, problem, rng)
+        lin = self._linear_delegate(problem)
+        if lin is not None:
+            return lin.start(problem, rng=rng)
         if getattr(prob, "arm_type", "index") != "index":
             raise InvalidParameterError(
                 f"{type(self).__name__} needs semi-bandit feedback (index arms); the problem has "
@@ -141,6 +154,9 @@ class _OptimalSolver(Solver):
         return self.exploration_class(self, problem, rng)
 
     def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+        lin = self._linear_delegate(env)
+        if lin is not None:  # the linear solver adds the linear T*(theta)
+            return lin.run(env, rng=rng, budget=budget, trace=trace)
         result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
         info = dict(result.info)
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
