@@ -635,7 +635,11 @@ class _Lock:
         except ImportError:  # pragma: no cover - Windows
             return
         lp = _lock_path(path)
-        fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:  # e.g. a symlink planted there (O_NOFOLLOW), a read-only directory
+            raise ResultsFileError(f"The lock file {str(lp)!r} of the results file {str(path)!r} cannot be "
+                                   f"opened ({exc}).") from None
         fh = os.fdopen(fd, "r+")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
