@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, soare
-from combex.environments._base import NoiseModel, Problem
+from combex.environments import NoiseModel, Problem
 from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
 from combex.exceptions import CombexError, InvalidParameterError
 from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
@@ -198,9 +198,7 @@ def test_registry_names_and_bad_input():
         TopTwo(K=5).start(GaussianArms([1.0, 0.0]))
     with pytest.raises(InvalidParameterError, match="divergence"):
         TopTwo(K=2, epsilon=0.1, divergence="bernoulli").start(BernoulliArms([0.5, 0.4, 0.3]))
-    # linear problems: the dispatch point (issue 15b)
-    with pytest.raises(CombexError, match="15b|lingame"):
-        TopTwo().start(soare(3))
+    # linear problems: top-two / fw-sampling dispatch to the linear solvers; the others refuse
     with pytest.raises(CombexError, match="lingame"):
         TrackAndStop().start(soare(3))
 
