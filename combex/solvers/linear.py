@@ -65,11 +65,57 @@ def _resolve_noise(solver: Any, problem: Any, attr: str) -> float:
     return float(problem.noise.sigma)
 
 
-def _resolve_S(solver: Any, problem: Any) -> float:
+_UNIT_MEAN_NOISES = ("bernoulli", "data")
+
+
+def _mean_range(problem: Any) -> tuple[float, float] | None:
+    """A known range [lo, hi] of the expected reward of one arm (index problems) or one
+    base arm (mask problems): ``problem.info["reward_range"]``, else [0, 1] for Bernoulli
+    and data-backed {0, 1} rewards, else None (Gaussian noise says nothing of the means)."""
+    info = getattr(problem, "info", None) or {}
+    rr = info.get("reward_range")
+    if rr is not None:
+        lo, hi = (float(v) for v in rr)
+        return lo, hi
+    if getattr(problem.noise, "kind", None) in _UNIT_MEAN_NOISES:
+        return 0.0, 1.0
+    return None
+
+
+def _resolve_S(solver: Any, problem: Any, features: Any = None) -> float:
+    """The bound S >= ||theta||_2 used in C_t (eq. (3)); never a guess.
+
+    In order: the solver's ``S``; ``problem.info["S"]``; a bound derived from a known range
+    [lo, hi] of the means (:func:`_mean_range`) with ``m = max(|lo|, |hi|)``:
+    full-bandit (mask) problems, theta = the base-arm means, so ``||theta||_2 <= m sqrt(n)``;
+    index problems with features X of full column rank, ``theta = X^+ mu`` with
+    ``mu = X theta`` in [lo, hi]^K, so ``||theta||_2 <= ||mu||_2 / s_min(X) <= m sqrt(K) /
+    s_min(X)``. Otherwise :class:`~combex.exceptions.InvalidParameterError` naming ``S``:
+    the former default S = 1.0 returned the wrong arm on theta = (50, 50.8).
+    """
     if solver.S is not None:
         return float(solver.S)
     s = (getattr(problem, "info", None) or {}).get("S")
-    return float(s) if s is not None else 1.0
+    if s is not None:
+        return float(s)
+    rng_ = _mean_range(problem)
+    owner = type(solver).__name__
+    if rng_ is not None:
+        m = max(abs(rng_[0]), abs(rng_[1]))
+        if features is None:
+            return m * math.sqrt(int(problem.n_arms))
+        X = np.asarray(features, dtype=np.float64)
+        smin = float(np.linalg.svd(X, compute_uv=False).min())
+        if smin > 0:
+            return m * math.sqrt(X.shape[0]) / smin
+    raise InvalidParameterError(
+        f"The 'S' parameter of {owner} is required here: S must bound ||theta||_2 (the "
+        f"confidence radius C_t of eq. (3) is only valid when ||theta||_2 <= S), and this "
+        f"problem carries neither info['S'] nor a known reward range. Choose S from what "
+        f"you know of the rewards: e.g. means in [-m, m] on a full-bandit problem of n base "
+        f"arms give S = m sqrt(n); arm means in [-m, m] with features X give "
+        f"S = m sqrt(K) / s_min(X). Got S=None instead."
+    )
 
 
 class _PseudoInverse:
@@ -180,8 +226,11 @@ class LinGapE(_LinearRun, Solver):
         Arm selection: the greedy rule (9) or the ratio rule (12) with p* of (10).
     S : float, optional
         Bound on ||theta||_2 in C_t. None: ``problem.info["S"]`` when the problem carries
-        it, else 1.0 (the value used is reported in ``Result.info["S"]``). The paper
-        assumes S known; too small an S voids the guarantee.
+        it, else a bound derived from a known range of the arm means
+        (``problem.info["reward_range"]``, or [0, 1] for Bernoulli / data-backed rewards):
+        ``max(|lo|, |hi|) sqrt(K) / s_min(X)``; else an error naming S (there is no
+        default: the former S = 1.0 returned the wrong arm on theta = (50, 50.8)). The
+        value used is reported in ``Result.info["S"]``. Too small an S voids the guarantee.
     R : float, optional
         Sub-Gaussian scale of the noise. None: ``problem.noise.sigma``.
     radius : {"logdet", "dimension"}, default "logdet"
@@ -329,7 +378,7 @@ class LinGapEExploration(Exploration):
         self.X = check_features(self.problem.features, owner="LinGapE")
         k, d = self.X.shape
         self.R = _resolve_noise(solver, self.problem, "R")
-        self.S = _resolve_S(solver, self.problem)
+        self.S = _resolve_S(solver, self.problem, self.X)
         self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
         self._ld_floor = d * math.log(solver.ridge)
         self._ld_shift = 2.0 * (self.log_union - math.log(solver.delta))
@@ -1108,6 +1157,10 @@ class LinGapEOracle(_LinearRun, Solver):
     ----------
     delta, epsilon, ridge, S, union_bound, refactor_every
         As :class:`LinGapE` (the union bound would be over ``|class|^2`` pairs: not offered).
+        With ``S=None`` and no ``problem.info["S"]``, S is derived from a known range
+        [lo, hi] of the base-arm means (``problem.info["reward_range"]``, or [0, 1] for
+        Bernoulli / data-backed rewards): theta = the base-arm means, so
+        ``||theta||_2 <= max(|lo|, |hi|) sqrt(n)``; else an error naming S.
     R : float, optional
         Sub-Gaussian scale of one super-arm observation. None: ``sqrt(k) sigma`` for
         independent per-base-arm noise of scale sigma (``problem.noise``), ``k sigma``

@@ -1,0 +1,64 @@
+"""Issue 12, "Defects found": one regression test (or more) per defect."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from combex.environments import FullBandit, LinearBandit
+from combex.exceptions import CombexError
+from combex.solvers import get_solver
+
+
+# ----------------------------------------------------------------- 1. no unsound default S
+def test_lingape_refuses_without_norm_bound_and_is_right_with_one():
+    env = LinearBandit(np.eye(2), [50.0, 50.8], rng=0)
+    LinGapE = get_solver("lingape")
+    with pytest.raises(CombexError, match="'S' parameter.*required"):
+        LinGapE(delta=0.1).run(env, rng=0)
+    wrong = 0
+    for seed in range(5):  # a small ridge keeps lambda^{1/2} S (about 0.7) from dominating C_t
+        res = LinGapE(delta=0.1, ridge=1e-4, S=float(np.hypot(50.0, 50.8))).run(env.spawn(seed), rng=seed)
+        wrong += res.answer != 1
+    assert wrong == 0
+
+
+def test_lingape_derives_S_from_a_known_reward_range():
+    from combex.environments._base import Problem
+
+    env = LinearBandit(np.eye(2), [0.2, 0.7], rng=0)
+    p = env.problem
+    prob = Problem(n_arms=p.n_arms, noise=p.noise, features=p.features, info={"reward_range": (-1.0, 1.0)})
+    exp = get_solver("lingape")().start(prob, rng=0)
+    assert exp.S == pytest.approx(np.sqrt(2.0))  # m sqrt(K) / s_min(X) with X = I
+
+
+def test_lingape_oracle_needs_S_on_gaussian_full_bandit_and_derives_it_otherwise():
+    Oracle = get_solver("lingape-oracle")
+    env = FullBandit([50.0, 50.8, 0.0], k=1, rng=0)
+    with pytest.raises(CombexError, match="'S' parameter"):
+        Oracle(delta=0.1).start(env.problem, rng=0)
+    bern = FullBandit([0.2, 0.9, 0.5, 0.1], k=2, noise="bernoulli", rng=0)
+    assert Oracle().start(bern.problem, rng=0).S == pytest.approx(2.0)  # sqrt(n), means in [0, 1]
+    from combex.environments import kuroki_synthetic, topk_gaussian
+
+    assert Oracle().start(kuroki_synthetic(6, 2, rng=0).problem, rng=0).S == pytest.approx(np.sqrt(6))
+    assert Oracle().start(topk_gaussian((3, 4, 0), k=1).problem, rng=0).S == pytest.approx(5.0)
+
+
+# ----------------------------------------------------------------- 3. rng seeds the noise too
+@pytest.mark.parametrize("build", ["kuroki", "topk", "crowd"])
+def test_instance_rng_seeds_the_noise(build):
+    from combex.environments import crowd, kuroki_synthetic, topk_gaussian
+
+    make = {
+        "kuroki": lambda s: kuroki_synthetic(6, 2, 0.5, rng=s),
+        "topk": lambda s: topk_gaussian((1.0, 0.8, 0.6, 0.4, 0.2, 0.0), k=2, rng=s),
+        "crowd": lambda s: crowd(k=3, rng=s),
+    }[build]
+    a, b, c = make(7), make(7), make(8)
+    mask = np.zeros(a.n_arms, dtype=bool)
+    mask[:3 if build == "crowd" else 2] = True
+    draws = [[e.pull(mask, 1)[0] for _ in range(20)] for e in (a, b, c)]
+    assert draws[0] == draws[1]
+    assert draws[0] != draws[2]
