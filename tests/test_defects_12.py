@@ -62,3 +62,17 @@ def test_instance_rng_seeds_the_noise(build):
     draws = [[e.pull(mask, 1)[0] for _ in range(20)] for e in (a, b, c)]
     assert draws[0] == draws[1]
     assert draws[0] != draws[2]
+
+
+# ----------------------------------------------------------------- 2. lingape-oracle stops on n >= 6
+def test_lingape_oracle_stops_on_easy_top2_of_6_within_budget():
+    from combex.environments import topk_gaussian
+
+    Oracle = get_solver("lingape-oracle")
+    for seed in range(2):
+        env = topk_gaussian((3, 2.5, 0, 0, 0, 0), k=2, rng=seed)
+        res = Oracle(ridge=0.1, S=4.0).run(env, rng=seed, budget=2000)
+        # measured 271-408 samples over seeds 0-4 (main: no stop after 2e5 rounds)
+        assert res.status == "identified", res.info
+        assert res.samples <= 1000
+        np.testing.assert_array_equal(res.answer, env.best())
