@@ -76,3 +76,18 @@ def test_lingape_oracle_stops_on_easy_top2_of_6_within_budget():
         assert res.status == "identified", res.info
         assert res.samples <= 1000
         np.testing.assert_array_equal(res.answer, env.best())
+
+
+# ----------------------------------------------------------------- 4. SAQM theorem1 on a subspace
+def test_saqm_theorem1_refuses_a_subspace_class_at_start_and_certified_runs():
+    from combex.oracles import PartitionMatroid
+
+    SAQM = get_solver("saqm")
+    groups = np.array([0, 0, 1, 1, 2, 2])
+    dc = PartitionMatroid(groups, [1, 1, 1], base=True)
+    env = FullBandit([1.0, 0.0, 0.0, 1.0, 1.0, 0.0], decision_class=dc, sigma=0.3, rng=0)
+    with pytest.raises(CombexError, match="'alpha' parameter.*subspace"):
+        SAQM(alpha="theorem1").start(env.problem, rng=0)
+    res = SAQM(alpha="certified", delta=0.1).run(env, rng=0, budget=10**6)
+    assert res.status == "identified"
+    np.testing.assert_array_equal(res.answer, env.best())

@@ -383,6 +383,23 @@ class _StaticExploration(Exploration):
 
 # ============================================================================== SAQM
 class _SAQMExploration(_StaticExploration):
+    def __init__(self, solver: Any, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        if solver.alpha == "theorem1" and self.Q is not None:
+            # Theorem 1's ratio lambda_min(W)/lambda_max(W) * alpha_DkS/(k-1) is for a W
+            # positive definite on R^n; on a class confined to a subspace W = A^+ is
+            # singular (lambda_min = 0, ratio 0, alpha_t 0: the run could never stop), and in
+            # the subspace's coordinates members are not 0/1 vectors, so the DkS reduction
+            # behind Theorem 1 does not apply there either.
+            raise InvalidParameterError(
+                "The 'alpha' parameter of SAQM cannot be 'theorem1' on this decision class: its "
+                f"members span a proper subspace of R^{self.n} (rank {self.Q.shape[1]}; e.g. bases "
+                "of a partition matroid), where A_t is singular and Theorem 1's ratio "
+                "lambda_min/lambda_max * alpha_DkS/(k-1) is 0, so the run would never stop. "
+                "Use alpha='certified' (the per-call certified ratio, valid here). Got "
+                "alpha='theorem1' instead."
+            )
+
     def _check(self) -> None:
         s: SAQM = self.solver  # type: ignore[assignment]
         theta = self._theta()
@@ -404,8 +421,6 @@ class _SAQMExploration(_StaticExploration):
             _, cert = s._qm(certify=False).maximize(A_inv, self.k)
             lam = np.linalg.eigvalsh(self.ls.A)
             th1 = float(lam[0] / lam[-1] * cert.alpha_dks / (self.k - 1)) if self.k > 1 else 1.0
-            if self.Q is not None:  # A^+ is singular on R^n: Theorem 1 does not apply
-                th1 = 0.0
             cr = math.nan
         Z = C * math.sqrt(max(cert.value, 0.0))
         alpha = s._alpha(th1, cr)
@@ -439,7 +454,8 @@ class SAQM(_StaticFullBandit):
     the square root of Theorem 1's QP ratio ``lambda_min/lambda_max * alpha_DkS/(k-1)`` and
     the square root of the per-call certified QP ratio ``value / upper bound`` (an alpha-
     approximation of the QP is a sqrt(alpha)-approximation of CEM); ``"theorem1"`` only the
-    former (the paper's guarantee); a float in (0, 1] fixes alpha_t (the paper's Figure 3
+    former (the paper's guarantee; refused at ``start`` on a class whose members span a
+    proper subspace, e.g. partition-matroid bases, where that ratio is 0); a float in (0, 1] fixes alpha_t (the paper's Figure 3
     uses alpha = 0.9; then the (eps, delta)-PAC guarantee no longer holds).
     ``dks`` names the densest-k-subgraph oracle (peeling, as in the paper's experiments).
     """

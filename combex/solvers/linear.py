@@ -1149,8 +1149,8 @@ class LinGapEOracle(_LinearRun, Solver):
     quadratic oracle's approximation ratio (only its certified upper bound is used).
 
     A second certified bound keeps the per-member gaps (it is the bound of CLUCB, Chen et
-    al. 2014, in the norm of ``W``): ``1_M - 1_{i_t}`` is ``+1`` on ``M \ i_t`` and ``-1`` on
-    ``i_t \ M``, so ``||1_M - 1_{i_t}||_W <= sum_{e in M xor i_t} d_e`` with
+    al. 2014, in the norm of ``W``): ``1_M - 1_{i_t}`` is ``+1`` on ``M - i_t`` and ``-1`` on
+    ``i_t - M`` (set differences), so ``||1_M - 1_{i_t}||_W <= sum_{e in M xor i_t} d_e`` with
     ``d_e = sqrt(W_ee)`` (triangle inequality), hence ``f(M) <= w(M) - w(i_t)`` with
     ``w_e = theta_hat_e + C_t d_e`` off ``i_t`` and ``theta_hat_e - C_t d_e`` on it, and
     ``B_elem(t) = max(0, max_{M != i_t} w(M) - w(i_t))`` is one ``argmax_excluding`` call (the
