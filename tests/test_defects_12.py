@@ -91,3 +91,50 @@ def test_saqm_theorem1_refuses_a_subspace_class_at_start_and_certified_runs():
     res = SAQM(alpha="certified", delta=0.1).run(env, rng=0, budget=10**6)
     assert res.status == "identified"
     np.testing.assert_array_equal(res.answer, env.best())
+
+
+# ----------------------------------------------------------------- 5. ICB Lemma 1 constant
+def test_icb_lemma1_union_bound_sums_to_delta_from_t1():
+    import math
+
+    from combex.estimation import independent_radius
+
+    delta, sigma, n = 0.05, 1.3, 7
+    t = np.arange(1, 2 * 10**6 + 1, dtype=float)
+    C = independent_radius(t, delta, sigma=sigma, n_arms=n)
+    # two-sided sub-Gaussian tail per arm and round: 2 exp(-C_t^2 / (2 sigma^2))
+    per_round = n * 2.0 * np.exp(-(C**2) / (2 * sigma**2))
+    total = per_round.sum() + per_round[-1] * t[-1]  # tail sum_{s > T} T^2/s^2 <= T
+    assert total <= delta * (1 + 1e-9)
+    assert total >= 0.999 * delta  # the corrected constant is the smallest one (no slack)
+    # the printed constant c' = 6/pi^2 sums to 2 pi^4 / 36 = 5.41 delta
+    old = sigma * np.sqrt(2 * np.log(6 / math.pi**2 * t**2 * n / delta))
+    old_total = (n * 2.0 * np.exp(-(old**2) / (2 * sigma**2))).sum()
+    assert old_total / delta == pytest.approx(2 * math.pi**4 / 36, rel=1e-5)
+    assert 5.40 < 2 * math.pi**4 / 36 < 5.42
+
+
+# ----------------------------------------------------------------- 6. the check schedule's true bound
+def test_geometric_schedule_ratio_is_measured_and_can_exceed_one_plus_growth():
+    from combex.solvers import get_solver
+
+    ICB = get_solver("icb")
+    g = 0.01
+    env = FullBandit([1.0, 0.9, 0.2, 0.1, 0.0], k=2, sigma=0.5, rng=3)
+    res = ICB(delta=0.1, growth=g).run(env, rng=1, trace=True)
+    t = np.asarray(res.trace["t"], dtype=float)
+    assert t.size >= 3
+    # the true statement: t_{j+1} <= max(t_j + 1, (1 + g) t_j)
+    assert np.all(t[1:] <= np.maximum(t[:-1] + 1, np.floor((1 + g) * t[:-1])))
+    ratios = t[1:] / t[:-1]
+    assert res.info["max_check_ratio"] == pytest.approx(ratios.max())
+    # early checks are one sample apart: the ratio is 1 + 1/t > 1 + g ("at most 1 + g" is false)
+    assert res.info["max_check_ratio"] > 1 + g
+    assert "overshoot_factor" not in res.info
+
+
+def test_xy_static_reports_its_measured_check_ratio():
+    from combex.environments import canonical
+
+    res = get_solver("xy-static")(growth=0.05).run(canonical(4, 0.5, rng=0), rng=0)
+    assert res.info["max_check_ratio"] > 1.05  # from the "n + 1" steps while n < 20

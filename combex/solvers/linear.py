@@ -778,7 +778,11 @@ class _StaticExploration(Exploration):
         np.add.at(self.sums, batch.arms, reward_sums)
         self.n_phase += batch.total
         if self.n_phase >= self.n_next:
+            prev = getattr(self, "_prev_check", 0)
+            if 0 < prev < self.n_phase:
+                self.max_check_ratio = max(getattr(self, "max_check_ratio", 1.0), self.n_phase / prev)
             self._check()
+            self._prev_check = self.n_phase  # 0 when _check started a new phase
             if not self.done:
                 self._schedule()
 
@@ -802,11 +806,14 @@ class _StaticExploration(Exploration):
         return self.T_all
 
     def _info(self) -> dict[str, Any]:
-        return {"allocation": self.p.copy(), "overshoot_factor": 1.0 + self.solver.growth, "sigma": self.sigma}
+        return {"allocation": self.p.copy(), "max_check_ratio": float(getattr(self, "max_check_ratio", 1.0)),
+                "sigma": self.sigma}
 
     def _extra_state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
-        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B)
+        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B,
+                   prev_check=int(getattr(self, "_prev_check", 0)),
+                   max_check_ratio=float(getattr(self, "max_check_ratio", 1.0)))
         return out
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
@@ -817,6 +824,8 @@ class _StaticExploration(Exploration):
         for k in ("n_phase", "n_next", "best"):
             setattr(self, k, int(state[k]))
         self.B = float(state["B"])
+        self._prev_check = int(state.get("prev_check", 0))
+        self.max_check_ratio = float(state.get("max_check_ratio", 1.0))
 
 
 _STATIC_NOTES = """
@@ -840,9 +849,16 @@ _STATIC_NOTES = """
     counts are :func:`combex.allocations.apportion` ``(p, n)``, the counts of the tracking
     rule ``argmin_{p_a > 0} T_a / p_a`` (lowest index on ties; :class:`~combex.allocations.Tracker`).
     Checks happen on the geometric schedule ``n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))``
-    (``growth=g``); so a run stops at most a factor ``1 + g`` (plus one sample) after the
-    first sample count at which the rule holds (``info["overshoot_factor"]``); ``growth=0``
-    checks after every sample.
+    (``growth=g``); ``growth=0`` checks after every sample. What this guarantees: two
+    consecutive checks satisfy ``n_{k+1} <= max(n_k + 1, (1 + g) n_k + 1)``, so if the rule
+    holds at every sample count from n on, the run stops by ``(1 + g) n + 1``;
+    ``info["max_check_ratio"]`` is the largest ``n_{k+1} / n_k`` of the run (it exceeds
+    ``1 + g`` while ``n_k < 1 / g``, where the ``n_k + 1`` term rules). It is *not* a bound on
+    the ratio of the batched to the per-round stopping time: the rule is not monotone in n
+    (a crossing can be undone by the next samples), so the stop can come later than
+    ``(1 + g)`` times the first crossing. The earlier "at most a factor 1 + g" claim was
+    false in that sense (issue 12: mean sample ratios of 1.027 at g = 0.01 and 1.064-1.069
+    at g = 0.05 were measured for the full-bandit solvers).
 """
 
 
