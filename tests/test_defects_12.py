@@ -138,3 +138,88 @@ def test_xy_static_reports_its_measured_check_ratio():
 
     res = get_solver("xy-static")(growth=0.05).run(canonical(4, 0.5, rng=0), rng=0)
     assert res.info["max_check_ratio"] > 1.05  # from the "n + 1" steps while n < 20
+
+
+# ----------------------------------------------------------------- 8. family compatibility at start
+@pytest.mark.parametrize("solver,instance,params", [
+    ("lil-randlucb", "soare", {}),
+    ("saqm", "jiang-1sparse", {}),
+    ("lingape", "jiang-1sparse", {}),
+    ("icb", "soare", {}),
+    ("lingape-oracle", "jiang-1sparse", {}),
+])
+def test_wrong_family_is_refused_at_start(solver, instance, params):
+    from combex.experiments import make_instance
+
+    env = make_instance(instance, rng=0, **params)
+    cls = get_solver(solver)
+    with pytest.raises(CombexError, match="'problem' parameter.*instance families"):
+        cls().start(env.problem, rng=0)
+
+
+def test_cli_list_shows_solver_families(capsys):
+    from combex.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    line = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ")}
+    assert "[semi-bandit, mips]" in line["lil-randlucb"]
+    assert "[full-bandit]" in line["saqm"] and "[linear]" in line["lingape"]
+
+
+# ----------------------------------------------------------------- 7. ties with epsilon = 0
+def test_epsilon0_on_tied_crowd_warns_reports_progress_and_indistinguishable():
+    import warnings
+
+    from combex.environments import crowd
+    from combex.exceptions import TieWarning
+
+    env = crowd(k=10, rng=0)
+    m = np.sort(env.means())[::-1]
+    assert m[9] == m[10]  # the 10th and 11th workers tie
+    seen = []
+    with pytest.warns(TieWarning, match="epsilon = 0"):
+        res = get_solver("icb")(epsilon=0.0).run(env, rng=0, budget=50_000, callback=lambda e: seen.append(e.progress()))
+    assert res.status == "budget_exhausted" and res.samples == 50_000
+    assert seen and {"samples", "statistic", "threshold", "leader"} <= set(seen[-1])
+    assert seen[-1]["statistic"] > seen[-1]["threshold"] == 0.0 and len(seen[-1]["leader"]) == 10
+    ind = res.info["indistinguishable"]
+    assert ind and all(len(team) == 10 for team in ind)
+    # every tied swap of the leader is among the candidates the data cannot rule out
+    lead = set(np.flatnonzero(res.answer).tolist())
+    means = env.means()
+    tied = [sorted(lead - {i} | {j}) for i in lead for j in set(range(env.n_arms)) - lead
+            if means[i] == means[j]]
+    assert tied and all(t in ind for t in tied)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TieWarning)
+        get_solver("icb")(epsilon=0.5).run(crowd(k=10, rng=0), rng=0, budget=5_000)  # no warning
+
+
+def test_callback_can_end_a_run_and_bad_callback_is_refused():
+    from combex.environments import crowd
+
+    def stop_early(exp):
+        if exp.samples >= 1000:
+            exp.stop("budget_exhausted", "stopped by the callback")
+
+    from combex.exceptions import TieWarning
+
+    with pytest.warns(TieWarning):
+        res = get_solver("saqm")(epsilon=0.0).run(crowd(k=3, rng=0), rng=0, callback=stop_early)
+    assert res.status == "budget_exhausted" and 1000 <= res.samples < 2000
+    with pytest.raises(CombexError, match="'callback' parameter"):
+        get_solver("icb")().run(crowd(k=3, rng=0), rng=0, callback=42)
+
+
+def test_cli_run_has_a_default_budget_and_prints_progress_lines(capsys):
+    from combex.cli import DEFAULT_BUDGET, build_parser
+    from combex.experiments import simulate
+    from combex.environments import crowd
+
+    args = build_parser().parse_args(["run", "icb", "--instance", "crowd"])
+    assert args.budget == DEFAULT_BUDGET
+    res = simulate(get_solver("icb")(epsilon=0.5), crowd(k=10, rng=0), rng=0, budget=20_000, progress=True, every=0.0)
+    err = capsys.readouterr().err
+    assert "[icb] samples=" in err and "statistic=" in err and "leader=" in err
+    assert res.samples <= 20_000

@@ -101,6 +101,7 @@ class _StaticFullBandit(Solver):
     """Shared settings of the static-allocation full-bandit solvers."""
 
     arm_type: ClassVar[str] = "mask"
+    families: ClassVar[tuple[str, ...]] = ("full-bandit",)
     needs_fixed_size: ClassVar[bool] = False
 
     def __init__(
@@ -350,7 +351,52 @@ class _StaticExploration(Exploration):
             max_check_ratio=float(getattr(self, "max_check_ratio", 1.0)),
             support_pulls=self.T.copy(),
         )
+        if self.done and self.status != "identified" and self.initial_done:
+            info["indistinguishable"], info["indistinguishable_scope"] = self._indistinguishable()
         return info
+
+    def _width(self, diff: NDArray[np.float64], A_inv: NDArray[np.float64], C: float) -> float:
+        """Confidence width of ``diff^T theta`` used by this solver's stopping rule:
+        ``C_t ||diff||_{A^-1}`` (Proposition 1); ICB overrides it with Lemma 1's."""
+        return C * math.sqrt(max(float(diff @ A_inv @ diff), 0.0))
+
+    def _indistinguishable(self, limit: int = 100) -> tuple[list[list[int]], str]:
+        """Members M != M_hat that the data cannot yet rule out: the upper confidence bound
+        of ``theta(M) - theta(M_hat)`` (the stopping rule's radius) is >= epsilon. All
+        members when the class has at most ``max_enumerate`` members, else the one-swap
+        neighbours of M_hat (where ties between members live for top-k and matroids).
+        At most ``limit``, the least separated first; base-arm indices per member."""
+        theta = self._theta()
+        A_inv = self._A_inv()
+        C = self._radius()
+        lead = np.asarray(self.recommendation, dtype=bool)
+        x0 = lead.astype(np.float64)
+        if (self.dc.size or math.inf) <= self.solver.max_enumerate:
+            cands = (np.asarray(m, dtype=bool) for m in self.dc.enumerate())
+            scope = "all members"
+        else:
+            scope = "one-swap neighbours of the leader"
+            ins, outs = np.flatnonzero(lead), np.flatnonzero(~lead)
+
+            def swaps() -> Any:
+                for i in ins:
+                    for j in outs:
+                        m = lead.copy()
+                        m[i], m[j] = False, True
+                        if self.dc.contains(m):
+                            yield m
+
+            cands = swaps()
+        out = []
+        for m in cands:
+            if np.array_equal(m, lead):
+                continue
+            diff = m.astype(np.float64) - x0
+            ucb = float(diff @ theta) + self._width(diff, A_inv, C)
+            if ucb >= self.solver.epsilon:
+                out.append((-ucb, np.flatnonzero(m).tolist()))
+        out.sort(key=lambda t: t[0])
+        return [m for _, m in out[:limit]], scope
 
     # ------------------------------------------------------------------ save / resume
     def _extra_state(self) -> dict[str, Any]:
@@ -675,6 +721,9 @@ class SAFOA(_StaticFullBandit):
 
 # ============================================================================== ICB
 class _ICBExploration(_StaticExploration):
+    def _width(self, diff: NDArray[np.float64], A_inv: NDArray[np.float64], C: float) -> float:
+        return C * float(np.abs(diff) @ np.sqrt(np.maximum(np.diag(A_inv), 0.0)))
+
     def _radius(self) -> float:
         from ..estimation import independent_radius
 

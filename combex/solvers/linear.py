@@ -44,7 +44,7 @@ from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal
 from ..environments._linear import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
-from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound import characteristic_time, check_features
 
 __all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle"]
@@ -182,11 +182,13 @@ class _LinearRun:
             return None
         return feats, theta, float(env.noise.sigma)
 
-    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
-        return Solver.run(self, env, rng=rng, budget=budget, trace=trace)  # type: ignore[arg-type]
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
+        return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)  # type: ignore[arg-type]
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
-        result = self._simulate(env, rng=rng, budget=budget, trace=trace)
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
+        """:meth:`Solver.run` (same parameters), then the lower-bound ratio in ``info``."""
+        result = self._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
         truth = self._truth(env)
         if truth is None:
             return result
@@ -286,6 +288,7 @@ class LinGapE(_LinearRun, Solver):
 
     name: ClassVar[str] = "lingape"
     arm_type: ClassVar[str] = "index"
+    families: ClassVar[tuple[str, ...]] = ("linear",)
 
     def __init__(
         self,
@@ -311,17 +314,19 @@ class LinGapE(_LinearRun, Solver):
     def start(self, problem: Any, *, rng: Any = None) -> "LinGapEExploration":
         return LinGapEExploration(self, problem, rng)
 
-    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
         """The ask/tell loop, or its exact fast path on a simulated Gaussian linear bandit
-        (``growth=0``): same random stream, same pulls, same result
+        (``growth=0``, no callback): same random stream, same pulls, same result
         (:meth:`LinGapEExploration._simulate`)."""
         fast = (
-            self.growth == 0.0
+            callback is None
+            and self.growth == 0.0
             and isinstance(env, LinearBandit)
             and type(env)._pull_many is LinearBandit._pull_many
         )
         if not fast:
-            return Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+            return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
+        warn_if_tied(self, env)
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
         t0 = time.perf_counter()
@@ -680,6 +685,7 @@ class _StaticBase(_LinearRun, Solver):
     """Shared settings of the XY solvers (static confidence bound, batched checks)."""
 
     arm_type: ClassVar[str] = "index"
+    families: ClassVar[tuple[str, ...]] = ("linear",)
 
     def _init_static(self, delta: Any, epsilon: Any, sigma: Any, ridge: Any, growth: Any, design_method: Any) -> None:
         owner = type(self).__name__
@@ -949,15 +955,16 @@ class XYOracle(_StaticBase):
             theta = tuple(th.tolist())
         self.theta = theta
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
         if self.theta is None:
             truth = getattr(env, "theta", None)
             if truth is None:
                 raise InvalidParameterError("XYOracle needs the true theta: give theta=... or an environment with .theta.")
             params = self.get_params()
             params["theta"] = np.asarray(truth)
-            return type(self)(**params).run(env, rng=rng, budget=budget, trace=trace)
-        return super().run(env, rng=rng, budget=budget, trace=trace)
+            return type(self)(**params).run(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        return super().run(env, rng=rng, budget=budget, trace=trace, callback=callback)
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         if self.theta is None:
@@ -1209,6 +1216,7 @@ class LinGapEOracle(_LinearRun, Solver):
 
     name: ClassVar[str] = "lingape-oracle"
     arm_type: ClassVar[str] = "mask"
+    families: ClassVar[tuple[str, ...]] = ("full-bandit",)
 
     def __init__(
         self,

@@ -114,6 +114,7 @@ class _SemiBanditSolver(Solver):
 
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit", "mips")
 
     def __init__(
         self,
