@@ -24,7 +24,7 @@ def test_lingape_refuses_without_norm_bound_and_is_right_with_one():
 
 
 def test_lingape_derives_S_from_a_known_reward_range():
-    from combex.environments._base import Problem
+    from combex.environments import Problem
 
     env = LinearBandit(np.eye(2), [0.2, 0.7], rng=0)
     p = env.problem
