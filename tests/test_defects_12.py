@@ -223,3 +223,16 @@ def test_cli_run_has_a_default_budget_and_prints_progress_lines(capsys):
     err = capsys.readouterr().err
     assert "[icb] samples=" in err and "statistic=" in err and "leader=" in err
     assert res.samples <= 20_000
+
+
+def test_cli_run_is_replayed_exactly_from_python():
+    from combex.environments import kuroki_synthetic
+    from combex.experiments import run_generators, run_many
+
+    doc = run_many("icb", "kuroki-synthetic", {"n": 6, "k": 2, "gap": 0.5}, runs=1, seed=5)
+    inst, noise, alg = run_generators(5, 0)
+    env = kuroki_synthetic(6, 2, 0.5, rng=inst)
+    env.reset(noise)
+    res = get_solver("icb")().run(env, rng=alg)
+    assert doc["runs"][0]["samples"] == res.samples
+    assert doc["runs"][0]["answer"] == np.flatnonzero(res.answer).tolist()
