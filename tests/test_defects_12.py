@@ -236,3 +236,13 @@ def test_cli_run_is_replayed_exactly_from_python():
     res = get_solver("icb")().run(env, rng=alg)
     assert doc["runs"][0]["samples"] == res.samples
     assert doc["runs"][0]["answer"] == np.flatnonzero(res.answer).tolist()
+
+
+def test_lingape_budget_exhausted_lists_the_indistinguishable_arms():
+    env = LinearBandit(np.eye(3), [1.0, 1.0, 0.0], rng=0)  # arms 0 and 1 tie
+    from combex.exceptions import TieWarning
+
+    with pytest.warns(TieWarning):
+        res = get_solver("lingape")(S=2.0).run(env, rng=0, budget=3000)
+    assert res.status == "budget_exhausted"
+    assert res.info["indistinguishable"][0] == 1 - int(res.answer)  # the tied arm, least separated

@@ -655,7 +655,25 @@ class LinGapEExploration(Exploration):
         return th
 
     def _info(self) -> dict[str, Any]:
-        return {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta}
+        out = {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta}
+        if self.done and self.status != "identified" and self.phase == "run" and np.isfinite(self.C):
+            out["indistinguishable"] = self._indistinguishable()
+        return out
+
+    def _indistinguishable(self) -> list[int]:
+        """Arms j != i_t that the data cannot rule out: ``(x_j - x_i)^T theta_hat + C_t
+        ||x_j - x_i||_{A^-1} >= epsilon`` (the terms of B(t)), least separated first."""
+        a, k = self.streak_arm, self.streak_k
+        A_inv = self.ls.A_inv
+        if a >= 0 and k > 0:  # the streak on top of the base (Sherman-Morrison)
+            A_inv = A_inv - (k / (1.0 + k * self._q)) * np.outer(self._mx, self._mx)
+        u = self.X @ self.theta
+        i = int(u.argmax())
+        D = self.X - self.X[i]
+        f = u - u[i] + self.C * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", D, A_inv, D), 0.0))
+        f[i] = -np.inf
+        idx = np.flatnonzero(f >= self.solver.epsilon)
+        return [int(j) for j in idx[np.argsort(-f[idx], kind="stable")]]
 
     def _extra_state(self) -> dict[str, Any]:
         return {
