@@ -246,3 +246,15 @@ def test_lingape_budget_exhausted_lists_the_indistinguishable_arms():
         res = get_solver("lingape")(S=2.0).run(env, rng=0, budget=3000)
     assert res.status == "budget_exhausted"
     assert res.info["indistinguishable"][0] == 1 - int(res.answer)  # the tied arm, least separated
+
+
+def test_best_k_budget_exhausted_lists_the_arms_across_the_boundary():
+    from combex.environments import GaussianArms
+    from combex.exceptions import TieWarning
+
+    env = GaussianArms([1.0, 0.5, 0.5, 0.0], rng=0)  # K = 2: arms 1 and 2 tie
+    with pytest.warns(TieWarning):
+        res = get_solver("lil-randlucb")(2).run(env, rng=0, budget=20_000)
+    assert res.status == "budget_exhausted"
+    ind = res.info["indistinguishable"]
+    assert {1, 2} <= set(ind["in_answer"]) | set(ind["outside"])
