@@ -19,6 +19,7 @@ simulated environment.
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -29,8 +30,8 @@ from numpy.typing import NDArray
 
 from .._blas import SingleThreadedRuns
 from .._state import load_state, restore_generator, save_state
-from .._validation import check_int, check_rng
-from ..exceptions import InvalidParameterError, StateError
+from .._validation import check_int, check_rng, param_error
+from ..exceptions import InvalidParameterError, StateError, TieWarning
 
 __all__ = ["Batch", "Result", "Algorithm", "Solver", "Exploration", "SOLVERS", "CONTRACTS", "register_solver",
            "get_solver"]
@@ -245,6 +246,10 @@ class Solver(Algorithm):
 
     contract: ClassVar[str] = "pac"
     arm_type: ClassVar[str] = "index"
+    #: Instance families the solver takes (``"full-bandit"``, ``"semi-bandit"``,
+    #: ``"linear"``, ``"mips"``); checked against the problem before any work at
+    #: :meth:`start` (see :func:`check_family`). Empty: no check (plug-ins may leave it).
+    families: ClassVar[tuple[str, ...]] = ()
 
     @property
     def tolerance(self) -> float:
@@ -266,6 +271,7 @@ class Solver(Algorithm):
         rng: Any = None,
         budget: int | None = None,
         trace: bool = False,
+        callback: Any = None,
     ) -> Result:
         """Simulate one run against ``env``: the loop over ask / tell.
 
@@ -278,9 +284,24 @@ class Solver(Algorithm):
             Maximum number of samples; the run stops with status ``"budget_exhausted"``.
         trace : bool
             Record the stopping statistic at every check (``Result.trace``).
+        callback : callable, optional
+            Called as ``callback(exploration)`` after every ``tell`` (every stopping check),
+            e.g. to display progress (``exploration.samples``, ``exploration.progress()``:
+            statistic, threshold, leader) or to end a long run: calling
+            ``exploration.stop("budget_exhausted", reason)`` inside it ends the run.
+
+        Warns
+        -----
+        TieWarning
+            When ``epsilon = 0`` and the environment's truth has tied optimal answers
+            (e.g. the 10th and 11th workers of most quiz domains): no exact (epsilon = 0)
+            identification can stop then; give ``epsilon > 0`` or a ``budget``.
         """
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
+        if callback is not None and not callable(callback):
+            raise param_error("callback", type(self).__name__, "a callable f(exploration) or None", callback)
+        warn_if_tied(self, env)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)
         exp.record_trace = trace
@@ -292,6 +313,8 @@ class Solver(Algorithm):
             exp.tell_batch(batch, sums)
             if budget is not None and exp.samples >= budget and not exp.done:
                 exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+            if callback is not None and not exp.done:
+                callback(exp)
         return exp.result(wall_seconds=time.perf_counter() - t0)
 
     # ------------------------------------------------------------- save / resume
@@ -356,6 +379,91 @@ class Solver(Algorithm):
         return cls
 
 
+# ---------------------------------------------------------------------- ties
+def tied_optimum(solver: Any, env: Any) -> bool:
+    """Whether the environment's truth has two optimal answers for ``solver`` (exact ties,
+    up to 1e-12): the best member and the best other member of a decision class, the two
+    best feature rows of a linear problem, or the K-th and (K+1)-th means of a Best-K one.
+    False when the environment does not expose its truth."""
+    try:
+        means = np.asarray(env.means(), dtype=float)
+    except Exception:  # noqa: BLE001 - no truth (real data, a user's environment)
+        return False
+    kind = problem_kind(getattr(env, "problem", env))
+    if kind == "mask":
+        dc = getattr(env, "decision_class", None)
+        if dc is None:
+            return False
+        best = np.asarray(dc.argmax(means), dtype=bool)
+        other = dc.argmax_excluding(means, best)
+        return other is not None and abs(float(means[best].sum() - means[np.asarray(other, bool)].sum())) <= 1e-12
+    if kind == "features":
+        vals = np.sort(means)[::-1]
+        return vals.size > 1 and vals[0] - vals[1] <= 1e-12
+    k = getattr(solver, "K", None) or getattr(solver, "k", None) or 1
+    vals = np.sort(means)[::-1]
+    return isinstance(k, int) and 0 < k < vals.size and vals[k - 1] - vals[k] <= 1e-12
+
+
+def warn_if_tied(solver: Any, env: Any) -> None:
+    """Warn (:class:`~combex.exceptions.TieWarning`) when epsilon = 0 on a tied truth."""
+    if float(getattr(solver, "tolerance", 0.0) or 0.0) > 0 or float(getattr(solver, "epsilon", 0.0) or 0.0) > 0:
+        return
+    if tied_optimum(solver, env):
+        import warnings
+
+        warnings.warn(
+            f"{type(solver).__name__} runs with epsilon = 0 on an instance whose optimum is tied "
+            "(two answers have the same expected reward): exact identification cannot stop. "
+            "Give epsilon > 0 or a budget (the result then lists the candidates still "
+            "indistinguishable from the leader in info['indistinguishable']).",
+            TieWarning,
+            stacklevel=4,
+        )
+
+
+# ---------------------------------------------------------------------- families
+#: What a problem of each instance family looks like to a solver: super-arm masks over a
+#: decision class, index arms with features, or index arms without features.
+_FAMILY_KIND = {"full-bandit": "mask", "linear": "features", "semi-bandit": "index", "mips": "index"}
+_KIND_TEXT = {
+    "mask": "a full-bandit problem (super-arm masks over a decision class)",
+    "features": "a linear problem (index arms with a feature matrix)",
+    "index": "a semi-bandit / MAB problem (index arms without features)",
+}
+
+
+def problem_kind(problem: Any) -> str:
+    """``"mask"``, ``"features"`` or ``"index"``: how a problem's arms look (see
+    :data:`_FAMILY_KIND`)."""
+    if getattr(problem, "arm_type", "index") == "mask":
+        return "mask"
+    return "features" if getattr(problem, "features", None) is not None else "index"
+
+
+def check_family(solver: Any, problem: Any) -> None:
+    """Refuse, before any work, a problem outside the solver's instance families (e.g.
+    ``lil-randlucb`` on ``soare``, ``saqm`` on a semi-bandit instance), which would
+    otherwise run forever or fail late with a confusing message."""
+    families = tuple(getattr(type(solver), "families", ()) or ())
+    if not families:
+        return
+    kind = problem_kind(problem)
+    if any(_FAMILY_KIND.get(f) == kind for f in families):
+        if kind == "mask" and getattr(problem, "decision_class", None) is None:
+            raise InvalidParameterError(
+                f"The 'problem' parameter of {type(solver).__name__}.start must carry a decision "
+                "class (full-bandit problems are over super-arms of one); this one has none."
+            )
+        return
+    raise InvalidParameterError(
+        f"The 'problem' parameter of {type(solver).__name__}.start must be "
+        f"{' or '.join(sorted({_KIND_TEXT[_FAMILY_KIND[f]] for f in families if f in _FAMILY_KIND}))} "
+        f"({getattr(solver, 'name', '')!r} takes the instance families {', '.join(families)}; "
+        f"`combex list` shows each instance's family). Got {_KIND_TEXT[kind]} instead."
+    )
+
+
 # ---------------------------------------------------------------------- Exploration
 class Exploration(ABC):
     """The state of one run (ask / tell).
@@ -371,6 +479,7 @@ class Exploration(ABC):
     def __init__(self, solver: Solver, problem: Any, rng: Any) -> None:
         self.solver = solver
         self.problem = getattr(problem, "problem", problem)
+        check_family(solver, self.problem)
         self.rng = check_rng(rng)
         self.samples = 0
         self.rounds = 0
@@ -452,6 +561,35 @@ class Exploration(ABC):
         if self.record_trace:
             for k, v in values.items():
                 self._trace.setdefault(k, []).append(v)
+
+    def progress(self) -> dict[str, Any]:
+        """Where a run stands, for progress displays (the CLI's bar, ``run(callback=...)``):
+        ``samples``, ``statistic`` and ``threshold`` (the run stops once
+        ``statistic <= threshold``; ``nan`` before the first check) and ``leader`` (the
+        current recommendation; a list of base arms for super-arms)."""
+        c = self.certificate
+        stat = math.nan
+        for key in ("statistic", "B", "B_bar"):
+            if key in c:
+                stat = float(c[key])
+                break
+        else:
+            if "lhs" in c and "rhs" in c:
+                stat = float(c["rhs"]) - float(c["lhs"])  # SAQM's condition (4): lhs >= rhs
+            elif isinstance(getattr(self, "B", None), (int, float)):
+                stat = float(self.B)
+        threshold = 0.0 if "lhs" in c else float(getattr(self.solver, "epsilon", 0.0) or 0.0)
+        try:
+            lead = np.asarray(self.recommendation)
+        except Exception:  # noqa: BLE001 - before the first pull some solvers have none
+            lead = None
+        if lead is not None and lead.dtype == bool:
+            leader: Any = np.flatnonzero(lead).tolist()
+        elif lead is not None:
+            leader = lead.tolist()
+        else:
+            leader = None
+        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold, "leader": leader}
 
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None

@@ -114,6 +114,7 @@ class _SemiBanditSolver(Solver):
 
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit", "mips")
 
     def __init__(
         self,
@@ -546,7 +547,16 @@ class _BestKExploration(_ArmStatsExploration):
         }
 
     def _info(self) -> dict[str, Any]:
-        return {"K": self.K, "omegas": dict(self.params["omegas"])}
+        out: dict[str, Any] = {"K": self.K, "omegas": dict(self.params["omegas"])}
+        if self.done and self.status != "identified" and self._ready:
+            # Arms whose confidence bounds still cross the boundary between High_t and Low_t.
+            lcb, ucb = self._bounds()
+            lo, hi = float(np.min(lcb)), float(np.max(ucb))
+            out["indistinguishable"] = {
+                "in_answer": [int(i) for i in np.flatnonzero(self.high & (lcb <= hi))],
+                "outside": [int(i) for i in np.flatnonzero(~self.high & (ucb >= lo))],
+            }
+        return out
 
 
 class _LilRandLUCBExploration(_BestKExploration):
