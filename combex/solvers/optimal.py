@@ -287,6 +287,13 @@ class _OptimalExploration(Exploration):
         return F[a] * D[a] * (1.0 / w ** 2) / V[a]
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
+        """The pool of alternatives (members found by the oracle), refreshed through the
+        Lagrangian search every 8 checks or when the answer changes."""
+        key = ans.tobytes()
+        known = [m for m in self._pool if not np.array_equal(m, ans)]
+        if known and getattr(self, "_pool_key", None) == key and self.rounds % 8:
+            return known
+        self._pool_key = key
         res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6)
         pool = [m for m in self._pool if not np.array_equal(m, ans)]
         keys = {m.tobytes() for m in pool}
@@ -295,7 +302,7 @@ class _OptimalExploration(Exploration):
                 pool.append(m)
                 keys.add(m.tobytes())
         self._pool = pool[-40:]
-        return self._pool
+        return [m for m in self._pool if not np.array_equal(m, ans)] or res["candidates"]
 
     # ------------------------------------------------------------------ stopping
     def _check_stop(self) -> None:
@@ -305,6 +312,15 @@ class _OptimalExploration(Exploration):
         beta = self.beta(t, self.T)
         self._beta_t = beta
         if self.structure == "class":
+            known = [m for m in self._pool if not np.array_equal(m, ans)]
+            if known:
+                # necessary condition first (cheap): every known alternative's exact GLR >= beta
+                F, _, _ = self.class_costs(self.T.astype(float), ans, known)
+                if float(F.min()) < beta:
+                    self._stat = float(F.min())
+                    if self.record_trace:
+                        self.record(glr=self._stat, threshold=beta)
+                    return
             res = class_glr_lower_bound(self.dc, ans, self.mu, self.T.astype(float), epsilon=self.eps,
                                         sigma=self.sigma, beta=beta)
             self._closest = res["closest"]
@@ -445,7 +461,8 @@ class _TrackAndStopExploration(_OptimalExploration):
 
     def _solve(self) -> None:
         t = float(self.T.sum())
-        if self._t_solved > 0 and t - self._t_solved < max(1.0, 0.01 * t):
+        if self._t_solved > 0 and t - self._t_solved < max(1.0, 0.01 * t) and (
+                self.structure == "bai" or t - self._t_solved < max(float(self.N), 0.02 * t)):
             return
         self._t_solved = t
         ans = self._answer
@@ -475,7 +492,7 @@ class _TrackAndStopExploration(_OptimalExploration):
                 G = np.zeros((F.shape[0], self.N))
                 G[a] = self.class_gradient(w, F, D, V, a)
                 return F, G
-        self.w = _maxmin_weights(costs, self.N, w0=self.w)
+        self.w = _maxmin_weights(costs, self.N, w0=self.w, iters=150 if self._t_solved <= self.N + 1 else 60)
 
     def _prepare(self) -> None:
         self._solve()
