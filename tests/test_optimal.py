@@ -258,3 +258,16 @@ def test_oracle_sampler_tracks_the_true_weights():
     assert res.identified and np.allclose(res.pulls / res.samples, w, atol=0.02)
     with pytest.raises(InvalidParameterError, match="weights"):
         OracleTracking([1.0, -1.0, 0.0]).start(GaussianArms(mu))
+
+
+def test_budget_and_unsupported_save():
+    from combex.exceptions import StateError
+
+    env = GaussianArms([0.5, 0.49, 0.0], rng=0)
+    res = TopTwo(delta=0.01).run(env, rng=1, budget=2)
+    assert res.status == "budget_exhausted" and res.samples == 2
+    res = FWSampling(delta=0.01).run(env.spawn(1), rng=1, budget=300)
+    assert res.status == "budget_exhausted" and res.samples == 300 and res.answer in (0, 1, 2)
+    exp = CombGame().start(env)
+    with pytest.raises(StateError):
+        exp.state_dict()
