@@ -176,6 +176,11 @@ class _OptimalExploration(Exploration):
             k = getattr(dc, "k", None)
             if type(dc).__name__ == "TopK" and self.eps == 0.0 and k is not None and 1 <= int(k) < self.N:
                 self.structure, self.K, self.dc = ("bai" if int(k) == 1 else "topk"), int(k), None
+            elif self.eps == 0.0 and _is_matroid_bases(dc):
+                # bases of a matroid: a base is optimal iff no single exchange improves it, so
+                # Alt(S) is the union of the exchange half-spaces {lambda_j > lambda_i}
+                self.structure, self.dc = "swaps", dc
+                self.K = int(np.count_nonzero(dc.argmax(np.zeros(self.N))))
             else:
                 self.structure, self.K, self.dc = "class", None, dc
         else:
@@ -210,8 +215,8 @@ class _OptimalExploration(Exploration):
             self.sigma = float(sig)
         if self.structure == "bai":
             m, st = self.N - 1, "pairs"
-        elif self.structure == "topk":
-            m, st = self.K * (self.N - self.K), "pairs"
+        elif self.structure in ("topk", "swaps"):
+            m, st = max(self.K * (self.N - self.K), 1), "pairs"
         else:
             m, st = 1, "all-arms"
         if st == "pairs" and div == "bernoulli":
@@ -257,6 +262,15 @@ class _OptimalExploration(Exploration):
         else:
             ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
             I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+            if self.structure == "swaps":  # keep the exchanges that give a member
+                keep = np.zeros(I.size, dtype=bool)
+                for r in range(I.size):
+                    m = ans.copy()
+                    m[I[r]], m[J[r]] = False, True
+                    keep[r] = bool(self.dc.contains(m))
+                I, J = I[keep], J[keep]
+                if I.size == 0:  # the answer is the only base: compare it with itself (GLR inf)
+                    I, J = ins[:1], ins[:1]
         self._pairs_cache = (key, I, J)
         return I, J
 
@@ -414,6 +428,12 @@ class _OptimalExploration(Exploration):
 
 
 
+def _is_matroid_bases(dc: Any) -> bool:
+    from ..oracles._matroids import _MatroidBase
+
+    return isinstance(dc, _MatroidBase) and bool(getattr(dc, "base", False)) and callable(getattr(dc, "contains", None))
+
+
 def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
     """C-tracking's floor: ``max(w, eps)`` renormalized (instead of the L-infinity projection
     on ``{v >= eps}`` of Garivier & Kaufmann; both move w by at most K eps in sup norm, the
@@ -473,7 +493,7 @@ class _TrackAndStopExploration(_OptimalExploration):
             w, inv = bai_optimal_weights(self.mu, answer=ans, epsilon=self.eps, divergence=div, sigma=self.sigma)
             self.w = w if inv > 0 else np.full(self.N, 1.0 / self.N)
             return
-        if self.structure == "topk":
+        if self.structure in ("topk", "swaps"):
             I, J = self._pairs(ans)
 
             def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
@@ -587,7 +607,7 @@ class _TopTwoExploration(_OptimalExploration):
             if lead:
                 return int(ans)
             return int(J[int(np.argmin(z + np.log(cv[J])))])
-        if self.structure == "topk":
+        if self.structure in ("topk", "swaps"):
             z, _, I, J = self.pair_costs(cv, ans)
             k = int(np.argmin(z + np.log(cv[I] + cv[J])))
             return int(I[k]) if lead else int(J[k])
