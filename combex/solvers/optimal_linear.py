@@ -26,8 +26,10 @@ stopping rule of :mod:`combex.solvers._linear_glr`.
 Sampling is batched: an exploration updates its sampling rule and checks the GLR after
 ``m_t`` samples, ``m_t = batch_size`` when given, else ``max(1, floor(growth t))``
 (``growth=0`` is the one-sample-per-step algorithm of the papers). The threshold is valid
-at every t, so checking on a coarser schedule keeps the guarantee; it can only stop later
-(at most a factor ``1 + growth`` in samples).
+at every t, so checking on a coarser schedule keeps the guarantee; the check comes at
+most a factor ``1 + growth`` late, and the sampling rule is updated less often. Measured
+(LinGame, 3-d instance of the tests, T* = 57, 20 seeds, delta = 0.05): 525 samples with
+``growth=0``, 488 with 0.01, 747 with 0.1, 876 with ``batch_size=50``, 963 with 200.
 
 Every :meth:`run` on a simulated environment reports ``info["lower_bound_ratio"]`` =
 ``samples / (T*(theta) log(1/delta))`` (T* from :mod:`combex.solvers._lower_bound`, exact:
