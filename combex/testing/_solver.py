@@ -471,16 +471,26 @@ def _name(solver: Any) -> str:
 
 
 # ====================================================================== checks
+class _StatFailure(AssertionError):
+    """A failed statistical check; ``report`` holds the counts."""
+
+    def __init__(self, message: str, report: CaseReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 def _check_easy(solver: Any, cases: dict[str, _Case], seeds: list[Any], budget: int) -> CaseReport:
     rep = _run_case(cases["easy"], seeds, budget, _promised_delta(solver))
     who = _name(solver)
+    msg = ""
     if rep.refused:
-        raise AssertionError(f"{who}: refused the easy instance of its family: {rep.note}")
-    if rep.undecided:
-        raise AssertionError(f"{who}: did not stop within {budget} samples on the easy instance "
-                             f"({rep.undecided} of {rep.runs} runs).")
-    if rep.errors:
-        raise AssertionError(f"{who}: wrong answer on the easy instance in {rep.errors} of {rep.runs} runs.")
+        msg = f"{who}: refused the easy instance of its family: {rep.note}"
+    elif rep.undecided:
+        msg = f"{who}: did not stop within {budget} samples on the easy instance ({rep.undecided} of {rep.runs} runs)."
+    elif rep.errors:
+        msg = f"{who}: wrong answer on the easy instance in {rep.errors} of {rep.runs} runs."
+    if msg:
+        raise _StatFailure(msg, rep)
     return rep
 
 
@@ -491,18 +501,18 @@ def _check_adversarial(solver: Any, case: _Case, seeds: list[Any], budget: int) 
     if rep.errors == 0:
         return rep
     if delta is None:
-        raise AssertionError(f"{who}: {rep.errors} wrong answer(s) on case {case.name!r} ({case.note}) and no "
-                             f"error probability promised.")
+        raise _StatFailure(f"{who}: {rep.errors} wrong answer(s) on case {case.name!r} ({case.note}) and no "
+                           f"error probability promised.", rep)
     lower, upper = rep.bounds
     # Enough runs to certify the promise (0 errors would give upper <= delta): require it;
     # otherwise fail only on significant evidence of a violation (lower bound above delta).
     certifiable = clopper_pearson(0, max(rep.decided, 1))[1] <= delta
     if (certifiable and upper > delta) or lower > delta:
-        raise AssertionError(
+        raise _StatFailure(
             f"{who}: {rep.errors} wrong answer(s) in {rep.decided} decided runs on case {case.name!r} "
             f"({case.note}); 95% Clopper-Pearson bounds of the error rate [{lower:.3g}, {upper:.3g}] vs the "
             f"promised delta = {delta}. A solver that cannot guarantee this case must refuse it with a "
-            f"CombexError."
+            f"CombexError.", rep
         )
     return rep
 
