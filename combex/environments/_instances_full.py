@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_float, check_int, check_rng
+from .._validation import _reject_complex, check_float, check_int, check_rng
 from ..exceptions import InvalidParameterError
 
 __all__ = ["kuroki_synthetic_means", "kuroki_synthetic", "topk_gaussian", "crowd"]
@@ -47,6 +47,7 @@ def topk_gaussian(means: Any = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0), k: int = 2, sigma
     """``topk-gaussian``: top-k with full-bandit feedback from given means."""
     from ._simulated import FullBandit
 
+    _reject_complex(means, "means", "topk-gaussian")
     mu = np.asarray(means, dtype=float)
     if mu.ndim != 1 or mu.size < 2:
         raise InvalidParameterError(

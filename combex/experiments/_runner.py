@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -274,6 +274,7 @@ def run_many(
     backend: str | None = None,
     scheduler: Any = None,
     progress: bool | None = False,
+    on_result: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``solver`` ``runs`` times on ``instance``; return the CLI's JSON document.
 
@@ -298,6 +299,9 @@ def run_many(
         tolerance, :attr:`Solver.tolerance`).
     progress : bool or None
         tqdm bar over the runs (None: when stderr is a terminal).
+    on_result : callable, optional
+        ``on_result(index, record)`` as each run finishes (completion order), e.g. to
+        write it out at once.
 
     Returns
     -------
@@ -323,7 +327,7 @@ def run_many(
         backend = "dask" if scheduler is not None else ("processes" if jobs > 1 and runs > 1 else "serial")
     t0 = time.perf_counter()
     records = execute(execute_task, tasks, backend=backend, jobs=jobs, scheduler=scheduler,
-                      progress=progress, desc=f"{solver.name} on {instance}")
+                      progress=progress, desc=f"{solver.name} on {instance}", on_result=on_result)
     return {
         "solver": solver.name,
         "solver_params": solver.json_params(),

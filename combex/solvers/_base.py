@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._blas import SingleThreadedRuns
-from .._state import load_state, save_state
+from .._state import load_state, restore_generator, save_state
 from .._validation import check_int, check_rng, param_error
 from ..exceptions import InvalidParameterError, StateError
 
@@ -190,7 +190,7 @@ def get_solver(name: str) -> type["Algorithm"]:
 def _load_builtin_solvers() -> None:
     import importlib
 
-    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear"):
+    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear", "optimal", "optimal_linear"):
         try:
             importlib.import_module(f"combex.solvers.{mod}")
         except ModuleNotFoundError as exc:  # a family not built yet
@@ -300,7 +300,16 @@ class Solver(Algorithm):
 
         ``problem`` is the problem (or environment) the exploration was started on: the
         state holds only data, the structure (decision class, features) is given again.
+
+        Raises
+        ------
+        StateError
+            If the state belongs to another solver, settings or problem, or is corrupt (a
+            missing or malformed field, an unknown bit generator, negative counts, non-finite
+            statistics): the message names the field.
         """
+        if not isinstance(state, Mapping):
+            raise StateError(f"A saved state must be a table (dict). Got {type(state).__name__} instead.")
         if state.get("solver") != self.name:
             raise StateError(
                 f"The saved state belongs to solver {state.get('solver')!r}, not {self.name!r}."
@@ -311,20 +320,34 @@ class Solver(Algorithm):
                 f"has {self.json_params()!r}."
             )
         problem = getattr(problem, "problem", problem)
-        if int(state.get("n_arms", -1)) != int(problem.n_arms):
+        n_arms = state.get("n_arms")
+        if isinstance(n_arms, bool) or not isinstance(n_arms, int) or n_arms != int(problem.n_arms):
             raise StateError(
                 f"The saved state has {state.get('n_arms')} arms; the problem given has "
-                f"{problem.n_arms}."
+                f"{problem.n_arms} arms."
             )
         cls = self._exploration_class()
         exp = cls.__new__(cls)
         exp.problem = problem
-        exp._load_state(self, dict(state))
+        try:
+            exp._load_state(self, dict(state))
+        except StateError:
+            raise
+        except KeyError as exc:
+            raise StateError(f"The saved state lacks the field {exc.args[0]!r}.") from None
+        except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+            raise StateError(f"The saved state is malformed ({type(exc).__name__}: {exc}).") from None
+        _check_loaded(exp)
         return exp
 
     def load(self, path: Any, problem: Any) -> "Exploration":
-        """Resume an exploration saved with :meth:`Exploration.save`."""
-        return self.resume(load_state(path), problem)
+        """Resume an exploration saved with :meth:`Exploration.save` (a corrupt or foreign
+        file raises :class:`~combex.exceptions.StateError` naming the file and the field)."""
+        state = load_state(path)
+        try:
+            return self.resume(state, problem)
+        except StateError as exc:
+            raise StateError(f"{str(path)!r}: {exc}") from None
 
     def _exploration_class(self) -> type["Exploration"]:
         cls = getattr(self, "exploration_class", None)
@@ -513,12 +536,18 @@ class Exploration(ABC):
         return save_state(self.state_dict(), path)
 
     def _load_state(self, solver: Solver, state: dict[str, Any]) -> None:
-        bg = getattr(np.random, state["rng_type"])()
-        bg.state = state["rng"]
         self.solver = solver
-        self.rng = np.random.Generator(bg)
+        self.rng = restore_generator(state["rng_type"], state["rng"], source="The saved state")
+        for key in ("samples", "rounds"):
+            v = state[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise StateError(f"The field {key!r} of the saved state must be a nonnegative integer. "
+                                 f"Got {v!r} instead.")
         self.samples = int(state["samples"])
         self.rounds = int(state["rounds"])
+        for key in ("status", "message"):
+            if not isinstance(state[key], str):
+                raise StateError(f"The field {key!r} of the saved state must be a string. Got {state[key]!r} instead.")
         self.status = state["status"]
         self.message = state["message"]
         p = state["pending"]
@@ -527,3 +556,15 @@ class Exploration(ABC):
         self._trace = {}
         self.record_trace = False
         self._load_extra_state(state["extra"])
+
+
+def _check_loaded(exp: Exploration) -> None:
+    """Refuse a resumed exploration whose pull counts are negative (a corrupt state)."""
+    try:
+        pulls = np.asarray(exp.pulls)
+    except Exception as exc:  # a state too broken to compute its counts
+        raise StateError(f"The saved state is malformed ({type(exc).__name__}: {exc}).") from None
+    if pulls.dtype.kind in "iuf" and np.any(pulls < 0):
+        raise StateError(f"The saved state has negative pull counts (field 'extra'): {pulls.tolist()[:10]}.")
+    if exp._pending is not None and np.any(exp._pending.counts < 0):
+        raise StateError("The field 'pending.counts' of the saved state has negative counts.")

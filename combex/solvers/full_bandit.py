@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import (
+    check_bool,
     check_choice,
     check_float,
     check_int,
@@ -51,6 +52,22 @@ from .._validation import (
 )
 from ..exceptions import InvalidParameterError
 from ._base import Batch, Exploration, Solver, register_solver
+
+
+def _check_dks(dks: Any, owner: str) -> str:
+    """A densest-k-subgraph oracle name of :data:`combex.oracles.quadratic.DKS_ORACLES`,
+    checked at construction (a sweep must not find it out in its first run)."""
+    from ..oracles.quadratic import DKS_ORACLES
+
+    if not isinstance(dks, str) or dks not in DKS_ORACLES:
+        import difflib
+
+        close = difflib.get_close_matches(str(dks), list(DKS_ORACLES), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidParameterError(
+            f"The 'dks' parameter of {owner} must be one of {sorted(DKS_ORACLES)!r}. Got {dks!r} instead.{hint}"
+        )
+    return dks
 
 __all__ = ["SAQM", "SAFOA", "ICB", "Exhaustive", "team_sigma"]
 
@@ -465,7 +482,7 @@ class SAQM(_StaticFullBandit):
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
                          sigma=sigma, check_every=check_every, growth=growth, support=support,
                          max_enumerate=max_enumerate)
-        self.dks = dks
+        self.dks = _check_dks(dks, "SAQM")
         if isinstance(alpha, str):
             check_choice(alpha, "alpha", ("certified", "theorem1"), owner="SAQM")
         else:
@@ -608,9 +625,10 @@ class SAFOA(_StaticFullBandit):
                          sigma=sigma, check_every=check_every, growth=growth, support=support,
                          max_enumerate=max_enumerate)
         self.ell = check_int(ell, "ell", owner="SAFOA", low=1)
-        self.dks = dks
-        self.certified = bool(certified)
-        self.report_bound = bool(report_bound)
+        self.dks = _check_dks(dks, "SAFOA")
+        # bool(...) would turn the string "false" into True: only real booleans.
+        self.certified = check_bool(certified, "certified", owner="SAFOA")
+        self.report_bound = check_bool(report_bound, "report_bound", owner="SAFOA")
         self._qm_cache: Any = None
 
     exploration_class = _SAFOAExploration

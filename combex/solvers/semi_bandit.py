@@ -191,6 +191,21 @@ class _SemiBanditSolver(Solver):
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return self.exploration_class(self, problem, rng)
 
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Any:
+        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/nu))
+        from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`; nu is the
+        required error probability)."""
+        from dataclasses import replace
+
+        from ._lower_bound_bandit import bandit_lower_bound_info
+
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+        dc = getattr(self, "decision_class", None)
+        info = dict(result.info)
+        info.update(bandit_lower_bound_info(env, self.nu, result.samples, K=self.K if dc is None else 1,
+                                            decision_class=dc, epsilon=self.tolerance, divergence="gaussian"))
+        return replace(result, info=info)
+
 
 class _Theorem31Solver(_SemiBanditSolver):
     """Radii U(T, delta/(2(N-K))) in High_t and U(T, delta/(2K)) in Low_t; error <= c_eps delta."""

@@ -743,8 +743,33 @@ def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_run
     ``decision_class``), ``"linear"`` (feature rows) and ``"mips"`` (finite reward lists,
     the solver's ``k``).
 
-    Checks
+    Parameters
+    ----------
+    solver_or_name : Solver or str
+        A solver instance (its settings are used) or a registered name (default settings).
+    checks : iterable of str, optional
+        Run only these checks (names from :data:`CHECKS`).
+    rng : int, SeedSequence or Generator, default 0
+        Root seed of every run (the runs are reproducible).
+    n_runs : int, default 2
+        Seeded runs per statistical case.
+    budget : int, default 200000
+        Sample budget of one run.
+
+    Returns
+    -------
+    dict
+        Check name -> :class:`CaseReport` (statistical checks) or None.
+
+    Raises
     ------
+    AssertionError
+        On the first failed check, naming the solver, the check and what went wrong.
+
+    Notes
+    -----
+    The checks:
+
     ``easy``
         Every run stops within ``budget`` samples with an epsilon-correct answer.
     ``adversarial_offset``, ``_small_gap``, ``_noise_scale``, ``_reward_range``, ``_near_tie``, ``_exact_tie`` (and ``_order`` for MIPS)
@@ -775,29 +800,6 @@ def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_run
         StateError.
     ``wrong_family``
         A problem of another family is refused with a CombexError.
-
-    Parameters
-    ----------
-    solver_or_name : Solver or str
-        A solver instance (its settings are used) or a registered name (default settings).
-    checks : iterable of str, optional
-        Run only these checks (names from :data:`CHECKS`).
-    rng : int, SeedSequence or Generator, default 0
-        Root seed of every run (the runs are reproducible).
-    n_runs : int, default 2
-        Seeded runs per statistical case.
-    budget : int, default 200000
-        Sample budget of one run.
-
-    Returns
-    -------
-    dict
-        Check name -> :class:`CaseReport` (statistical checks) or None.
-
-    Raises
-    ------
-    AssertionError
-        On the first failed check, naming the solver, the check and what went wrong.
 
     Examples
     --------
