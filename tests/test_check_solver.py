@@ -16,27 +16,39 @@ get_solver("lucb")  # load the built-in families
 PAC = sorted(n for n, c in SOLVERS.items() if c.contract == "pac" and not n.startswith("test-"))
 
 # Checks that catch a defect of the issue-12 list (fixed on branch issue-12a); flip them
-# once that branch is merged.
+# once that branch is merged (and give lingape-oracle a larger BUDGET then).
 _FAMILY = "issue 12 defect: no solver / instance family compatibility check at start (lil-randlucb on soare)"
 _S = "issue 12 defect: LinGapE's default S = 1.0 is unsound (theta = (50, 50.8) on e_1, e_2 answered wrongly)"
 _NOSTOP = "issue 12 defect: lingape-oracle does not stop on an easy top-k instance"
+_NOSAVE = "the GLR solvers of issue 15a do not support save / resume yet (StateError from state_dict)"
 XFAIL = {
-    **{(n, "wrong_family"): _FAMILY for n in ("lil-randlucb", "lil-clucb", "lucb", "lil-lucb", "lucb++", "lil-ucb")},
+    **{(n, "wrong_family"): _FAMILY for n in ("lil-randlucb", "lil-clucb", "lucb", "lil-lucb", "lucb++", "lil-ucb",
+                                              "top-two", "fw-sampling", "comb-game", "track-and-stop")},
+    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game")},
     ("lingape", "adversarial_offset"): _S,
     ("lingape-oracle", "easy"): _NOSTOP,
     ("lingape-oracle", "adversarial_offset"): _S,
 }
-# lingape-oracle runs at 5-30 ms a round (loaded machine) and does not stop (see XFAIL): its
-# runs get a small budget. SAQM / SA-FOA take seconds per run: their adversarial cases (and
-# lingape-oracle's) run in the slow suite only.
-BUDGET = {"lingape-oracle": 200, "saqm": 30_000, "sa-foa": 30_000}
-HEAVY = {"lingape-oracle", "saqm", "sa-foa"}
-SLOW_RUNS = {"lingape-oracle": 2, "saqm": 10, "sa-foa": 10}
-STAT = [c for c in CHECKS if c == "easy" or c.startswith("adversarial_")]
+# Seconds per run on a loaded 2-core machine: lingape-oracle 5-30 ms a round (and it does not
+# stop, see XFAIL: small budget); SAQM, SA-FOA, XY-adaptive several seconds a run. In the
+# default suite these run only the cheap checks; everything runs under the slow marker.
+BUDGET = {"lingape-oracle": 200}
+HEAVY = {"lingape-oracle", "saqm", "sa-foa", "xy-adaptive"}
+HEAVY_FAST = {"easy", "settings_unchanged", "bad_input", "wrong_family"}
+STAT = [c for c in CHECKS if c == "easy" or c.startswith("adversarial_")] + ["adversarial_order"]
 OTHER = [c for c in CHECKS if c not in STAT]
+# One run per case of these in the default suite (the other cases: slow suite).
+FAST_STAT = {"easy", "adversarial_offset", "adversarial_noise_scale", "adversarial_exact_tie", "adversarial_order"}
+# Runs per case in the slow suite, by family (larger counts: benchmarks/check_solver_counts.py,
+# table in docs/guide/plugins.md).
+SLOW_RUNS = {"lingape-oracle": 1, "saqm": 3, "sa-foa": 3, "track-and-stop": 4}
+SLOW_FAMILY_RUNS = {"semi-bandit": 20, "mips": 60, "linear": 8, "full-bandit": 4}
+SKIP = {("track-and-stop", "adversarial_reward_range"): "about 5 minutes a run (Bernoulli divergence); "
+        "measured by benchmarks/check_solver_counts.py"}
 
 
-def _params(checks, *, slow_solvers=(), mark_slow=False, slow_checks=()):
+def _params(checks, *, slow):
+    """(solver, check) pairs; ``slow=None``: the default-suite subset, marked as it needs."""
     out = []
     for name in PAC:
         for check in checks:
@@ -45,13 +57,15 @@ def _params(checks, *, slow_solvers=(), mark_slow=False, slow_checks=()):
             marks = []
             if (name, check) in XFAIL:
                 marks.append(pytest.mark.xfail(strict=True, reason=XFAIL[name, check]))
-            if mark_slow or (name in slow_solvers and check != "easy") or (name, check) in slow_checks:
+            if (name, check) in SKIP:
+                marks.append(pytest.mark.skip(reason=SKIP[name, check]))
+            if slow or (name in HEAVY and check not in HEAVY_FAST):
                 marks.append(pytest.mark.slow)
             out.append(pytest.param(name, check, marks=marks, id=f"{name}-{check}"))
     return out
 
 
-def _run(name, check, n_runs, budget=100_000):
+def _run(name, check, n_runs, budget=30_000):
     budget = min(budget, BUDGET.get(name, budget))
     checks = dict(yield_solver_checks(name, n_runs=n_runs, budget=budget, rng=12))
     if check not in checks:
@@ -59,24 +73,23 @@ def _run(name, check, n_runs, budget=100_000):
     return checks[check]()
 
 
-@pytest.mark.parametrize("name, check", _params(OTHER, slow_checks={("lingape-oracle", c) for c in
-                                                                  ("resume", "reproducible", "seeds_differ")}))
+@pytest.mark.parametrize("name, check", _params(OTHER, slow=False))
 def test_contract_checks(name, check):
     _run(name, check, n_runs=1)
 
 
-@pytest.mark.parametrize("name, check", _params(STAT + ["adversarial_order"], slow_solvers=HEAVY))
+@pytest.mark.parametrize("name, check", _params([c for c in STAT if c in FAST_STAT], slow=False))
 def test_statistical_checks_fast(name, check):
     """One seeded run per case (the default suite): no wrong answer."""
     rep = _run(name, check, n_runs=1)
     assert rep.errors == 0
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name, check", _params(STAT + ["adversarial_order"], mark_slow=True))
+@pytest.mark.parametrize("name, check", _params(STAT, slow=True))
 def test_statistical_checks_many_runs(name, check):
-    """60 seeded runs per case: the Clopper-Pearson rule of check_solver (see its docstring)."""
-    _run(name, check, n_runs=SLOW_RUNS.get(name, 60))
+    """Several seeded runs per case: the Clopper-Pearson rule of check_solver (see its docstring)."""
+    family = solver_family(get_solver(name))
+    _run(name, check, n_runs=SLOW_RUNS.get(name, SLOW_FAMILY_RUNS[family]))
 
 
 def test_every_pac_solver_has_a_family():

@@ -31,6 +31,8 @@ _BUILTIN_FAMILIES = {
     "lingape-oracle": "full-bandit",
     "lingape": "linear", "xy-static": "linear", "xy-adaptive": "linear", "xy-oracle": "linear",
     "bounded-me": "mips",
+    "track-and-stop": "semi-bandit", "top-two": "semi-bandit", "fw-sampling": "semi-bandit",
+    "comb-game": "semi-bandit", "lingame": "linear", "rage": "linear",
 }
 
 #: Adversarial cases (besides ``"easy"``), by family; see :func:`check_solver`.
@@ -544,8 +546,11 @@ def _check_resume(solver: Any, cases: dict[str, _Case], budget: int, rng: Any) -
     if not part.done:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "state.json")
-            part.save(path)
-            part = _clone(solver_e).load(path, env.problem)
+            try:
+                part.save(path)
+                part = _clone(solver_e).load(path, env.problem)
+            except CombexError as exc:
+                raise AssertionError(f"{who}: cannot save and resume a run ({type(exc).__name__}: {exc}).") from exc
         part = _loop(part, env, budget)
     got = part.result()
     if _signature(got) != _signature(ref_res) or got.rounds != ref_res.rounds:
