@@ -465,6 +465,18 @@ def check_family(solver: Any, problem: Any) -> None:
 
 
 # ---------------------------------------------------------------------- Exploration
+def _check_problem(problem: Any, owner: str) -> Any:
+    """``problem`` (or an environment's ``problem``) if it looks like a
+    :class:`~combex.environments.Problem` (``n_arms`` and ``noise``); a clear error otherwise."""
+    pb = getattr(problem, "problem", problem)
+    n = getattr(pb, "n_arms", None)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1 or not hasattr(pb, "noise"):
+        raise param_error(
+            "problem", owner, "a combex.environments.Problem or an environment (with n_arms and noise)", problem
+        )
+    return pb
+
+
 class Exploration(ABC):
     """The state of one run (ask / tell).
 
@@ -478,7 +490,7 @@ class Exploration(ABC):
 
     def __init__(self, solver: Solver, problem: Any, rng: Any) -> None:
         self.solver = solver
-        self.problem = getattr(problem, "problem", problem)
+        self.problem = _check_problem(problem, type(solver).__name__)
         check_family(solver, self.problem)
         self.rng = check_rng(rng)
         self.samples = 0
@@ -534,7 +546,12 @@ class Exploration(ABC):
         """Report the reward sums of a batch (possibly with reduced counts)."""
         if self.done:
             raise StateError(f"tell after the exploration ended ({self.status}).")
-        sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        try:
+            sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise param_error("reward_sums", type(self).__name__, "an array of finite floats", reward_sums) from None
+        if batch is not self._pending:  # a batch the exploration did not make: validate it
+            self._check_batch(batch)
         if sums.shape != (len(batch),):
             raise InvalidParameterError(
                 f"The 'reward_sums' parameter must have shape ({len(batch)},). "
@@ -549,8 +566,34 @@ class Exploration(ABC):
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
         """Report ``count`` observations of one arm with sum ``reward_sum``."""
         count = check_int(count, "count", low=1)
-        arms = np.asarray([arm]) if np.ndim(arm) == 0 else np.asarray(arm)[None, :]
-        self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [reward_sum])
+        arms = np.asarray([arm]) if np.ndim(arm) == 0 else np.asarray(arm)[None, ...]
+        try:
+            value = float(reward_sum)
+        except (TypeError, ValueError):
+            raise param_error("reward_sum", type(self).__name__, "a finite float", reward_sum) from None
+        if not np.isfinite(value):
+            raise param_error("reward_sum", type(self).__name__, "a finite float", reward_sum)
+        self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [value])
+
+    def _check_batch(self, batch: Batch) -> None:
+        """Validate the arms and counts of a batch given to :meth:`tell_batch` (an index in
+        ``[0, n_arms)`` or a 0/1 mask of length ``n_arms`` per arm; counts >= 0)."""
+        owner = type(self).__name__
+        n = int(self.problem.n_arms)
+        arms = np.asarray(batch.arms)
+        counts = np.asarray(batch.counts)
+        if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0):
+            raise param_error("count", owner, "non-negative ints", batch.counts)
+        if getattr(self.solver, "arm_type", "index") == "mask":
+            if (arms.ndim != 2 or arms.shape != (counts.shape[0], n)
+                    or not (arms.dtype == np.bool_ or (np.issubdtype(arms.dtype, np.number)
+                                                       and np.all((arms == 0) | (arms == 1))))):
+                raise param_error("arm", owner, f"a bool mask of shape ({n},)", arms[0] if arms.ndim > 1 else arms)
+        else:
+            if (arms.shape != counts.shape or (arms.size and not np.issubdtype(arms.dtype, np.integer))
+                    or (arms.size and (arms.min() < 0 or arms.max() >= n))):
+                bad = arms.reshape(-1)[0] if arms.size == 1 else arms
+                raise param_error("arm", owner, f"an int in the range [0, {n - 1}]", bad)
 
     def stop(self, status: str, message: str = "") -> None:
         self.status = status

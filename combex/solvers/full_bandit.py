@@ -564,17 +564,13 @@ class SAQM(_StaticFullBandit):
         else:
             alpha = check_float(alpha, "alpha", owner="SAQM", low=0.0, high=1.0, closed="right")
         self.alpha = alpha
-        self._qm_cache: Any = None
 
     def _qm(self, certify: bool = True) -> Any:
-        cache = getattr(self, "_qm_cache", None)
-        if cache is None:
-            cache = self._qm_cache = {}
-        if certify not in cache:
-            from ..oracles.quadratic import QuadraticMaximization
+        # Built per call (cheap: it resolves the DkS oracle), not cached on the settings
+        # object: a run must leave the solver unchanged (check_solver's settings_unchanged).
+        from ..oracles.quadratic import QuadraticMaximization
 
-            cache[certify] = QuadraticMaximization(dks=self.dks, certify=certify)
-        return cache[certify]
+        return QuadraticMaximization(dks=self.dks, certify=certify)
 
     def _alpha(self, theorem1_ratio: float, certified_ratio: float) -> float:
         """alpha_t for CEM: the square root of a QP ratio (see the class docstring)."""
@@ -705,7 +701,6 @@ class SAFOA(_StaticFullBandit):
         # bool(...) would turn the string "false" into True: only real booleans.
         self.certified = check_bool(certified, "certified", owner="SAFOA")
         self.report_bound = check_bool(report_bound, "report_bound", owner="SAFOA")
-        self._qm_cache: Any = None
 
     exploration_class = _SAFOAExploration
 
@@ -730,11 +725,9 @@ class SAFOA(_StaticFullBandit):
         return np.array([qm.maximize(gm * G + np.diag(theta), k, require_pd=False)[0] for gm in gammas])
 
     def _qm(self) -> Any:  # the l*n inner calls need no certificate (skips an eigendecomposition each)
-        if self._qm_cache is None:
-            from ..oracles.quadratic import QuadraticMaximization
+        from ..oracles.quadratic import QuadraticMaximization  # per call: no cache on the settings
 
-            self._qm_cache = QuadraticMaximization(dks=self.dks, certify=False)
-        return self._qm_cache
+        return QuadraticMaximization(dks=self.dks, certify=False)
 
 
 # ============================================================================== ICB
