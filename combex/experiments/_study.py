@@ -31,17 +31,10 @@ __all__ = ["environment_state", "restore_environment_state", "save_study", "load
 
 
 def environment_state(env: Any) -> dict[str, Any]:
-    """The mutable state of a simulated environment: its noise generator's bit-generator
-    state, plus the read positions of reward-list environments."""
-    state: dict[str, Any] = {
-        "type": type(env).__name__,
-        "n_arms": int(env.n_arms),
-        "rng_type": type(env.rng.bit_generator).__name__,
-        "rng": env.rng.bit_generator.state,
-    }
-    if hasattr(env, "_pos"):
-        state["positions"] = np.asarray(env._pos).copy()
-    return state
+    """The mutable state of a simulated environment (:meth:`Environment.state_dict`: its
+    noise generator's bit-generator state, plus the read positions of reward-list
+    environments)."""
+    return env.state_dict()
 
 
 def restore_environment_state(env: Any, state: dict[str, Any]) -> Any:
@@ -51,12 +44,7 @@ def restore_environment_state(env: Any, state: dict[str, Any]) -> Any:
             f"The saved environment state is of a {state.get('type')} with {state.get('n_arms')} arms; "
             f"the environment given is a {type(env).__name__} with {env.n_arms} arms."
         )
-    bg = getattr(np.random, state["rng_type"])()
-    bg.state = state["rng"]
-    env.rng = np.random.Generator(bg)
-    if "positions" in state:
-        env._pos = np.asarray(state["positions"], dtype=np.int64).copy()
-    return env
+    return env.load_state_dict(state)
 
 
 def save_study(path: str | os.PathLike[str], exploration: Any, env: Any) -> Path:

@@ -19,6 +19,7 @@ simulated environment.
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -402,16 +403,18 @@ class Exploration(ABC):
         """Report the reward sums of a batch (possibly with reduced counts)."""
         if self.done:
             raise StateError(f"tell after the exploration ended ({self.status}).")
+        # Checked once here, for the whole batch; the solvers' updates trust these arrays.
         sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
-        if sums.shape != (len(batch),):
+        m = batch.counts.shape[0]
+        if sums.shape[0] != m:
             raise InvalidParameterError(
-                f"The 'reward_sums' parameter must have shape ({len(batch)},). "
+                f"The 'reward_sums' parameter must have shape ({m},). "
                 f"Got an array of shape {sums.shape} instead."
             )
-        if not np.all(np.isfinite(sums)):
+        if not (math.isfinite(sums[0]) if m == 1 else np.isfinite(sums).all()):
             raise InvalidParameterError("The 'reward_sums' parameter must have finite entries.")
         self._pending = None
-        self.samples += batch.total
+        self.samples += int(batch.counts[0]) if m == 1 else batch.total
         self._update(batch, sums)
 
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
