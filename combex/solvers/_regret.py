@@ -151,7 +151,7 @@ class RegretPolicy(Algorithm):
         T = _check_env(env, T, owner)
         gen = check_rng(rng)
         t_start = time.perf_counter()
-        env.reset(env.rng)
+        env.restart()  # the initial arm set; the noise stream goes on
         run = self._start(env, T, gen)
         t_pre = time.perf_counter() - t_start
         pre_maint = run.maintenance_seconds
@@ -175,7 +175,7 @@ class RegretPolicy(Algorithm):
 
 
 def _check_env(env: Any, T: Any, owner: str) -> int:
-    for attr in ("features", "changes", "pull", "regret", "reset", "initial", "horizon"):
+    for attr in ("features", "changes", "pull", "regret", "restart", "initial", "horizon"):
         if not hasattr(env, attr):
             raise InvalidParameterError(
                 f"The 'env' parameter of {owner}.run must be a DynamicLinearArms-like environment "

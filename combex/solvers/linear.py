@@ -41,7 +41,7 @@ from .._validation import (
     param_error,
 )
 from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal_design
-from ..environments._linear import LinearBandit
+from ..environments import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
 from . import _lingape_kernel as _kernel
