@@ -578,3 +578,23 @@ def test_fast_path_rewinds_through_public_state_dict(monkeypatch):
     res = LinGapE().run(env, rng=0, budget=20000)
     assert res.samples == 20000
     assert calls["state_dict"] > 0 and 0 < calls["load_state_dict"] <= calls["state_dict"]
+
+
+def test_one_result_vocabulary():
+    """answer / wall_seconds in every family; the old names warn (issue 14)."""
+    from combex.mips import exact_top_k
+    from combex.solvers import RegretResult
+
+    env = canonical(3, 1.0, rng=0)
+    exp = LinGapE().start(env, rng=0)
+    b = exp.ask()
+    exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    with pytest.warns(DeprecationWarning, match="Exploration.answer"):
+        assert exp.recommendation == exp.answer
+    assert exp.result().answer == exp.answer
+    rr = RegretResult(regret=1.0, curve=np.ones(2), arms=np.zeros(2, dtype=np.int64), wall_seconds=2.0,
+                      preprocess_seconds=0.5)
+    with pytest.warns(DeprecationWarning, match="wall_seconds"):
+        assert rr.seconds == 2.0
+    m = exact_top_k(np.eye(4), np.arange(4.0), 2)
+    np.testing.assert_array_equal(m.answer, m.indices)

@@ -69,7 +69,12 @@ class RegretResult:
 
     @property
     def seconds(self) -> float:
-        """Alias of :attr:`wall_seconds` (the name used before the regret contract)."""
+        """Deprecated alias of :attr:`wall_seconds` (the name used before the regret
+        contract; every result family says ``wall_seconds``)."""
+        import warnings
+
+        warnings.warn("RegretResult.seconds is deprecated; use RegretResult.wall_seconds.", DeprecationWarning,
+                      stacklevel=2)
         return self.wall_seconds
 
     @property

@@ -667,7 +667,7 @@ class _LilCLUCBExploration(_BestKExploration):
     @property
     def recommendation(self) -> NDArray[np.bool_]:
         if self.dc is None:
-            return super().recommendation
+            return super()._current_answer
         if self._ready:
             return self.M.copy()
         return self._oracle(self.mu)
