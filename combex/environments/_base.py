@@ -152,7 +152,7 @@ class Environment(ABC):
         c = counts if isinstance(counts, np.ndarray) else np.asarray(counts)
         m = a.shape[0]
         if c.shape != (m,) or c.dtype.kind not in "iu" or (
-            m and (int(c[0]) < 0 if m == 1 else bool((c < 0).any()))
+            m and (min(c.tolist()) < 0 if m <= 4 else bool((c < 0).any()))
         ):
             raise InvalidParameterError(
                 f"The 'counts' parameter of {type(self).__name__}.pull_many must be an array of "
@@ -248,10 +248,10 @@ class Environment(ABC):
         if self.arm_type == "index":
             if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
                 raise param_error("arms", type(self).__name__, "a 1-d array of arm indices", arms)
-            if a.shape[0] == 1:  # the ask / tell loop of adaptive solvers: scalar checks
-                v = int(a[0])
-                if v < 0 or v >= self.n_arms:
-                    raise param_error("arm", type(self).__name__, f"an int in the range [0, {self.n_arms - 1}]", v)
+            if a.shape[0] <= 4:  # the ask / tell loop of adaptive solvers: scalar checks
+                for v in a.tolist():
+                    if v < 0 or v >= self.n_arms:
+                        raise param_error("arm", type(self).__name__, f"an int in the range [0, {self.n_arms - 1}]", v)
             elif a.size and (a.min() < 0 or a.max() >= self.n_arms):
                 bad = a[(a < 0) | (a >= self.n_arms)][0]
                 raise param_error("arm", type(self).__name__, f"an int in the range [0, {self.n_arms - 1}]", int(bad))

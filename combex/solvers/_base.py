@@ -359,6 +359,7 @@ class Exploration(ABC):
     """
 
     record_trace: bool = False
+    _told_pending: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Subclasses implement the current answer as the property ``recommendation`` (the
@@ -442,10 +443,12 @@ class Exploration(ABC):
                 f"The 'reward_sums' parameter must have shape ({m},). "
                 f"Got an array of shape {sums.shape} instead."
             )
-        if not (math.isfinite(sums[0]) if m == 1 else np.isfinite(sums).all()):
+        if not (all(map(math.isfinite, sums.tolist())) if m <= 4 else np.isfinite(sums).all()):
             raise InvalidParameterError("The 'reward_sums' parameter must have finite entries.")
+        # the batch ask() returned, untouched: solvers may skip re-checking its arms
+        self._told_pending = batch is self._pending
         self._pending = None
-        self.samples += int(batch.counts[0]) if m == 1 else batch.total
+        self.samples += sum(batch.counts.tolist()) if m <= 4 else batch.total
         self._update(batch, sums)
 
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
