@@ -142,7 +142,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     docs = [
         run_many(solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
                  budget=args.budget, backend=args.backend, scheduler=args.scheduler,
-                 progress=None if args.progress is None else args.progress)
+                 progress=None if args.progress is None else args.progress, time_limit=args.time_limit)
         for solver in solvers
     ]
     out_obj: Any = docs[0] if len(docs) == 1 else docs
@@ -363,6 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"maximum samples per run (default {DEFAULT_BUDGET:.0e}; 0: no limit); a run "
                          "that reaches it ends with status budget_exhausted and lists the candidates "
                          "still indistinguishable from its leader")
+    sr.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="end each run at its first check after this many seconds (status budget_exhausted)")
     _add_backend_options(sr)
     sr.add_argument("--json", action="store_true", help="print one JSON object (a list with several solvers)")
     sr.add_argument("--out", default=None, help="also write the JSON document to this file")
