@@ -558,6 +558,15 @@ class _BestKExploration(_ArmStatsExploration):
             "sigma": self.sigma,
         }
 
+    def progress(self) -> dict[str, Any]:
+        """:meth:`Exploration.progress` with the statistic ``-gap = UCB_l - LCB_h`` (the run
+        stops once it is below the threshold: 0, or LUCB's epsilon)."""
+        out = super().progress()
+        if math.isfinite(self._gap):
+            out["statistic"] = -float(self._gap)
+            out["threshold"] = float(self.params.get("pac_epsilon", 0.0) or 0.0)
+        return out
+
     def _info(self) -> dict[str, Any]:
         out: dict[str, Any] = {"K": self.K, "omegas": dict(self.params["omegas"])}
         if self.done and self.status != "identified" and self._ready:
