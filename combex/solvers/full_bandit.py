@@ -386,7 +386,7 @@ class _StaticExploration(Exploration):
         theta = self._theta()
         A_inv = self._A_inv()
         C = self._radius()
-        lead = np.asarray(self.recommendation, dtype=bool)
+        lead = np.asarray(self.answer, dtype=bool)
         x0 = lead.astype(np.float64)
         if (self.dc.size or math.inf) <= self.solver.max_enumerate:
             cands = (np.asarray(m, dtype=bool) for m in self.dc.enumerate())

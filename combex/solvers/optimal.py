@@ -153,11 +153,12 @@ class _OptimalSolver(Solver):
             )
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
         lin = self._linear_delegate(env)
         if lin is not None:  # the linear solver adds the linear T*(theta)
-            return lin.run(env, rng=rng, budget=budget, trace=trace)
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+            return lin.run(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         info = dict(result.info)
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         k = getattr(env, "K", self.K) if dc is None else 1

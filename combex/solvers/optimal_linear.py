@@ -172,10 +172,11 @@ class _LinearTruthRun:
     def tolerance(self) -> float:
         return float(self.epsilon)  # type: ignore[attr-defined]
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
         from dataclasses import replace
 
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)  # type: ignore[arg-type]
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)  # type: ignore[arg-type]
         try:
             if getattr(env, "arm_type", "index") == "mask":
                 X, _, sigma = _team_arms(env.problem, self.max_enumerate, type(self).__name__)
