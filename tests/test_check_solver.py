@@ -23,9 +23,11 @@ _NOSTOP = "issue 12 defect: lingape-oracle does not stop on an easy top-k instan
 _NOSAVE = "the GLR solvers of issue 15a do not support save / resume yet (StateError from state_dict)"
 XFAIL = {
     **{(n, "wrong_family"): _FAMILY for n in ("lil-randlucb", "lil-clucb", "lucb", "lil-lucb", "lucb++", "lil-ucb",
-                                              "top-two", "fw-sampling", "comb-game", "track-and-stop")},
-    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game")},
+                                              "top-two", "fw-sampling", "lingame", "rage")},
+    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game", "lingame")},
     ("lingape", "adversarial_offset"): _S,
+    ("rage", "seeds_differ"): "finding for review: RAGE's pull counts are identical across seeds on the easy and "
+                              "small-gap cases (phases with a deterministic rounded design, same eliminations)",
     ("lingape-oracle", "easy"): _NOSTOP,
     ("lingape-oracle", "adversarial_offset"): _S,
 }
