@@ -43,8 +43,9 @@ OTHER = [c for c in CHECKS if c not in STAT]
 FAST_STAT = {"easy", "adversarial_offset", "adversarial_noise_scale", "adversarial_exact_tie", "adversarial_order"}
 # Runs per case in the slow suite, by family (larger counts: benchmarks/check_solver_counts.py,
 # table in docs/guide/plugins.md).
-SLOW_RUNS = {"lingape-oracle": 1, "saqm": 3, "sa-foa": 3, "track-and-stop": 4}
-SLOW_FAMILY_RUNS = {"semi-bandit": 20, "mips": 60, "linear": 8, "full-bandit": 4}
+SLOW_RUNS = {"lingape-oracle": 1, "saqm": 3, "sa-foa": 3, "lil-ucb": 5, "xy-adaptive": 3,
+             "track-and-stop": 3, "top-two": 3, "fw-sampling": 3, "comb-game": 3}
+SLOW_FAMILY_RUNS = {"semi-bandit": 10, "mips": 30, "linear": 5, "full-bandit": 3}
 SKIP = {("track-and-stop", "adversarial_reward_range"): "about 5 minutes a run (Bernoulli divergence); "
         "measured by benchmarks/check_solver_counts.py"}
 
