@@ -23,7 +23,7 @@ _NOSTOP = "issue 12 defect: lingape-oracle does not stop on an easy top-k instan
 _NOSAVE = "the GLR solvers of issue 15a do not support save / resume yet (StateError from state_dict)"
 XFAIL = {
     **{(n, "wrong_family"): _FAMILY for n in ("lil-randlucb", "lil-clucb", "lucb", "lil-lucb", "lucb++", "lil-ucb",
-                                              "top-two", "fw-sampling", "lingame", "rage")},
+                                              "lingame", "rage")},
     **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game", "lingame")},
     ("lingape", "adversarial_offset"): _S,
     ("rage", "seeds_differ"): "finding for review: RAGE's pull counts are identical across seeds on the easy and "
