@@ -327,12 +327,13 @@ def _full_cases(solver: Any) -> dict[str, _Case]:
 
 
 def _linear_cases(solver: Any) -> dict[str, _Case]:
-    from ..environments import LinearBandit
+    from ..environments import LinearBandit, LinearInstance
 
     X3 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.7, 0.7, 0.0]])
 
     def env(X: Any, theta: Any, **kw: Any) -> Callable[[Any], Any]:
-        return lambda r: LinearBandit(X, theta, rng=r, **kw)
+        # the paper's model: the problem carries S = ||theta||_2 (info["S"])
+        return lambda r: LinearInstance(X, theta, rng=r, **kw)
 
     def score_for(eps: float) -> Callable[[Any, Any], bool]:
         return lambda e, a: bool(e.is_correct(a, eps))
@@ -341,8 +342,8 @@ def _linear_cases(solver: Any) -> dict[str, _Case]:
     tie = _with_tolerance(solver, _TIE_EPSILON)
     return {
         "easy": _Case("easy", env(X3, [0.0, 1.5, 0.0]), solver, score_for(eps0)),
-        "offset": _Case("offset", env(np.eye(2), [50.0, 50.8]), solver, score_for(eps0),
-                        "theta = (50, 50.8) on e_1, e_2"),
+        "offset": _Case("offset", lambda r: LinearBandit(np.eye(2), [50.0, 50.8], rng=r), solver, score_for(eps0),
+                        "theta = (50, 50.8) on e_1, e_2, a plain LinearBandit (no S known)"),
         "small_gap": _Case("small_gap", env(X3, [0.0, 1.0, 0.6]), solver, score_for(eps0), "gap 0.3, sigma 1"),
         "noise_scale": _Case("noise_scale", env(X3, [0.0, 3.0, 0.0], sigma=3.0), solver, score_for(eps0),
                              "sigma 3"),
