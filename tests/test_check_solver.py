@@ -269,6 +269,17 @@ class _NoFamilyCheckSolver(RoundRobin):
         return self.exploration_class(self, problem, rng)
 
 
+def test_a_plugin_without_families_gets_a_clear_error():
+    class NoFamily(RoundRobin):
+        families = ()
+        name = "test-no-family"
+
+    with pytest.raises(InvalidParameterError, match="families"):
+        check_solver(NoFamily())
+    with pytest.raises(InvalidParameterError, match="instance"):
+        check_solver(RoundRobin)
+
+
 def test_reference_plugin_passes_every_check():
     reports = check_solver(RoundRobin(), rng=1, n_runs=2)
     assert set(reports) == set(CHECKS)
