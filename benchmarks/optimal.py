@@ -169,14 +169,34 @@ class _ClassEnv:
         return float(mu[best].sum() - mu[np.asarray(answer, bool)].sum()) <= tol + 1e-12
 
 
+def batches(runs: int) -> list[dict[str, Any]]:
+    """What batching costs: the same solvers asking b samples at a time (one stopping check per batch)."""
+    delta = 0.01
+    env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
+    lb = bandit_characteristic_time(env.means())
+    denom = lb.T_star * np.log(1.0 / delta)
+    print(f"\n=== Batches: Gaussian MAB (1,.8,.6,.4,.2), delta = {delta}, valid thresholds, {runs} runs ===")
+    print(f"{'algorithm':<22}" + "".join(f"{'b=' + str(b):>10}" for b in (1, 10, 100, 1000)) + "   (mean samples; xLB)")
+    rows = []
+    for name, cls in (("top-two", TopTwo), ("fw-sampling", FWSampling), ("track-and-stop (D)", TrackAndStop)):
+        cells = []
+        for b in (1, 10, 100, 1000):
+            c = run_cell(lambda cls=cls, b=b: cls(delta=delta, batch_size=b), env, runs, 0.0)
+            cells.append(c)
+            rows.append({"instance": "batches", "algorithm": name, "batch_size": b, **c})
+        print(f"{name:<22}" + "".join(f"{c['mean']:>10.0f}" for c in cells) + "   "
+              + " ".join(f"{c['mean'] / denom:.2f}" for c in cells))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class"])
+    ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"])
     args = ap.parse_args()
     t0 = time.time()
     for s in args.sections:
-        {"mab": mab, "bestk": bestk, "class": decision_class}[s](args.runs)
+        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches}[s](args.runs)
     print(f"\ntotal {time.time() - t0:.0f} s")
 
 

@@ -64,7 +64,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print("solvers:")
     for name in sorted(SOLVERS):
         doc = (SOLVERS[name].__doc__ or "").strip().splitlines()
-        print(f"  {name:<16} {doc[0] if doc else ''}")
+        fams = tuple(getattr(SOLVERS[name], "families", ()) or ())
+        fam = f"[{', '.join(fams)}] " if fams else ""
+        print(f"  {name:<16} {fam}{doc[0] if doc else ''}")
     try:
         from .oracles import get_decision_class, list_decision_classes
 
@@ -201,8 +203,15 @@ class _RunOutput:
             self._fh.close()
 
 
+#: Default sample budget of ``combex run`` (a run on tied data with epsilon = 0 never stops).
+DEFAULT_BUDGET = 10**8
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .experiments import check_instance_params, run_many
+
+    if args.budget is not None and args.budget <= 0:
+        args.budget = None
 
     sparams = parse_assignments(args.param, "--param")
     if args.delta is not None:
@@ -222,7 +231,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             docs.append(run_many(
                 solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
                 budget=args.budget, backend=args.backend, scheduler=args.scheduler,
-                progress=None if args.progress is None else args.progress,
+                progress=None if args.progress is None else args.progress, time_limit=args.time_limit,
                 on_result=None if out is None else (lambda i, rec: out.add(rec))))
         out_obj: Any = docs[0] if len(docs) == 1 else docs
         text = json.dumps(out_obj, indent=None if args.json else 2)
@@ -244,6 +253,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                       f"preprocessing={r['preprocess_seconds']:.3f}s") if "regret" in r else ""
             print(f"  run {r['run']}: answer={ans_txt} correct={r['correct']} samples={r['samples']} "
                   f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}{regret}")
+            if r.get("indistinguishable"):
+                ind = r["indistinguishable"]
+                print(f"    still indistinguishable from the answer ({len(ind)}): {ind[:5]}{'...' if len(ind) > 5 else ''}")
         err = "n/a" if s["error_rate"] is None else f"{s['error_rate']:.3f}"
         extra = f", mean regret {s['mean_regret']:.6g} +/- {s['std_regret']:.3g}" if "mean_regret" in s else ""
         if "mean_online_seconds" in s:
@@ -438,7 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--epsilon", type=float, default=None, help="accuracy epsilon >= 0")
     sr.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     sr.add_argument("--runs", type=int, default=1, help="number of seeded runs (default 1)")
-    sr.add_argument("--budget", type=int, default=None, help="maximum samples per run")
+    sr.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                    help=f"maximum samples per run (default {DEFAULT_BUDGET:.0e}; 0: no limit); a run "
+                         "that reaches it ends with status budget_exhausted and lists the candidates "
+                         "still indistinguishable from its leader")
+    sr.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="end each run at its first check after this many seconds (status budget_exhausted)")
     _add_backend_options(sr)
     sr.add_argument("--json", action="store_true", help="print one JSON object (a list with several solvers)")
     sr.add_argument("--out", default=None,

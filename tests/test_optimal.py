@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, soare
-from combex.environments._base import NoiseModel, Problem
+from combex.environments import NoiseModel, Problem
 from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
 from combex.exceptions import CombexError, InvalidParameterError
 from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
@@ -149,7 +149,13 @@ def test_best_k_and_decision_classes(cls):
     env2 = GaussianArms([0.2, 1.0, 0.0, 0.5, 0.9], sigma=0.5, rng=2)
     r2 = cls(decision_class=pm, delta=0.05).run(env2, rng=3)
     assert r2.identified and np.flatnonzero(r2.answer).tolist() == [1, 4]
-    assert r2.info["structure"] == "class" and r2.info["threshold"] == "valid:all-arms"
+    assert r2.info["structure"] == "swaps" and r2.info["threshold"] == "valid:pairs"  # matroid bases: exchanges
+    # a class that is not a matroid: the oracle's Lagrangian certificate, all-arms threshold
+    fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
+    env3 = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
+    r3 = cls(decision_class=fam, delta=0.05).run(env3, rng=5)
+    assert r3.identified and np.flatnonzero(r3.answer).tolist() == [3, 4]
+    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms"
 
 
 @pytest.mark.parametrize("cls", ALL)
@@ -198,9 +204,7 @@ def test_registry_names_and_bad_input():
         TopTwo(K=5).start(GaussianArms([1.0, 0.0]))
     with pytest.raises(InvalidParameterError, match="divergence"):
         TopTwo(K=2, epsilon=0.1, divergence="bernoulli").start(BernoulliArms([0.5, 0.4, 0.3]))
-    # linear problems: the dispatch point (issue 15b)
-    with pytest.raises(CombexError, match="15b|lingame"):
-        TopTwo().start(soare(3))
+    # linear problems: top-two / fw-sampling dispatch to the linear solvers; the others refuse
     with pytest.raises(CombexError, match="lingame"):
         TrackAndStop().start(soare(3))
 
@@ -271,3 +275,16 @@ def test_top_two_and_fw_sampling_dispatch_to_the_linear_solvers_on_linear_proble
         assert (a.answer, a.samples) == (b.answer, b.samples)
         assert a.info["lower_bound_ratio"] == pytest.approx(b.info["lower_bound_ratio"])
         assert a.info["lower_bound_ratio"] > 1.0  # the linear T*(theta), not the bandit one
+
+
+def test_budget_and_unsupported_save():
+    from combex.exceptions import StateError
+
+    env = GaussianArms([0.5, 0.49, 0.0], rng=0)
+    res = TopTwo(delta=0.01).run(env, rng=1, budget=2)
+    assert res.status == "budget_exhausted" and res.samples == 2
+    res = FWSampling(delta=0.01).run(env.spawn(1), rng=1, budget=300)
+    assert res.status == "budget_exhausted" and res.samples == 300 and res.answer in (0, 1, 2)
+    exp = CombGame().start(env)
+    with pytest.raises(StateError):
+        exp.state_dict()

@@ -199,10 +199,10 @@ def test_full_bandit_teams_through_enumerated_indicators(cls):
     assert res.info["lower_bound_ratio"] > 0
 
 
-def test_full_bandit_too_large_to_enumerate_is_refused():
+def test_rage_refuses_a_class_too_large_to_enumerate():
     env = FullBandit(np.linspace(0, 1, 30), k=10, rng=0)
     with pytest.raises(InvalidParameterError, match="max_enumerate"):
-        LinGame().start(env)
+        RAGE().start(env)
 
 
 def test_oracle_glr_is_a_lower_bound_of_the_exact_glr():
@@ -283,3 +283,15 @@ def test_cli_runs_lingame_and_rage_on_linear_and_team_instances(capsys):
         docs = json.loads(out)
         assert [d["solver"] for d in docs] == ["lingame", "rage"]
         assert all(r["status"] == "identified" for d in docs for r in d["runs"])
+
+
+@pytest.mark.parametrize("cls", GLR_SOLVERS)
+def test_oracle_path_past_max_enumerate_stops_validly(cls):
+    """Classes past max_enumerate: arms = a spanning support, stop on the certified lower
+    bound of the GLR (oracle_glr_lower_bound); the answer is still the best team."""
+    env = FullBandit([3.0, 3.0, 0.0, 0.0, 0.0, 0.0], k=2, rng=0)
+    res = cls(max_enumerate=5).run(env, rng=0, budget=2_000_000)
+    assert res.status == "identified"
+    assert np.flatnonzero(res.answer).tolist() == [0, 1]
+    assert res.info["oracle_path"] is True
+    assert res.certificate["Z_lower"] > res.certificate["beta"]

@@ -193,3 +193,13 @@ def test_sweep_killed_at_random_instants_resumes_exactly(tmp_path):
 def test_sweep_killed_many_times(tmp_path):
     counts = _sweep_kill_loop(tmp_path, 200, seed=1)
     assert counts["kills"] == 200
+
+
+def test_lock_file_symlink_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "r.csv"
+    (tmp_path / "r.csv.lock").symlink_to(victim)
+    with pytest.raises(ResultsFileError, match="lock file"):
+        run_sweep(_sweep(), out)
+    assert victim.read_text() == "precious" and not out.exists()

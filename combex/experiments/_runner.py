@@ -23,7 +23,7 @@ from ..solvers._base import Algorithm, Solver, get_solver
 from ._backends import execute
 from ._instances import make_instance
 
-__all__ = ["run_once", "run_many", "summarize", "run_generators", "run_seed_sequence", "simulate"]
+__all__ = ["run_once", "run_many", "summarize", "run_generators", "run_seed_sequence", "simulate", "ProgressLine"]
 
 
 def run_seed_sequence(root_seed: int, index: int) -> np.random.SeedSequence:
@@ -46,38 +46,69 @@ def _rngs(root_seed: int, index: int, runs: int | None = None) -> tuple[np.rando
     return run_generators(root_seed, index)
 
 
+class ProgressLine:
+    """A ``callback`` for :meth:`Solver.run` that writes one line to stderr at most every
+    ``every`` seconds: samples so far, the stopping statistic against its threshold and
+    the current leader (:meth:`Exploration.progress`), so a long run is never silent."""
+
+    def __init__(self, desc: str, *, every: float = 2.0, stream: Any = None) -> None:
+        import sys
+
+        self.desc = desc
+        self.every = float(every)
+        self.stream = stream if stream is not None else sys.stderr
+        self._last = time.perf_counter()
+        self.lines = 0
+
+    @staticmethod
+    def format(desc: str, p: Mapping[str, Any]) -> str:
+        leader = p.get("leader")
+        if isinstance(leader, list) and len(leader) > 12:
+            leader = f"{leader[:12]}..."
+        return (f"[{desc}] samples={p['samples']:,} statistic={p['statistic']:.6g} "
+                f"(stops at <= {p['threshold']:.6g}) leader={leader}")
+
+    def __call__(self, exp: Any) -> None:
+        now = time.perf_counter()
+        if now - self._last < self.every:
+            return
+        self._last = now
+        self.stream.write(self.format(self.desc, exp.progress()) + "\n")
+        self.stream.flush()
+        self.lines += 1
+
+
 def simulate(solver: Solver, env: Any, *, rng: Any = None, budget: int | None = None,
-             progress: bool | None = False, desc: str | None = None) -> Any:
-    """``solver.run(env, rng=rng, budget=budget)``, with a progress bar over samples.
+             progress: bool | None = False, desc: str | None = None, every: float = 2.0,
+             time_limit: float | None = None) -> Any:
+    """``solver.run(env, rng=rng, budget=budget)``, with a progress line on stderr.
 
-    Without a bar this is exactly ``solver.run``. With one, solvers that use the generic
-    ask / tell loop of :meth:`Solver.run` are driven by the same loop here (same calls in
-    the same order, hence the same result); solvers with their own ``run`` are run as is.
+    Without progress or time limit this is exactly ``solver.run``. With progress
+    (``None``: when stderr is a terminal), the run gets a :class:`ProgressLine` callback
+    (every ``every`` seconds: samples, stopping statistic vs threshold, leader); the
+    callback only reads the state, so the result is the same. ``time_limit`` (seconds)
+    ends the run at the first check after it with status ``"budget_exhausted"``. Solvers
+    whose ``run`` takes no ``callback`` run as is.
     """
-    from ._backends import progress_bar
+    import inspect
+    import sys
 
-    if not progress or type(solver).run is not Solver.run:
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if time_limit is not None:
+        time_limit = check_float(time_limit, "time_limit", owner="simulate", low=0.0, closed="neither")
+    if (not progress and time_limit is None) or "callback" not in inspect.signature(type(solver).run).parameters:
         return solver.run(env, rng=rng, budget=budget)
-    if budget is not None:
-        budget = check_int(budget, "budget", owner=type(solver).__name__, low=1)
-    bar = progress_bar(0, desc or solver.name, True)
-    bar.unit = "sample"
+    line = ProgressLine(desc or solver.name, every=every) if progress else None
     t0 = time.perf_counter()
-    try:
-        exp = solver.start(env, rng=rng)
-        while not exp.done:
-            batch = exp.ask()
-            if budget is not None:
-                batch = batch.truncated(budget - exp.samples)
-            sums = env.pull_many(batch.arms, batch.counts)
-            before = exp.samples
-            exp.tell_batch(batch, sums)
-            bar.update(exp.samples - before)
-            if budget is not None and exp.samples >= budget and not exp.done:
-                exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
-    finally:
-        bar.close()
-    return exp.result(wall_seconds=time.perf_counter() - t0)
+
+    def callback(exp: Any) -> None:
+        if line is not None:
+            line(exp)
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            exp.stop("budget_exhausted", f"time limit of {time_limit:g} s reached")
+
+    return solver.run(env, rng=rng, budget=budget, callback=callback)
 
 
 def run_once(
@@ -91,6 +122,7 @@ def run_once(
     budget: int | None = None,
     epsilon: float = 0.0,
     progress: bool | None = False,
+    time_limit: float | None = None,
 ) -> dict[str, Any]:
     """One seeded run; returns the ``runs`` record of the CLI's JSON schema.
 
@@ -111,7 +143,7 @@ def run_once(
             "certificate": None, "regret": rec["regret"], "preprocess_seconds": rec["preprocess_seconds"],
             "online_seconds": rec["online_seconds"], "index_maintenance_seconds": rec["index_maintenance_seconds"],
         }
-    res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress)
+    res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress, time_limit=time_limit)
     rec = res.to_dict()
     rec = {
         "seed": root_seed,
@@ -125,7 +157,7 @@ def run_once(
         "pulls": rec["pulls"],
         "certificate": rec["certificate"],
     }
-    for key in ("lower_bound_ratio",):
+    for key in ("lower_bound_ratio", "indistinguishable"):
         if key in res.info:
             rec[key] = res.info[key]
     return rec
@@ -156,6 +188,8 @@ class RunTask:
     index: int
     budget: int | None = None
     epsilon: float | None = None
+    progress: bool | None = False
+    time_limit: float | None = None
 
     def build_solver(self) -> Solver:
         """The solver object; a named solver that takes ``K`` gets the instance's ``K``
@@ -231,7 +265,7 @@ def execute_task(task: RunTask) -> dict[str, Any]:
     solver = task.build_solver()
     eps = _tolerance(solver) if task.epsilon is None else float(task.epsilon)
     return run_once(solver, task.instance, task.params, root_seed=task.root_seed, index=task.index,
-                    budget=task.budget, epsilon=eps)
+                    budget=task.budget, epsilon=eps, progress=task.progress, time_limit=task.time_limit)
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -274,6 +308,7 @@ def run_many(
     backend: str | None = None,
     scheduler: Any = None,
     progress: bool | None = False,
+    time_limit: float | None = None,
     on_result: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``solver`` ``runs`` times on ``instance``; return the CLI's JSON document.
@@ -298,7 +333,11 @@ def run_many(
         A run is "correct" when its answer is epsilon-optimal (default: the solver's PAC
         tolerance, :attr:`Solver.tolerance`).
     progress : bool or None
-        tqdm bar over the runs (None: when stderr is a terminal).
+        tqdm bar over the runs (None: when stderr is a terminal); serial runs also print
+        progress lines inside each run (:class:`ProgressLine`).
+    time_limit : float, optional
+        Seconds per run; a run past it ends at its next check with status
+        ``"budget_exhausted"``.
     on_result : callable, optional
         ``on_result(index, record)`` as each run finishes (completion order), e.g. to
         write it out at once.
@@ -322,9 +361,13 @@ def run_many(
     from ._instances import check_instance_params
 
     check_instance_params(instance, params)
-    tasks = [RunTask(solver, instance, params, seed, i, budget, eps) for i in range(runs)]
     if backend is None:
         backend = "dask" if scheduler is not None else ("processes" if jobs > 1 and runs > 1 else "serial")
+    # in-run progress lines (samples, statistic vs threshold, leader) for serial runs
+    in_run = progress if backend == "serial" else False
+    if time_limit is not None:
+        time_limit = check_float(time_limit, "time_limit", owner="run_many", low=0.0, closed="neither")
+    tasks = [RunTask(solver, instance, params, seed, i, budget, eps, in_run, time_limit) for i in range(runs)]
     t0 = time.perf_counter()
     records = execute(execute_task, tasks, backend=backend, jobs=jobs, scheduler=scheduler,
                       progress=progress, desc=f"{solver.name} on {instance}", on_result=on_result)

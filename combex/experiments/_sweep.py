@@ -63,6 +63,9 @@ RESULT_COLUMNS = ["sweep", "root_seed", "solver", "solver_params", "instance", "
                   "certificate"]
 #: Extra columns of sweeps that hold regret policies (``contract == "regret"``).
 REGRET_COLUMNS = ["regret", "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
+#: Column of every sweep: samples / (T* log(1/delta)) where the instance's truth gives T*
+#: (empty otherwise).
+BOUND_COLUMNS = ["lower_bound_ratio"]
 _JSON_COLUMNS = ("solver_params", "params", "answer", "pulls", "certificate")
 _SUFFIXES = (".csv", ".json", ".parquet")
 
@@ -248,7 +251,7 @@ class Sweep:
         cols: dict[tuple[str, str], str] = {}
         for kind, keys, other in (("instance", inst, solv), ("solver", solv, inst)):
             for k in keys:
-                clash = k in RESULT_COLUMNS or k in REGRET_COLUMNS or k in other
+                clash = k in RESULT_COLUMNS or k in REGRET_COLUMNS or k in BOUND_COLUMNS or k in other
                 cols[(kind, k)] = f"{kind}.{k}" if clash else k
         return cols
 
@@ -260,7 +263,8 @@ class Sweep:
 
     def columns(self) -> list[str]:
         extra = REGRET_COLUMNS if self.has_regret_solvers() else []
-        return RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra
+        return (RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra
+                + BOUND_COLUMNS)
 
     def tasks(self) -> list[tuple[tuple[str, str, str, str, int], RunTask]]:
         """Every run with its key ``(solver, settings json, instance, params json, run)``,
@@ -470,7 +474,7 @@ def _decode_csv_row(r: dict[str, str]) -> dict[str, Any]:
             out[k] = int(v)
         elif k == "wall_seconds":
             out[k] = float(v)
-        elif k in REGRET_COLUMNS:  # empty in rows of pure-exploration solvers
+        elif k in REGRET_COLUMNS or k in BOUND_COLUMNS:  # empty where not measured
             out[k] = float(v) if v != "" else None
         elif k == "correct":  # empty for runs with nothing to score (regret runs)
             out[k] = None if v == "" else v == "True"
@@ -489,6 +493,8 @@ def _encode_row(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, Any
             out[c] = canonical_json(v)
         elif c in RESULT_COLUMNS or c in REGRET_COLUMNS:
             out[c] = v
+        elif c in BOUND_COLUMNS:
+            out[c] = "" if v is None or (isinstance(v, float) and v != v) else v
         else:
             out[c] = "" if c not in row else canonical_json(v)
     return out
@@ -635,7 +641,11 @@ class _Lock:
         except ImportError:  # pragma: no cover - Windows
             return
         lp = _lock_path(path)
-        fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:  # e.g. a symlink planted there (O_NOFOLLOW), a read-only directory
+            raise ResultsFileError(f"The lock file {str(lp)!r} of the results file {str(path)!r} cannot be "
+                                   f"opened ({exc}).") from None
         fh = os.fdopen(fd, "r+")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -711,9 +721,9 @@ def _make_row(sweep: Sweep, cols: dict[tuple[str, str], str], key: tuple[Any, ..
     for c in REGRET_COLUMNS:
         if c in rec:
             row[c] = rec[c]
-    for c in ("lower_bound_ratio",):
-        if c in rec:
-            row.setdefault("extra", {})[c] = rec[c]
+    for c in BOUND_COLUMNS:
+        v = rec.get(c)
+        row[c] = None if v is None or (isinstance(v, float) and v != v) else float(v)
     return row
 
 

@@ -8,7 +8,7 @@ object serves many seeds. ``solver.start(problem, rng=...)`` returns an
   ask for whole batches up to the next stopping check; adaptive ones for one or two arms);
   calling ``ask`` again before ``tell`` returns the same batch;
 * ``tell_batch(batch, reward_sums)`` (or ``tell(arm, reward_sum, count)`` for one arm);
-* ``done``, ``recommendation``, ``result()``;
+* ``done``, ``answer`` (the current best guess, as ``Result.answer``), ``result()``;
 * ``state_dict()`` / ``Solver.resume(state)`` (and ``save``/``load`` on disk): a study can
   be saved and resumed exactly, random state included.
 
@@ -19,6 +19,7 @@ simulated environment.
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from numpy.typing import NDArray
 from .._blas import SingleThreadedRuns
 from .._state import load_state, restore_generator, save_state
 from .._validation import check_int, check_rng, param_error
-from ..exceptions import InvalidParameterError, StateError
+from ..exceptions import InvalidParameterError, StateError, TieWarning
 
 __all__ = ["Batch", "Result", "Algorithm", "Solver", "Exploration", "SOLVERS", "CONTRACTS", "register_solver",
            "get_solver"]
@@ -245,6 +246,10 @@ class Solver(Algorithm):
 
     contract: ClassVar[str] = "pac"
     arm_type: ClassVar[str] = "index"
+    #: Instance families the solver takes (``"full-bandit"``, ``"semi-bandit"``,
+    #: ``"linear"``, ``"mips"``); checked against the problem before any work at
+    #: :meth:`start` (see :func:`check_family`). Empty: no check (plug-ins may leave it).
+    families: ClassVar[tuple[str, ...]] = ()
 
     @property
     def tolerance(self) -> float:
@@ -266,6 +271,7 @@ class Solver(Algorithm):
         rng: Any = None,
         budget: int | None = None,
         trace: bool = False,
+        callback: Any = None,
     ) -> Result:
         """Simulate one run against ``env``: the loop over ask / tell.
 
@@ -278,9 +284,24 @@ class Solver(Algorithm):
             Maximum number of samples; the run stops with status ``"budget_exhausted"``.
         trace : bool
             Record the stopping statistic at every check (``Result.trace``).
+        callback : callable, optional
+            Called as ``callback(exploration)`` after every ``tell`` (every stopping check),
+            e.g. to display progress (``exploration.samples``, ``exploration.progress()``:
+            statistic, threshold, leader) or to end a long run: calling
+            ``exploration.stop("budget_exhausted", reason)`` inside it ends the run.
+
+        Warns
+        -----
+        TieWarning
+            When ``epsilon = 0`` and the environment's truth has tied optimal answers
+            (e.g. the 10th and 11th workers of most quiz domains): no exact (epsilon = 0)
+            identification can stop then; give ``epsilon > 0`` or a ``budget``.
         """
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
+        if callback is not None and not callable(callback):
+            raise param_error("callback", type(self).__name__, "a callable f(exploration) or None", callback)
+        warn_if_tied(self, env)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)
         exp.record_trace = trace
@@ -292,6 +313,8 @@ class Solver(Algorithm):
             exp.tell_batch(batch, sums)
             if budget is not None and exp.samples >= budget and not exp.done:
                 exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+            if callback is not None and not exp.done:
+                callback(exp)
         return exp.result(wall_seconds=time.perf_counter() - t0)
 
     # ------------------------------------------------------------- save / resume
@@ -356,6 +379,91 @@ class Solver(Algorithm):
         return cls
 
 
+# ---------------------------------------------------------------------- ties
+def tied_optimum(solver: Any, env: Any) -> bool:
+    """Whether the environment's truth has two optimal answers for ``solver`` (exact ties,
+    up to 1e-12): the best member and the best other member of a decision class, the two
+    best feature rows of a linear problem, or the K-th and (K+1)-th means of a Best-K one.
+    False when the environment does not expose its truth."""
+    try:
+        means = np.asarray(env.means(), dtype=float)
+    except Exception:  # noqa: BLE001 - no truth (real data, a user's environment)
+        return False
+    kind = problem_kind(getattr(env, "problem", env))
+    if kind == "mask":
+        dc = getattr(env, "decision_class", None)
+        if dc is None:
+            return False
+        best = np.asarray(dc.argmax(means), dtype=bool)
+        other = dc.argmax_excluding(means, best)
+        return other is not None and abs(float(means[best].sum() - means[np.asarray(other, bool)].sum())) <= 1e-12
+    if kind == "features":
+        vals = np.sort(means)[::-1]
+        return vals.size > 1 and vals[0] - vals[1] <= 1e-12
+    k = getattr(solver, "K", None) or getattr(solver, "k", None) or 1
+    vals = np.sort(means)[::-1]
+    return isinstance(k, int) and 0 < k < vals.size and vals[k - 1] - vals[k] <= 1e-12
+
+
+def warn_if_tied(solver: Any, env: Any) -> None:
+    """Warn (:class:`~combex.exceptions.TieWarning`) when epsilon = 0 on a tied truth."""
+    if float(getattr(solver, "tolerance", 0.0) or 0.0) > 0 or float(getattr(solver, "epsilon", 0.0) or 0.0) > 0:
+        return
+    if tied_optimum(solver, env):
+        import warnings
+
+        warnings.warn(
+            f"{type(solver).__name__} runs with epsilon = 0 on an instance whose optimum is tied "
+            "(two answers have the same expected reward): exact identification cannot stop. "
+            "Give epsilon > 0 or a budget (the result then lists the candidates still "
+            "indistinguishable from the leader in info['indistinguishable']).",
+            TieWarning,
+            stacklevel=4,
+        )
+
+
+# ---------------------------------------------------------------------- families
+#: What a problem of each instance family looks like to a solver: super-arm masks over a
+#: decision class, index arms with features, or index arms without features.
+_FAMILY_KIND = {"full-bandit": "mask", "linear": "features", "semi-bandit": "index", "mips": "index"}
+_KIND_TEXT = {
+    "mask": "a full-bandit problem (super-arm masks over a decision class)",
+    "features": "a linear problem (index arms with a feature matrix)",
+    "index": "a semi-bandit / MAB problem (index arms without features)",
+}
+
+
+def problem_kind(problem: Any) -> str:
+    """``"mask"``, ``"features"`` or ``"index"``: how a problem's arms look (see
+    :data:`_FAMILY_KIND`)."""
+    if getattr(problem, "arm_type", "index") == "mask":
+        return "mask"
+    return "features" if getattr(problem, "features", None) is not None else "index"
+
+
+def check_family(solver: Any, problem: Any) -> None:
+    """Refuse, before any work, a problem outside the solver's instance families (e.g.
+    ``lil-randlucb`` on ``soare``, ``saqm`` on a semi-bandit instance), which would
+    otherwise run forever or fail late with a confusing message."""
+    families = tuple(getattr(type(solver), "families", ()) or ())
+    if not families:
+        return
+    kind = problem_kind(problem)
+    if any(_FAMILY_KIND.get(f) == kind for f in families):
+        if kind == "mask" and getattr(problem, "decision_class", None) is None:
+            raise InvalidParameterError(
+                f"The 'problem' parameter of {type(solver).__name__}.start must carry a decision "
+                "class (full-bandit problems are over super-arms of one); this one has none."
+            )
+        return
+    raise InvalidParameterError(
+        f"The 'problem' parameter of {type(solver).__name__}.start must be "
+        f"{' or '.join(sorted({_KIND_TEXT[_FAMILY_KIND[f]] for f in families if f in _FAMILY_KIND}))} "
+        f"({getattr(solver, 'name', '')!r} takes the instance families {', '.join(families)}; "
+        f"`combex list` shows each instance's family). Got {_KIND_TEXT[kind]} instead."
+    )
+
+
 # ---------------------------------------------------------------------- Exploration
 def _check_problem(problem: Any, owner: str) -> Any:
     """``problem`` (or an environment's ``problem``) if it looks like a
@@ -369,6 +477,20 @@ def _check_problem(problem: Any, owner: str) -> Any:
     return pb
 
 
+def _recommendation_alias(self: "Exploration") -> Any:
+    import warnings
+
+    warnings.warn(
+        "Exploration.recommendation is deprecated; use Exploration.answer (the name of Result.answer).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return self.answer
+
+
+_deprecated_recommendation = property(_recommendation_alias, doc="Deprecated alias of :attr:`Exploration.answer`.")
+
+
 class Exploration(ABC):
     """The state of one run (ask / tell).
 
@@ -379,10 +501,23 @@ class Exploration(ABC):
     """
 
     record_trace: bool = False
+    _told_pending: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Subclasses implement the current answer as the property ``recommendation`` (the
+        # name of the first contract); users read :attr:`answer`, the word of
+        # :class:`Result`. The implementation is moved to ``_current_answer`` and
+        # ``recommendation`` becomes a deprecated alias.
+        super().__init_subclass__(**kwargs)
+        impl = cls.__dict__.get("recommendation")
+        if impl is not None and impl is not _deprecated_recommendation:
+            cls._current_answer = impl  # type: ignore[attr-defined]
+            cls.recommendation = _deprecated_recommendation  # type: ignore[assignment,misc]
 
     def __init__(self, solver: Solver, problem: Any, rng: Any) -> None:
         self.solver = solver
         self.problem = _check_problem(problem, type(solver).__name__)
+        check_family(solver, self.problem)
         self.rng = check_rng(rng)
         self.samples = 0
         self.rounds = 0
@@ -404,7 +539,13 @@ class Exploration(ABC):
     @property
     @abstractmethod
     def recommendation(self) -> Any:
-        """The current best guess (index or mask)."""
+        """The current best guess (index or mask): what subclasses implement. Deprecated
+        for users (a :class:`DeprecationWarning`): read :attr:`answer`."""
+
+    @property
+    def answer(self) -> Any:
+        """The current best guess (index or mask); the final one is ``result().answer``."""
+        return self._current_answer  # type: ignore[attr-defined]
 
     @property
     @abstractmethod
@@ -437,21 +578,25 @@ class Exploration(ABC):
         """Report the reward sums of a batch (possibly with reduced counts)."""
         if self.done:
             raise StateError(f"tell after the exploration ended ({self.status}).")
+        # Checked once here, for the whole batch; the solvers' updates trust these arrays.
         try:
             sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
             raise param_error("reward_sums", type(self.solver).__name__, "an array of finite floats", reward_sums) from None
         if batch is not self._pending:  # a batch the exploration did not make: validate it
             self._check_batch(batch)
-        if sums.shape != (len(batch),):
+        m = batch.counts.shape[0]
+        if sums.shape[0] != m:
             raise InvalidParameterError(
-                f"The 'reward_sums' parameter must have shape ({len(batch)},). "
+                f"The 'reward_sums' parameter must have shape ({m},). "
                 f"Got an array of shape {sums.shape} instead."
             )
-        if not np.all(np.isfinite(sums)):
+        if not (all(map(math.isfinite, sums.tolist())) if m <= 4 else np.isfinite(sums).all()):
             raise InvalidParameterError("The 'reward_sums' parameter must have finite entries.")
+        # the batch ask() returned, untouched: solvers may skip re-checking its arms
+        self._told_pending = batch is self._pending
         self._pending = None
-        self.samples += batch.total
+        self.samples += sum(batch.counts.tolist()) if m <= 4 else batch.total
         self._update(batch, sums)
 
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
@@ -494,10 +639,39 @@ class Exploration(ABC):
             for k, v in values.items():
                 self._trace.setdefault(k, []).append(v)
 
+    def progress(self) -> dict[str, Any]:
+        """Where a run stands, for progress displays (the CLI's bar, ``run(callback=...)``):
+        ``samples``, ``statistic`` and ``threshold`` (the run stops once
+        ``statistic <= threshold``; ``nan`` before the first check) and ``leader`` (the
+        current recommendation; a list of base arms for super-arms)."""
+        c = self.certificate
+        stat = math.nan
+        for key in ("statistic", "B", "B_bar"):
+            if key in c:
+                stat = float(c[key])
+                break
+        else:
+            if "lhs" in c and "rhs" in c:
+                stat = float(c["rhs"]) - float(c["lhs"])  # SAQM's condition (4): lhs >= rhs
+            elif isinstance(getattr(self, "B", None), (int, float)):
+                stat = float(self.B)
+        threshold = 0.0 if "lhs" in c else float(getattr(self.solver, "epsilon", 0.0) or 0.0)
+        try:
+            lead = np.asarray(self.recommendation)
+        except Exception:  # noqa: BLE001 - before the first pull some solvers have none
+            lead = None
+        if lead is not None and lead.dtype == bool:
+            leader: Any = np.flatnonzero(lead).tolist()
+        elif lead is not None:
+            leader = lead.tolist()
+        else:
+            leader = None
+        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold, "leader": leader}
+
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None
         return Result(
-            answer=self.recommendation,
+            answer=self.answer,
             status=self.status if self.done else "running",
             samples=self.samples,
             rounds=self.rounds,

@@ -50,10 +50,9 @@ comparisons with published tables; every result says which threshold was used
 Classes too large to enumerate
 ------------------------------
 :func:`oracle_glr_lower_bound` lower-bounds ``min_x Z_x / kappa_x`` through the decision
-class's oracles: numerator by the second-best value (``argmax_excluding``: every
-``x != x_hat`` has ``(x_hat - x)^T theta_hat >= gap_2``), denominator by a certified upper
-bound of ``max_x ||A_t^{-1}(x_hat - x)||^2_{V_t}`` (a 0-1 quadratic program, the quadratic
-oracle's ``upper_bound``). The ratio of a lower bound to an upper bound is a lower bound of
+class's oracles: the second-best value (``argmax_excluding``) and certified upper bounds
+of 0-1 quadratic programs (:func:`combex.oracles.quadratic.upper_bound_qp`), by a ratio
+bound and a Lagrangian bound (see its docstring). The ratio of a lower bound to an upper bound is a lower bound of
 every term, so stopping on it is still valid (the same discipline as the SAQM
 certificates).
 """
@@ -191,41 +190,65 @@ def oracle_glr_lower_bound(
     sigma: float = 1.0,
     epsilon: float = 0.0,
     ridge: float = 1.0,
-    quadratic: Any = None,
+    c_grid: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0),
 ) -> tuple[NDArray[np.bool_], float, dict[str, float]]:
-    """A certified lower bound of ``min_x Z_x / kappa_x`` for a class of size-k super-arms.
+    """A certified lower bound ``L <= min_{x != x_hat} Z_x / kappa_x`` for a class of size-k
+    super-arms, through the oracles (``Z_x / kappa_x = num_x^2 / (2 sigma^2 n_x)`` with
+    ``num_x = (x_hat - x)^T theta_hat + epsilon``, ``n_x = (x_hat - x)^T M (x_hat - x)``,
+    ``M = A^{-1} + lam A^{-2}``; see the module docstring).
 
-    ``x_hat = decision_class.argmax(theta_hat)``; ``gap_2 = theta_hat(x_hat) -
-    theta_hat(argmax_excluding(theta_hat, x_hat))`` (exact oracle: a lower bound of every
-    ``(x_hat - x)^T theta_hat``); ``U >= max_x ||A^{-1}(x_hat - x)||^2_{V}`` from the
-    quadratic oracle's certified upper bound (``M = A^{-1} + lam A^{-2}``; on 0-1 vectors of
-    size k, ``(x_hat - x)^T M (x_hat - x) = x^T W x + x_hat^T M x_hat`` with ``W = M -
-    2 diag(M x_hat)``). Returns ``(x_hat, L, info)`` with ``L = (gap_2 + epsilon)_+^2 /
-    (2 sigma^2 U)``; stopping when ``L > beta_0(t)`` is valid (``L <= Z_x / kappa_x`` for
-    every x, see the module docstring).
+    ``x_hat = decision_class.argmax(theta_hat)`` and the second best ``x_2 =
+    argmax_excluding(theta_hat, x_hat)`` come from the linear oracle. Two bounds, the larger
+    is returned:
 
-    Only classes whose members all have the same size k (the quadratic oracle's
-    constraint ``sum(x) = k``) are supported.
+    * ratio: ``(gap_2 + eps)_+^2 / (2 sigma^2 U)``, ``gap_2 = (x_hat - x_2)^T theta_hat <=
+      (x_hat - x)^T theta_hat`` for every ``x != x_hat`` (exact oracle) and ``U >= max_x n_x``;
+    * Lagrangian: for every ``c > 0``, ``num^2 / n >= 2 c num - c^2 n`` (``(num - c n)^2 >= 0``),
+      so ``min_{x != x_hat} num_x^2 / n_x >= 2 c (theta_hat(x_hat) + eps) - max_{x != x_hat}
+      (2 c theta_hat^T x + c^2 n_x)``. A member ``x != x_hat`` of the same size misses some
+      ``i`` in ``x_hat``, so the max is at most ``max_{i in x_hat}`` of the max over the
+      k-subsets of the ground set without ``i`` of the quadratic form
+      ``x^T (c^2 M + diag(2 c theta_hat - 2 c^2 M x_hat)) x + c^2 x_hat^T M x_hat`` (0-1
+      vectors: ``x_i^2 = x_i``), bounded above by
+      :func:`combex.oracles.quadratic.upper_bound_qp` (valid for every symmetric matrix and
+      for every superset of the class). ``c`` ranges over ``c_grid`` times ``num_2 / n_2``
+      (the best c for ``x_2``).
+
+    Only classes whose members all have one size k are supported.
     """
-    from ..oracles.quadratic import QuadraticMaximization
+    from ..oracles.quadratic import upper_bound_qp
 
     A_inv = np.linalg.inv(A)
     theta = A_inv @ b
     x_hat = np.asarray(decision_class.argmax(theta), dtype=bool)
     k = int(x_hat.sum())
+    n = x_hat.shape[0]
     other = np.asarray(decision_class.argmax_excluding(theta, x_hat), dtype=bool)
     gap2 = float(theta[x_hat].sum() - theta[other].sum())
     M = A_inv + ridge * (A_inv @ A_inv)
+    M = 0.5 * (M + M.T)
     xh = x_hat.astype(np.float64)
     Mx = M @ xh
-    W = M - 2.0 * np.diag(Mx)
-    qm = quadratic if quadratic is not None else QuadraticMaximization("peeling")
-    W = 0.5 * (W + W.T)
-    # x^T W x can be negative; the quadratic oracle's bound needs no sign assumption, but
-    # we shift by a constant on the k-subset (c * k^2 via the all-ones matrix) to keep W >= 0.
-    shift = max(0.0, -float(W.min()))
-    mask, cert = qm.maximize(W + shift, k)
-    U = float(cert.upper_bound) - shift * k * k + float(xh @ Mx)
-    U = max(U, 1e-300)
-    L = max(gap2 + epsilon, 0.0) ** 2 / (2.0 * sigma**2 * U)
-    return x_hat, L, {"gap_2": gap2, "U": U, "certified_ratio": float(getattr(cert, "certified_ratio", float("nan")))}
+    xMx = float(xh @ Mx)
+    # ratio bound: U >= max_x (x_hat - x)^T M (x_hat - x) = max_x x^T (M - 2 diag(M x_hat)) x + xMx
+    U = max(float(upper_bound_qp(M - 2.0 * np.diag(Mx), k)) + xMx, 1e-300)
+    num2 = max(gap2 + epsilon, 0.0)
+    L_ratio = num2**2 / U
+    # Lagrangian bound
+    d2 = xh - other.astype(np.float64)
+    n2 = max(float(d2 @ M @ d2), 1e-300)
+    L_lag = 0.0
+    if num2 > 0:
+        top = float(theta[x_hat].sum()) + epsilon
+        members = np.flatnonzero(x_hat)
+        for f in c_grid:
+            c = f * num2 / n2
+            W = c * c * M + np.diag(2.0 * c * theta - 2.0 * c * c * Mx)
+            worst = -np.inf
+            for i in members:
+                keep = np.arange(n) != i
+                worst = max(worst, float(upper_bound_qp(W[np.ix_(keep, keep)], k)))
+            L_lag = max(L_lag, 2.0 * c * top - worst - c * c * xMx)
+    L = max(L_ratio, L_lag) / (2.0 * sigma**2)
+    return x_hat, L, {"gap_2": gap2, "U": U, "ratio_bound": L_ratio / (2.0 * sigma**2),
+                      "lagrangian_bound": L_lag / (2.0 * sigma**2)}

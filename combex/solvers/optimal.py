@@ -192,6 +192,11 @@ class _OptimalExploration(Exploration):
             k = getattr(dc, "k", None)
             if type(dc).__name__ == "TopK" and self.eps == 0.0 and k is not None and 1 <= int(k) < self.N:
                 self.structure, self.K, self.dc = ("bai" if int(k) == 1 else "topk"), int(k), None
+            elif self.eps == 0.0 and _is_matroid_bases(dc):
+                # bases of a matroid: a base is optimal iff no single exchange improves it, so
+                # Alt(S) is the union of the exchange half-spaces {lambda_j > lambda_i}
+                self.structure, self.dc = "swaps", dc
+                self.K = int(np.count_nonzero(dc.argmax(np.zeros(self.N))))
             else:
                 self.structure, self.K, self.dc = "class", None, dc
         else:
@@ -226,8 +231,8 @@ class _OptimalExploration(Exploration):
             self.sigma = float(sig)
         if self.structure == "bai":
             m, st = self.N - 1, "pairs"
-        elif self.structure == "topk":
-            m, st = self.K * (self.N - self.K), "pairs"
+        elif self.structure in ("topk", "swaps"):
+            m, st = max(self.K * (self.N - self.K), 1), "pairs"
         else:
             m, st = 1, "all-arms"
         if st == "pairs" and div == "bernoulli":
@@ -273,6 +278,15 @@ class _OptimalExploration(Exploration):
         else:
             ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
             I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+            if self.structure == "swaps":  # keep the exchanges that give a member
+                keep = np.zeros(I.size, dtype=bool)
+                for r in range(I.size):
+                    m = ans.copy()
+                    m[I[r]], m[J[r]] = False, True
+                    keep[r] = bool(self.dc.contains(m))
+                I, J = I[keep], J[keep]
+                if I.size == 0:  # the answer is the only base: compare it with itself (GLR inf)
+                    I, J = ins[:1], ins[:1]
         self._pairs_cache = (key, I, J)
         return I, J
 
@@ -303,6 +317,13 @@ class _OptimalExploration(Exploration):
         return F[a] * D[a] * (1.0 / w ** 2) / V[a]
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
+        """The pool of alternatives (members found by the oracle), refreshed through the
+        Lagrangian search every 8 checks or when the answer changes."""
+        key = ans.tobytes()
+        known = [m for m in self._pool if not np.array_equal(m, ans)]
+        if known and getattr(self, "_pool_key", None) == key and self.rounds % 8:
+            return known
+        self._pool_key = key
         res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6)
         pool = [m for m in self._pool if not np.array_equal(m, ans)]
         keys = {m.tobytes() for m in pool}
@@ -311,7 +332,7 @@ class _OptimalExploration(Exploration):
                 pool.append(m)
                 keys.add(m.tobytes())
         self._pool = pool[-40:]
-        return self._pool
+        return [m for m in self._pool if not np.array_equal(m, ans)] or res["candidates"]
 
     # ------------------------------------------------------------------ stopping
     def _check_stop(self) -> None:
@@ -321,6 +342,15 @@ class _OptimalExploration(Exploration):
         beta = self.beta(t, self.T)
         self._beta_t = beta
         if self.structure == "class":
+            known = [m for m in self._pool if not np.array_equal(m, ans)]
+            if known:
+                # necessary condition first (cheap): every known alternative's exact GLR >= beta
+                F, _, _ = self.class_costs(self.T.astype(float), ans, known)
+                if float(F.min()) < beta:
+                    self._stat = float(F.min())
+                    if self.record_trace:
+                        self.record(glr=self._stat, threshold=beta)
+                    return
             res = class_glr_lower_bound(self.dc, ans, self.mu, self.T.astype(float), epsilon=self.eps,
                                         sigma=self.sigma, beta=beta)
             self._closest = res["closest"]
@@ -414,6 +444,12 @@ class _OptimalExploration(Exploration):
 
 
 
+def _is_matroid_bases(dc: Any) -> bool:
+    from ..oracles._matroids import _MatroidBase
+
+    return isinstance(dc, _MatroidBase) and bool(getattr(dc, "base", False)) and callable(getattr(dc, "contains", None))
+
+
 def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
     """C-tracking's floor: ``max(w, eps)`` renormalized (instead of the L-infinity projection
     on ``{v >= eps}`` of Garivier & Kaufmann; both move w by at most K eps in sup norm, the
@@ -461,7 +497,8 @@ class _TrackAndStopExploration(_OptimalExploration):
 
     def _solve(self) -> None:
         t = float(self.T.sum())
-        if self._t_solved > 0 and t - self._t_solved < max(1.0, 0.01 * t):
+        if self._t_solved > 0 and t - self._t_solved < max(1.0, 0.01 * t) and (
+                self.structure == "bai" or t - self._t_solved < max(float(self.N), 0.02 * t)):
             return
         self._t_solved = t
         ans = self._answer
@@ -472,7 +509,7 @@ class _TrackAndStopExploration(_OptimalExploration):
             w, inv = bai_optimal_weights(self.mu, answer=ans, epsilon=self.eps, divergence=div, sigma=self.sigma)
             self.w = w if inv > 0 else np.full(self.N, 1.0 / self.N)
             return
-        if self.structure == "topk":
+        if self.structure in ("topk", "swaps"):
             I, J = self._pairs(ans)
 
             def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
@@ -491,7 +528,7 @@ class _TrackAndStopExploration(_OptimalExploration):
                 G = np.zeros((F.shape[0], self.N))
                 G[a] = self.class_gradient(w, F, D, V, a)
                 return F, G
-        self.w = _maxmin_weights(costs, self.N, w0=self.w)
+        self.w = _maxmin_weights(costs, self.N, w0=self.w, iters=150 if self._t_solved <= self.N + 1 else 60)
 
     def _prepare(self) -> None:
         self._solve()
@@ -586,7 +623,7 @@ class _TopTwoExploration(_OptimalExploration):
             if lead:
                 return int(ans)
             return int(J[int(np.argmin(z + np.log(cv[J])))])
-        if self.structure == "topk":
+        if self.structure in ("topk", "swaps"):
             z, _, I, J = self.pair_costs(cv, ans)
             k = int(np.argmin(z + np.log(cv[I] + cv[J])))
             return int(I[k]) if lead else int(J[k])
