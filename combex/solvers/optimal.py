@@ -302,12 +302,14 @@ class _OptimalExploration(Exploration):
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
         """The pool of alternatives (members found by the oracle), refreshed through the
-        Lagrangian search every 8 checks or when the answer changes."""
+        Lagrangian search when the answer changes or after max(8, rounds/20) checks."""
         key = ans.tobytes()
         known = [m for m in self._pool if not np.array_equal(m, ans)]
-        if known and getattr(self, "_pool_key", None) == key and self.rounds % 8:
+        last = getattr(self, "_pool_round", -10 ** 9)
+        if known and getattr(self, "_pool_key", None) == key and self.rounds - last < max(8, self.rounds // 20):
             return known
         self._pool_key = key
+        self._pool_round = self.rounds
         res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6)
         pool = [m for m in self._pool if not np.array_equal(m, ans)]
         keys = {m.tobytes() for m in pool}
