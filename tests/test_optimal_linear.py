@@ -295,3 +295,34 @@ def test_oracle_path_past_max_enumerate_stops_validly(cls):
     assert np.flatnonzero(res.answer).tolist() == [0, 1]
     assert res.info["oracle_path"] is True
     assert res.certificate["Z_lower"] > res.certificate["beta"]
+
+
+@pytest.mark.parametrize("cls", GLR_SOLVERS + [RAGE])
+@pytest.mark.parametrize("team", [False, True])
+def test_save_and_resume_gives_the_uninterrupted_run(cls, team, tmp_path):
+    def make_env():
+        if team:
+            means = [1.0, 0.9, 0.85, 0.1, 0.0] if cls is RAGE else [1.0, 0.6, 0.2, 0.1, 0.0]
+            return FullBandit(means, k=2, rng=7)
+        return soare(3, rng=7) if cls is RAGE else small_instance(gap=0.4, rng=7)
+
+    def drive(exp, env, steps=None):
+        n = 0
+        while not exp.done and (steps is None or n < steps):
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            n += 1
+        return exp
+
+    kw = {} if cls is RAGE else {"max_enumerate": 4} if team and cls is LinGame else {}
+    solver = cls(**kw)
+    ref = drive(solver.start(make_env(), rng=3), make_env()).result()
+    env = make_env()
+    exp = drive(solver.start(env, rng=3), env, steps=1 if cls is RAGE else 3)
+    assert not exp.done
+    exp.ask()  # a pending batch is saved too
+    path = exp.save(tmp_path / "state")
+    resumed = drive(solver.load(path, env), env).result()
+    assert resumed.samples == ref.samples
+    assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
+    assert np.array_equal(resumed.pulls, ref.pulls)

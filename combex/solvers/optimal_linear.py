@@ -222,6 +222,18 @@ class _GLRExploration(Exploration):
 
     def __init__(self, solver: _GLRSolver, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
+        self._structure(solver)
+        k, d = self.X.shape
+        self.T = np.zeros(k, dtype=np.int64)
+        self.sums = np.zeros(k)
+        self.W = np.zeros(k)
+        self.phase = "init"
+        self.glr: Any = None
+        self._A = np.zeros((d, d))
+        self._b = np.zeros(d)
+
+    def _structure(self, solver: _GLRSolver) -> None:
+        """Arms, candidate answers, noise scale, basis (from the problem; never saved)."""
         owner = type(solver).__name__
         self.dc = None
         try:
@@ -233,16 +245,55 @@ class _GLRExploration(Exploration):
         # candidate answers (rows of X when enumerated; a pool grown by the oracles otherwise)
         self.Xa = self.X
         self.answer_masks = self.masks
-        k, d = self.X.shape
-        self.T = np.zeros(k, dtype=np.int64)
-        self.sums = np.zeros(k)
-        self.W = np.zeros(k)
         self.basis = _basis(self.X)
-        self.phase = "init"
-        self.glr: Any = None
-        self._A = np.zeros((d, d))
-        self._b = np.zeros(d)
         self._setup()
+
+    # ------------------------------------------------------------------ save / resume
+    def _extra_state(self) -> dict[str, Any]:
+        st: dict[str, Any] = {
+            "T": self.T.copy(), "sums": self.sums.copy(), "W": self.W.copy(), "A": self._A.copy(),
+            "b": self._b.copy(), "phase": self.phase,
+            "best": None if self.glr is None else int(self.glr.best),
+            "pool": None if self.dc is None else self.answer_masks.astype(np.int8),
+        }
+        learners = getattr(self, "learners", None)
+        if learners is not None:
+            keys = list(learners)
+            st["learners"] = {
+                "keys": np.array([np.frombuffer(k, dtype=np.float64) for k in keys]) if keys else np.zeros((0, self.X.shape[1])),
+                "L": np.array([learners[k].L for k in keys]) if keys else np.zeros((0, self.X.shape[0])),
+                "Delta": np.array([learners[k].Delta for k in keys], dtype=np.float64),
+            }
+        return st
+
+    def _load_extra_state(self, st: dict[str, Any]) -> None:
+        self._structure(self.solver)
+        self.T = np.asarray(st["T"], dtype=np.int64).copy()
+        self.sums = np.asarray(st["sums"], dtype=np.float64).copy()
+        self.W = np.asarray(st["W"], dtype=np.float64).copy()
+        self._A = np.asarray(st["A"], dtype=np.float64).copy()
+        self._b = np.asarray(st["b"], dtype=np.float64).copy()
+        self.phase = st["phase"]
+        if st.get("pool") is not None:
+            self.answer_masks = np.asarray(st["pool"]).astype(bool)
+            self.Xa = self.answer_masks.astype(np.float64)
+        self.glr = None
+        if st.get("best") is not None:
+            s = self.solver
+            g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
+                           epsilon=s.epsilon, threshold=s.threshold, ridge=s.ridge)
+            if g.best != int(st["best"]):
+                from dataclasses import replace
+
+                g = replace(g, best=int(st["best"]))
+            self.glr = g
+        if "learners" in st and hasattr(self, "learners"):
+            lr = st["learners"]
+            for key, L, D in zip(np.asarray(lr["keys"]), np.asarray(lr["L"]), np.asarray(lr["Delta"]).tolist()):
+                h = AdaHedge(self.X.shape[0])
+                h.L = np.asarray(L, dtype=np.float64).copy()
+                h.Delta = float(D)
+                self.learners[np.ascontiguousarray(key, dtype=np.float64).tobytes()] = h
 
     def _setup(self) -> None:
         pass
@@ -788,6 +839,7 @@ class RAGEExploration(Exploration):
     def __init__(self, solver: RAGE, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self.X, self.masks, self.sigma = _team_arms(self.problem, solver.max_enumerate, "RAGE")
+        self._round: dict[str, Any] = {}
         self.active = np.arange(self.X.shape[0])
         self.level = 1
         self.T = np.zeros(self.X.shape[0], dtype=np.int64)
@@ -873,3 +925,16 @@ class RAGEExploration(Exploration):
 
     def _info(self) -> dict[str, Any]:
         return {"levels": self.level, "history": list(self.history), "sigma": self.sigma}
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"active": self.active.copy(), "level": self.level, "T": self.T.copy(), "best": self.best,
+                "history": list(self.history), "round": dict(self._round)}
+
+    def _load_extra_state(self, st: dict[str, Any]) -> None:
+        self.X, self.masks, self.sigma = _team_arms(self.problem, self.solver.max_enumerate, "RAGE")
+        self.active = np.asarray(st["active"], dtype=np.intp).copy()
+        self.level = int(st["level"])
+        self.T = np.asarray(st["T"], dtype=np.int64).copy()
+        self.best = int(st["best"])
+        self.history = list(st["history"])
+        self._round = dict(st["round"])
