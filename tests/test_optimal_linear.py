@@ -302,7 +302,7 @@ def test_oracle_path_past_max_enumerate_stops_validly(cls):
 def test_save_and_resume_gives_the_uninterrupted_run(cls, team, tmp_path):
     def make_env():
         if team:
-            means = [1.0, 0.9, 0.85, 0.1, 0.0] if cls is RAGE else [1.0, 0.6, 0.2, 0.1, 0.0]
+            means = [1.0, 0.9, 0.85, 0.1, 0.0] if cls is RAGE else [3.0, 3.0, 0.5, 0.0, 0.0]
             return FullBandit(means, k=2, rng=7)
         return soare(3, rng=7) if cls is RAGE else small_instance(gap=0.4, rng=7)
 
