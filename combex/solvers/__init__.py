@@ -15,6 +15,9 @@
 * asymptotically optimal linear / full-bandit (GLR stopping): :class:`LinGame`,
   :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling` -- :mod:`combex.solvers.optimal_linear`;
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
+* asymptotically optimal (GLR stopping; best arm, Best-K, decision classes):
+  :class:`TrackAndStop`, :class:`TopTwo`, :class:`FWSampling`, :class:`CombGame` --
+  :mod:`combex.solvers.optimal`;
 * sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
   :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`.
 
@@ -41,6 +44,7 @@ _ALGORITHMS = {
     "SubElim": "sublinear", "SubTS": "sublinear", "LinElim": "sublinear", "LinTS": "sublinear",
     "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
     "LinearFWSampling": "optimal_linear",
+    "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
 }
 
 __all__ = ["Algorithm", "Solver", "RegretPolicy", "Exploration", "Result", "RegretResult", "Batch", "SOLVERS",
