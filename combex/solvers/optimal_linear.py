@@ -196,6 +196,7 @@ class _GLRSolver(_LinearTruthRun, Solver):
     """Settings shared by the GLR-stopped samplers (see the module docstring)."""
 
     arm_type: ClassVar[str] = "index"
+    families: ClassVar[tuple[str, ...]] = ("linear", "full-bandit")
     forced_exploration: ClassVar[bool] = False
     #: Decision classes past ``max_enumerate`` go through the oracles (see
     #: :meth:`_GLRExploration._oracle_setup`).
@@ -813,6 +814,7 @@ class RAGE(_LinearTruthRun, Solver):
 
     name: ClassVar[str] = "rage"
     arm_type: ClassVar[str] = "index"
+    families: ClassVar[tuple[str, ...]] = ("linear", "full-bandit")
 
     def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, omega: float = 0.1,
                  design_method: str = "auto", max_enumerate: int = 5000) -> None:

@@ -696,6 +696,14 @@ def _check_bad_input(solver: Any, cases: dict[str, _Case], budget: int, rng: Any
 def _check_wrong_family(solver: Any, family: str, rng: Any) -> None:
     who = _name(solver)
     env = _wrong_family_env(family, rng)
+    # A solver declaring several families (lingame: linear and full-bandit) gets an
+    # environment outside all of them.
+    declared = set(getattr(type(solver), "families", ()) or ()) | {family}
+    kind = {"GaussianArms": "semi-bandit", "FullBandit": "full-bandit", "LinearBandit": "linear"}
+    for fam in FAMILIES:
+        if kind.get(type(env).__name__) not in declared:
+            break
+        env = _wrong_family_env(fam, rng)
     _expect_error(who, f"start() on a {type(env).__name__} (not a {family} problem)", "",
                   lambda: _loop(solver.start(env, rng=0), env, 2000))
 
