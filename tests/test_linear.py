@@ -492,3 +492,109 @@ def test_error_rate_below_delta():
             res = solver.run(env, rng=10_000 + s)
             errors += res.answer != env.best()
         assert errors / 200 <= delta, (solver, errors)
+
+
+# ---------------------------------------------------------------------- ask / tell speed path
+@pytest.mark.skipif(not __import__("combex.solvers._lingape_kernel", fromlist=["x"]).HAVE_NUMBA,
+                    reason="numba not installed")
+@pytest.mark.parametrize(
+    "make,kwargs",
+    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"R": 2.0}),
+     (lambda s: easy_soare(angle=0.05, seed=s), {"radius": "dimension", "refactor_every": 50})],
+    ids=["soare4", "diabetes-pm1", "dimension-refactor"],
+)
+def test_compiled_round_is_bit_identical_to_numpy(make, kwargs, monkeypatch):
+    """The numba round (used after COMPILE_AFTER rounds) gives the numpy path's trajectory
+    bit for bit: same pulls, stop, trace of B / C / i / j, estimate and env stream."""
+    from combex.solvers import _lingape_kernel as kern
+
+    monkeypatch.setattr(kern, "COMPILE_AFTER", 5)
+    solver = LinGapE(**kwargs)
+    runs = {}
+    for enabled in (False, True):
+        monkeypatch.setattr(kern, "ENABLED", enabled)
+        env = make(3)
+        res = Solver.run(solver, env, rng=0, budget=4000, trace=True)
+        runs[enabled] = (res, env.rng.bit_generator.state)
+    (a, sa), (b, sb) = runs[False], runs[True]
+    _same_result(a, b)
+    for key in ("B", "C", "i", "j"):
+        np.testing.assert_array_equal(a.trace[key], b.trace[key])
+    assert sa == sb
+
+
+def test_compiled_round_kernel_matches_evaluate_on_random_states():
+    """lingape_round (interpreted: same source as the compiled one) = _evaluate for one state."""
+    from combex.solvers._lingape_kernel import lingape_round
+
+    env = diabetes_linear(12, rng=0)
+    exp = LinGapE(R=2.0).start(env, rng=0)
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        if exp.done:
+            break
+        a = exp.streak_arm
+        k = int(rng.integers(1, 50))
+        S = float(rng.normal() * k)
+        i, j, B, C, nxt = exp._evaluate(np.array([k]), np.array([S]), np.array([exp.T[a] + k]),
+                                        np.array([float(exp.samples + k)]))
+        for r in (i[0], j[0]):
+            exp._row(int(r))
+        got = lingape_round(exp.u, exp.g, exp._ga, exp._ga2, exp._Gbuf, exp._have, float(k), S, exp._ua,
+                            exp._q, exp._radius_one(k * exp._q, float(exp.samples + k)), True)
+        assert got == (int(i[0]), int(j[0]), float(B[0]), int(nxt[0]), -1)
+        assert exp._radius_one(k * exp._q, 0.0) == float(C[0])
+
+
+def test_solvers_never_touch_an_environments_private_state():
+    """Solvers use the public environment API only (pull_many, state_dict /
+    load_state_dict, sequential_draws): no generator, no _pull_many (issue 14)."""
+    import pathlib
+    import re
+
+    import combex.solvers
+
+    root = pathlib.Path(combex.solvers.__file__).parent
+    bad = re.compile(r"\benv(_\w+)?\.(rng\b|_\w+)|(?<!self\.rng\.)bit_generator|\._pull_many")
+    hits = [f"{p.name}:{n}: {line.strip()}" for p in sorted(root.glob("*.py"))
+            for n, line in enumerate(p.read_text().splitlines(), 1) if bad.search(line)]
+    assert hits == []
+
+
+def test_fast_path_rewinds_through_public_state_dict(monkeypatch):
+    """The fast path reaches the environment only through its public methods."""
+    env = soare(3, rng=0)
+    calls = {"state_dict": 0, "load_state_dict": 0}
+    for name in calls:
+        orig = getattr(env, name)
+
+        def wrapped(*a, _orig=orig, _name=name, **k):
+            calls[_name] += 1
+            return _orig(*a, **k)
+
+        monkeypatch.setattr(env, name, wrapped)
+    res = LinGapE().run(env, rng=0, budget=20000)
+    assert res.samples == 20000
+    assert calls["state_dict"] > 0 and 0 < calls["load_state_dict"] <= calls["state_dict"]
+
+
+def test_one_result_vocabulary():
+    """answer / wall_seconds in every family; the old names warn (issue 14)."""
+    from combex.mips import exact_top_k
+    from combex.solvers import RegretResult
+
+    env = canonical(3, 1.0, rng=0)
+    exp = LinGapE().start(env, rng=0)
+    b = exp.ask()
+    exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    with pytest.warns(DeprecationWarning, match="Exploration.answer"):
+        assert exp.recommendation == exp.answer
+    assert exp.result().answer == exp.answer
+    rr = RegretResult(regret=1.0, curve=np.ones(2), arms=np.zeros(2, dtype=np.int64), wall_seconds=2.0,
+                      preprocess_seconds=0.5)
+    with pytest.warns(DeprecationWarning, match="wall_seconds"):
+        assert rr.seconds == 2.0
+    m = exact_top_k(np.eye(4), np.arange(4.0), 2)
+    np.testing.assert_array_equal(m.answer, m.indices)

@@ -232,7 +232,7 @@ def test_lil_ucb_stopping_rule() -> None:
     # one sample earlier the rule did not hold for that arm
     assert T[i] - 1 < 1 + p["lambda"] * (T.sum() - T[i])
     assert np.all(exp.result().trace["gap"][:-1] < 0)
-    assert exp.recommendation.tolist() == [True, False, False, False, False]
+    assert exp.answer.tolist() == [True, False, False, False, False]
     # the arm sampled is the argmax of the index mu + (1 + beta) U(T, delta)
     exp2 = s.start(env.spawn(5), rng=0)
     _drive(exp2, env.spawn(6), rounds=3)

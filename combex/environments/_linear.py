@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -108,6 +109,13 @@ class LinearBandit(Environment):
             self.noise = NoiseModel(kind="gaussian", sigma=s, bound=None)
 
     @property
+    def sequential_draws(self) -> bool:  # type: ignore[override]
+        """True: a batch draws its rewards entry by entry from the generator (one normal,
+        or one binomial, per entry), so ``m`` single pulls in one call are ``m`` successive
+        pulls (subclasses that redefine the draws are not assumed to keep this)."""
+        return type(self)._pull_many is LinearBandit._pull_many
+
+    @property
     def theta(self) -> NDArray[np.float64]:
         """The true parameter (a copy)."""
         return self._theta.copy()
@@ -118,8 +126,16 @@ class LinearBandit(Environment):
 
     def _pull_many(self, arms: NDArray[Any], counts: NDArray[np.int64]) -> NDArray[np.float64]:
         if self.noise_kind == "pm1":
+            if arms.shape[0] == 1:  # the same draw as the array call, without its overhead
+                c1 = int(counts[0])
+                b1 = int(self.rng.binomial(c1, float(self._p_plus[arms[0]])))
+                return np.array([float(b1 - (c1 - b1))])
             b = self.rng.binomial(counts, self._p_plus[arms])
             return (b - (counts - b)).astype(np.float64)
+        if arms.shape[0] == 1:  # one arm (adaptive solvers): the same draw and arithmetic in scalars
+            c1 = float(counts[0])
+            z1 = self.rng.standard_normal()
+            return np.array([c1 * self._means[arms[0]] + float(self.noise.sigma) * math.sqrt(c1) * z1])
         c = counts.astype(np.float64)
         z = self.rng.standard_normal(len(arms))
         return c * self._means[arms] + float(self.noise.sigma) * np.sqrt(c) * z

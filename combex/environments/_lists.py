@@ -94,6 +94,24 @@ class _ListsBase(Environment):
         np.maximum.at(self._pos, a_sorted, stop_sorted)
         return start, stop
 
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state and the read positions (:attr:`positions`)."""
+        state = super().state_dict()
+        state["positions"] = self._pos.copy()
+        return state
+
+    def load_state_dict(self, state: Any) -> "_ListsBase":
+        super().load_state_dict(state)
+        if "positions" in state:
+            pos = np.asarray(state["positions"], dtype=np.int64)
+            if pos.shape != (self.n_arms,) or np.any(pos < 0) or np.any(pos > self.list_size):
+                raise InvalidParameterError(
+                    f"The 'positions' of the state given to {type(self).__name__}.load_state_dict must be "
+                    f"{self.n_arms} ints in [0, {self.list_size}]. Got {state['positions']!r} instead."
+                )
+            self._pos = pos.copy()
+        return self
+
     def reset(self, rng: Any = None) -> "_ListsBase":
         super().reset(rng)
         self._init_positions()

@@ -408,6 +408,11 @@ class DynamicLinearArms:
     def reset(self, rng: Any = None) -> "DynamicLinearArms":
         """Restore the initial arm set with a new noise generator; returns self."""
         self.rng = check_rng(rng)
+        return self.restart()
+
+    def restart(self) -> "DynamicLinearArms":
+        """Restore the initial arm set; the noise generator continues (a regret policy's
+        ``run`` starts with this). Returns self."""
         self._present = np.zeros(self.features.shape[0], dtype=bool)
         self._present[self.initial] = True
         self._best = float(self._values[self.initial].max()) if self.initial.size else -np.inf

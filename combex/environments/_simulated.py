@@ -7,6 +7,7 @@ a sum of Bernoullis is binomial, a sum of Rademacher signs is an affine binomial
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,10 @@ class GaussianArms(Environment):
         return self._means.copy()
 
     def _pull_many(self, arms: NDArray[Any], counts: NDArray[np.int64]) -> NDArray[np.float64]:
+        if arms.shape[0] == 1:  # one arm (adaptive solvers): the same draw and arithmetic in scalars
+            a, c1 = int(arms[0]), float(counts[0])
+            z1 = self.rng.standard_normal()
+            return np.array([c1 * float(self._means[a]) + math.sqrt(c1) * float(self._sigma[a]) * z1])
         c = counts.astype(np.float64)
         z = self.rng.standard_normal(len(arms))
         return c * self._means[arms] + np.sqrt(c) * self._sigma[arms] * z

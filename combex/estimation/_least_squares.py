@@ -222,7 +222,7 @@ class LeastSquares:
     def _add(self, xv: NDArray[np.float64], s: float, c: int) -> None:
         """:meth:`update` without argument checks (``xv`` a float64 vector, ``c >= 1``):
         the hot path of the regret minimizers, which call it once per step."""
-        self._A = self._A + c * np.outer(xv, xv)
+        self._A = self._A + c * (xv[:, None] * xv)  # np.outer without its overhead
         self._b = self._b + s * xv
         self._n_updates += 1
         self._total_count += c
@@ -292,7 +292,7 @@ class LeastSquares:
         assert self._A_inv is not None and self._logdet is not None
         u = self._A_inv @ x
         denom = 1.0 + c * float(x @ u)
-        self._A_inv = self._A_inv - (c / denom) * np.outer(u, u)
+        self._A_inv = self._A_inv - (c / denom) * (u[:, None] * u)
         self._logdet += math.log(denom)
 
     def _woodbury(self, X: NDArray[np.float64], c: NDArray[np.float64]) -> None:

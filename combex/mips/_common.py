@@ -48,6 +48,12 @@ class MIPSResult:
     preprocess_seconds: float = 0.0
 
     @property
+    def answer(self) -> NDArray[np.intp]:
+        """:attr:`indices`, under the name every result family uses for what was found
+        (``Result.answer`` of the PAC solvers)."""
+        return self.indices
+
+    @property
     def informative(self) -> bool | None:
         """Whether the guarantee says something: ``epsilon < 1`` on its scale (below the
         range of the scaled rewards); None when there is no guarantee."""

@@ -8,7 +8,7 @@ object serves many seeds. ``solver.start(problem, rng=...)`` returns an
   ask for whole batches up to the next stopping check; adaptive ones for one or two arms);
   calling ``ask`` again before ``tell`` returns the same batch;
 * ``tell_batch(batch, reward_sums)`` (or ``tell(arm, reward_sum, count)`` for one arm);
-* ``done``, ``recommendation``, ``result()``;
+* ``done``, ``answer`` (the current best guess, as ``Result.answer``), ``result()``;
 * ``state_dict()`` / ``Solver.resume(state)`` (and ``save``/``load`` on disk): a study can
   be saved and resumed exactly, random state included.
 
@@ -477,6 +477,20 @@ def _check_problem(problem: Any, owner: str) -> Any:
     return pb
 
 
+def _recommendation_alias(self: "Exploration") -> Any:
+    import warnings
+
+    warnings.warn(
+        "Exploration.recommendation is deprecated; use Exploration.answer (the name of Result.answer).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return self.answer
+
+
+_deprecated_recommendation = property(_recommendation_alias, doc="Deprecated alias of :attr:`Exploration.answer`.")
+
+
 class Exploration(ABC):
     """The state of one run (ask / tell).
 
@@ -487,6 +501,18 @@ class Exploration(ABC):
     """
 
     record_trace: bool = False
+    _told_pending: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Subclasses implement the current answer as the property ``recommendation`` (the
+        # name of the first contract); users read :attr:`answer`, the word of
+        # :class:`Result`. The implementation is moved to ``_current_answer`` and
+        # ``recommendation`` becomes a deprecated alias.
+        super().__init_subclass__(**kwargs)
+        impl = cls.__dict__.get("recommendation")
+        if impl is not None and impl is not _deprecated_recommendation:
+            cls._current_answer = impl  # type: ignore[attr-defined]
+            cls.recommendation = _deprecated_recommendation  # type: ignore[assignment,misc]
 
     def __init__(self, solver: Solver, problem: Any, rng: Any) -> None:
         self.solver = solver
@@ -513,7 +539,13 @@ class Exploration(ABC):
     @property
     @abstractmethod
     def recommendation(self) -> Any:
-        """The current best guess (index or mask)."""
+        """The current best guess (index or mask): what subclasses implement. Deprecated
+        for users (a :class:`DeprecationWarning`): read :attr:`answer`."""
+
+    @property
+    def answer(self) -> Any:
+        """The current best guess (index or mask); the final one is ``result().answer``."""
+        return self._current_answer  # type: ignore[attr-defined]
 
     @property
     @abstractmethod
@@ -546,21 +578,25 @@ class Exploration(ABC):
         """Report the reward sums of a batch (possibly with reduced counts)."""
         if self.done:
             raise StateError(f"tell after the exploration ended ({self.status}).")
+        # Checked once here, for the whole batch; the solvers' updates trust these arrays.
         try:
             sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
             raise param_error("reward_sums", type(self).__name__, "an array of finite floats", reward_sums) from None
         if batch is not self._pending:  # a batch the exploration did not make: validate it
             self._check_batch(batch)
-        if sums.shape != (len(batch),):
+        m = batch.counts.shape[0]
+        if sums.shape[0] != m:
             raise InvalidParameterError(
-                f"The 'reward_sums' parameter must have shape ({len(batch)},). "
+                f"The 'reward_sums' parameter must have shape ({m},). "
                 f"Got an array of shape {sums.shape} instead."
             )
-        if not np.all(np.isfinite(sums)):
+        if not (all(map(math.isfinite, sums.tolist())) if m <= 4 else np.isfinite(sums).all()):
             raise InvalidParameterError("The 'reward_sums' parameter must have finite entries.")
+        # the batch ask() returned, untouched: solvers may skip re-checking its arms
+        self._told_pending = batch is self._pending
         self._pending = None
-        self.samples += batch.total
+        self.samples += sum(batch.counts.tolist()) if m <= 4 else batch.total
         self._update(batch, sums)
 
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
@@ -637,7 +673,7 @@ class Exploration(ABC):
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None
         return Result(
-            answer=self.recommendation,
+            answer=self.answer,
             status=self.status if self.done else "running",
             samples=self.samples,
             rounds=self.rounds,

@@ -69,7 +69,12 @@ class RegretResult:
 
     @property
     def seconds(self) -> float:
-        """Alias of :attr:`wall_seconds` (the name used before the regret contract)."""
+        """Deprecated alias of :attr:`wall_seconds` (the name used before the regret
+        contract; every result family says ``wall_seconds``)."""
+        import warnings
+
+        warnings.warn("RegretResult.seconds is deprecated; use RegretResult.wall_seconds.", DeprecationWarning,
+                      stacklevel=2)
         return self.wall_seconds
 
     @property
@@ -151,7 +156,7 @@ class RegretPolicy(Algorithm):
         T = _check_env(env, T, owner)
         gen = check_rng(rng)
         t_start = time.perf_counter()
-        env.reset(env.rng)
+        env.restart()  # the initial arm set; the noise stream goes on
         run = self._start(env, T, gen)
         t_pre = time.perf_counter() - t_start
         pre_maint = run.maintenance_seconds
@@ -175,7 +180,7 @@ class RegretPolicy(Algorithm):
 
 
 def _check_env(env: Any, T: Any, owner: str) -> int:
-    for attr in ("features", "changes", "pull", "regret", "reset", "initial", "horizon"):
+    for attr in ("features", "changes", "pull", "regret", "restart", "initial", "horizon"):
         if not hasattr(env, attr):
             raise InvalidParameterError(
                 f"The 'env' parameter of {owner}.run must be a DynamicLinearArms-like environment "

@@ -41,9 +41,10 @@ from .._validation import (
     param_error,
 )
 from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal_design
-from ..environments._linear import LinearBandit
+from ..environments import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
+from . import _lingape_kernel as _kernel
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound import characteristic_time, check_features
 
@@ -318,12 +319,7 @@ class LinGapE(_LinearRun, Solver):
         """The ask/tell loop, or its exact fast path on a simulated Gaussian linear bandit
         (``growth=0``, no callback): same random stream, same pulls, same result
         (:meth:`LinGapEExploration._simulate`)."""
-        fast = (
-            callback is None
-            and self.growth == 0.0
-            and isinstance(env, LinearBandit)
-            and type(env)._pull_many is LinearBandit._pull_many
-        )
+        fast = callback is None and self.growth == 0.0 and isinstance(env, LinearBandit) and env.sequential_draws
         if not fast:
             return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         warn_if_tied(self, env)
@@ -393,47 +389,80 @@ class LinGapEExploration(Exploration):
         self.delta_eff = solver.delta / (k * k) if solver.union_bound else solver.delta
         self.L2 = float(np.max(np.einsum("ij,ij->i", self.X, self.X)))
         self._ratio_cache: dict[tuple[int, int], NDArray[np.float64]] = {}
+        # Small K (<= _kernel.MAX_ARMS): the rows of G computed so far are kept in a (K, K)
+        # buffer and carried through every fold; larger K: cached per streak only.
+        self._kernel: Any = None
+        self._np_rounds = 0
+        small = k <= _kernel.MAX_ARMS
+        self._Gbuf: NDArray[np.float64] | None = np.zeros((k, k)) if small else None
+        self._have: NDArray[np.bool_] | None = np.zeros(k, dtype=bool) if small else None
 
     # ------------------------------------------------------------------ linear algebra
     def _streak_vectors(self) -> None:
-        """Quantities of the base needed to evaluate the current streak: ``mx = A^{-1} x_a``,
-        ``ga = X A^{-1} x_a`` (column a of ``G = X A^{-1} X^T``), ``q = ||x_a||^2_{A^{-1}}``,
-        and a cache of rows of G."""
-        self._rows: dict[int, NDArray[np.float64]] = {}
+        """Quantities of the base needed to evaluate the current streak:
+        ``ga = X A^{-1} x_a`` (column a of ``G = X A^{-1} X^T``, = row a), its square,
+        ``q = ||x_a||^2_{A^{-1}}``, ``log det A`` (and ``mx = A^{-1} x_a`` on demand).
+
+        Rows of G are cached by :meth:`_row`: for K <= 64 in a (K, K) buffer carried from
+        streak to streak by the rank-one update of the fold (:meth:`_fold`; recomputed from
+        ``A^{-1}`` after each Cholesky refresh), for larger K per streak."""
+        if self._Gbuf is None:
+            self._rows: dict[int, NDArray[np.float64]] = {}
         a = getattr(self, "streak_arm", -1)
+        self._mx_cache: NDArray[np.float64] | None = None
         if a < 0:
-            self._mx = np.zeros(self.X.shape[1])
             self._ga = np.zeros(self.X.shape[0])
             self._q = 0.0
         else:
-            self._mx = self.ls.A_inv @ self.X[a]
-            self._ga = self.X @ self._mx
+            self._ga = self._row(a).copy()
             self._q = float(self._ga[a])
         self._ga2 = self._ga * self._ga
         self._logdet = self.ls.logdet()
+        self._ua = float(self.u[a]) if a >= 0 else 0.0
+
+    @property
+    def _mx(self) -> NDArray[np.float64]:
+        """``A^{-1} x_a`` of the base (the streak's direction in theta_hat)."""
+        if self._mx_cache is None:
+            a = self.streak_arm
+            self._mx_cache = self.ls.A_inv @ self.X[a] if a >= 0 else np.zeros(self.X.shape[1])
+        return self._mx_cache
 
     def _row(self, i: int) -> NDArray[np.float64]:
-        """Row i of ``G = X A^{-1} X^T`` for the base (O(K d + d^2), cached per streak)."""
+        """Row i of ``G = X A^{-1} X^T`` for the base (O(K d + d^2) the first time; cached)."""
+        if self._Gbuf is not None:
+            if not self._have[i]:
+                self._Gbuf[i] = self.X @ (self.ls.A_inv @ self.X[i])
+                self._have[i] = True
+            return self._Gbuf[i]
         r = self._rows.get(i)
         if r is None:
             r = self._rows[i] = self.X @ (self.ls.A_inv @ self.X[i])
         return r
 
     def _fold(self) -> None:
-        """Fold the streak into the base: one count-weighted rank-one update."""
+        """Fold the streak into the base: one count-weighted rank-one update (of u, g,
+        the buffered rows of G, and the least squares)."""
         a, k, S = self.streak_arm, self.streak_k, self.streak_S
         if a < 0 or k <= 0:
             return
         kf = float(k)
         den = 1.0 + kf * self._q
-        self.u = self.u + ((S - kf * float(self.u[a])) / den) * self._ga
-        self.g = self.g - (kf / den) * self._ga2
-        self.ls.update(self.X[a], S, k)
+        fk = kf / den
+        ga = self._ga
+        self.u = self.u + ((S - kf * float(self.u[a])) / den) * ga
+        self.g = self.g - fk * self._ga2
+        self.ls._add(self.X[a], S, k)  # = update(); X, S and k were checked at the boundary
+        self.streak_k, self.streak_S = 0, 0.0
         if self.ls.n_updates % self.solver.refactor_every == 0:  # LeastSquares refactorized
             A_inv = self.ls.A_inv
             self.u = self.X @ self.ls.theta
             self.g = np.einsum("ij,jk,ik->i", self.X, A_inv, self.X)
-        self.streak_k, self.streak_S = 0, 0.0
+            if self._have is not None:
+                self._have.fill(False)
+        elif self._Gbuf is not None:
+            # rows after the fold: entry (i, k) is the Wi[k] of _evaluate (same arithmetic)
+            self._Gbuf -= (fk * ga)[:, None] * ga
 
     def _start_streak(self, a: int) -> None:
         self._fold()
@@ -541,13 +570,51 @@ class LinGapEExploration(Exploration):
         return p
 
     def _decide(self) -> None:
-        """One round (Algorithm 1 lines 9-17) at the current state."""
+        """One round (Algorithm 1 lines 9-17) at the current state.
+
+        After :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` rounds (when numba is
+        installed, K is at most 512 and the rule is greedy) by the compiled kernel, which
+        gives bit for bit what :meth:`_evaluate` gives for one state."""
+        if self._kernel is None and self._np_rounds >= 0:
+            self._np_rounds += 1
+            if self._np_rounds >= _kernel.COMPILE_AFTER:
+                usable = self._Gbuf is not None and self.solver.rule == "greedy" and _kernel.ENABLED
+                self._kernel = _kernel.compiled_round() if usable else None
+                if self._kernel is None:
+                    self._np_rounds = -1  # the numpy path for good
+        if self._kernel is not None:
+            self._decide_compiled()
+            return
         a = self.streak_arm
         i, j, B, C, nxt = self._evaluate(
             np.array([self.streak_k], dtype=np.int64), np.array([self.streak_S]),
             np.array([self.T[a]], dtype=np.int64), np.array([float(self.samples)]),
         )
         self._apply(int(i[0]), int(j[0]), float(B[0]), float(C[0]), int(nxt[0]))
+
+    def _radius_one(self, kq: float, t: float) -> float:
+        """:meth:`_radius` for one state, with the same operations (C_t bit for bit)."""
+        s = self.solver
+        if s.radius == "logdet":
+            arg = (self._logdet + float(np.log1p(kq))) - self._ld_floor + self._ld_shift
+            return self.R * math.sqrt(arg if arg > 0.0 else 0.0) + math.sqrt(s.ridge) * self.S
+        d = self.X.shape[1]
+        return self.R * math.sqrt(d * float(np.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff))) + math.sqrt(
+            s.ridge
+        ) * self.S
+
+    def _decide_compiled(self) -> None:
+        kf = float(self.streak_k)
+        C = self._radius_one(kf * self._q, float(self.samples))
+        while True:
+            i, j, B, nxt, need = self._kernel(
+                self.u, self.g, self._ga, self._ga2, self._Gbuf, self._have, kf, self.streak_S, self._ua,
+                self._q, C, True,
+            )
+            if need < 0:
+                break
+            self._row(need)
+        self._apply(i, j, B, C, nxt)
 
     def _apply(self, i: int, j: int, B: float, C: float, nxt: int) -> None:
         self.i_t, self.j_t, self.B, self.C = i, j, B, C
@@ -572,8 +639,11 @@ class LinGapEExploration(Exploration):
         arms = batch.arms
         if arms.ndim != 1:
             raise StateError("LinGapE pulls index arms; got super-arm masks.")
-        for a, c, s in zip(arms.tolist(), batch.counts.tolist(), reward_sums.tolist()):
-            self._tell_one(int(a), int(c), float(s))
+        if arms.shape[0] == 1:
+            self._tell_one(int(arms[0]), int(batch.counts[0]), float(reward_sums[0]))
+        else:
+            for a, c, s in zip(arms.tolist(), batch.counts.tolist(), reward_sums.tolist()):
+                self._tell_one(int(a), int(c), float(s))
         self.phase = "run"
         self._decide()
 
@@ -583,20 +653,24 @@ class LinGapEExploration(Exploration):
         per numpy call, with exactly the pulls, rewards and stopping round of the ask/tell
         loop of :meth:`Solver.run`.
 
-        A :class:`LinearBandit` draws the reward sums of a batch element by element from
-        its generator (one normal, or one binomial, per entry), so pulling arm a m times in
-        one call gives the rewards of m successive single pulls. A block of rounds that
-        keeps pulling the streak arm is drawn and evaluated at once by :meth:`_evaluate`
-        and cut at the first round whose decision is to stop or to switch arm; when cut,
-        the generator is reset to its state before the block and advanced by the pulls
-        actually used, so its stream stays the one of the ask/tell loop.
+        A :class:`LinearBandit` draws the reward sums of a batch entry by entry from its
+        generator (``env.sequential_draws``), so pulling arm a m times in one call gives the
+        rewards of m successive single pulls. A block of rounds that keeps pulling the
+        streak arm is drawn and evaluated at once by :meth:`_evaluate` and cut at the first
+        round whose decision is to stop or to switch arm; when cut, the environment is put
+        back into its state before the block (its public
+        :meth:`~combex.environments.Environment.state_dict` /
+        :meth:`~combex.environments.Environment.load_state_dict`) and the pulls actually
+        used are drawn again, so its stream stays the one of the ask/tell loop. Streaks
+        that have been short for this arm run round by round (:meth:`_decide`, the compiled
+        round when available): there a block costs more than it saves.
         """
         batch = self.ask()  # initialization: every arm once
         if budget is not None:
             batch = batch.truncated(budget - self.samples)
         self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
-        bit_gen = env.rng.bit_generator
         last_len = np.full(self.X.shape[0], 4, dtype=np.int64)
+        one = np.ones(1, dtype=np.int64)
         m = 4
         eps = self.solver.epsilon
         while not self.done:
@@ -610,8 +684,17 @@ class LinGapEExploration(Exploration):
                 last_len[a] = 0
             if budget is not None:
                 m = min(m, budget - self.samples)
-            state = bit_gen.state
-            r = env._pull_many(np.full(m, a, dtype=np.intp), np.ones(m, dtype=np.int64))
+            if m <= 2:  # round by round: the ask / tell step without its checks
+                r1 = float(env.pull_many(np.full(1, a, dtype=np.intp), one)[0])
+                self._pending = None
+                self.samples += 1
+                self._tell_one(a, 1, r1)
+                self._decide()
+                last_len[a] += 1
+                m = 4 if last_len[a] >= 4 and self.next_arm == a else m
+                continue
+            state = env.state_dict()
+            r = env.pull_many(np.full(m, a, dtype=np.intp), np.ones(m, dtype=np.int64))
             Ss = np.cumsum(np.concatenate([[self.streak_S], r]))[1:]
             steps = np.arange(1, m + 1, dtype=np.int64)
             i, j, B, C, nxt = self._evaluate(
@@ -619,9 +702,9 @@ class LinGapEExploration(Exploration):
             )
             cut = np.flatnonzero((B <= eps) | (nxt != a))
             n = int(cut[0]) + 1 if cut.size else m
-            if n < m:  # rewind the generator and redraw the n rewards used (same values)
-                bit_gen.state = state
-                env._pull_many(np.full(n, a, dtype=np.intp), np.ones(n, dtype=np.int64))
+            if n < m:  # rewind the environment and redraw the n rewards used (same values)
+                env.load_state_dict(state)
+                env.pull_many(np.full(n, a, dtype=np.intp), np.ones(n, dtype=np.int64))
             self._pending = None
             self.samples += n
             self.rounds += n - 1
@@ -681,6 +764,8 @@ class LinGapEExploration(Exploration):
             "sums": self.sums.copy(), "streak_arm": self.streak_arm, "streak_k": self.streak_k,
             "streak_S": self.streak_S, "phase": self.phase, "next_arm": self.next_arm,
             "next_count": self.next_count, "i_t": self.i_t, "j_t": self.j_t, "B": self.B, "C": self.C,
+            "G_rows": None if self._Gbuf is None else self._Gbuf.copy(),
+            "G_have": None if self._have is None else self._have.copy(),
         }
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
@@ -695,6 +780,9 @@ class LinGapEExploration(Exploration):
         self.phase = str(state["phase"])
         self.B, self.C = float(state["B"]), float(state["C"])
         self._setup(self.solver)  # type: ignore[arg-type]
+        if self._Gbuf is not None and state.get("G_rows") is not None:
+            self._Gbuf = np.array(state["G_rows"], dtype=np.float64).reshape(self._Gbuf.shape)
+            self._have = np.array(state["G_have"], dtype=bool).reshape(self._have.shape)
         self._streak_vectors()
 
 

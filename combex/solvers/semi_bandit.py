@@ -109,6 +109,16 @@ def _problem_sigma(solver_sigma: float | None, problem: Any) -> float:
 
 
 # ============================================================================ solvers
+def _const(a: NDArray[Any]) -> NDArray[Any]:
+    a.setflags(write=False)
+    return a
+
+
+# Count arrays of the one- and two-arm batches (read-only, shared: a Batch never changes).
+_ONE = _const(np.ones(1, dtype=np.int64))
+_TWO = _const(np.ones(2, dtype=np.int64))
+
+
 class _SemiBanditSolver(Solver):
     """Common settings and validation (see the module docstring for the modes)."""
 
@@ -295,7 +305,8 @@ class _ArmStatsExploration(Exploration):
         for a batch of one or two arms (the per-round fast path), else an index array."""
         arms = np.asarray(batch.arms)
         owner = type(self.solver).__name__
-        if arms.ndim != 1 or (arms.size and arms.dtype.kind not in "iu"):
+        trusted = self._told_pending  # the batch ask() made: its arms were checked then
+        if not trusted and (arms.ndim != 1 or (arms.size and arms.dtype.kind not in "iu")):
             raise param_error("arm", owner, "an arm index (int)", arms)
         counts = np.asarray(batch.counts)
         n = self.N
@@ -305,10 +316,11 @@ class _ArmStatsExploration(Exploration):
                 al, cl, sl = al[:1], [cl[0] + cl[1]], [sl[0] + sl[1]]
             out = []
             for a, c, x in zip(al, cl, sl):
-                if not 0 <= a < n:
-                    raise param_error("arm", owner, f"an int in the range [0, {n - 1}]", a)
-                if c < 0:
-                    raise param_error("count", owner, "a non-negative int", c)
+                if not trusted:
+                    if not 0 <= a < n:
+                        raise param_error("arm", owner, f"an int in the range [0, {n - 1}]", a)
+                    if c < 0:
+                        raise param_error("count", owner, "a non-negative int", c)
                 if c:
                     self.T[a] += c
                     self.S[a] += x
@@ -516,11 +528,11 @@ class _BestKExploration(_ArmStatsExploration):
 
     def _pair(self, h: int, l: int) -> None:
         self._next = np.array([h, l], dtype=np.intp)
-        self._next_counts = np.ones(2, dtype=np.int64)
+        self._next_counts = _TWO
 
     def _single(self, i: int) -> None:
         self._next = np.array([i], dtype=np.intp)
-        self._next_counts = np.ones(1, dtype=np.int64)
+        self._next_counts = _ONE
 
     # ------------------------------------------------------------------ results
     @property
@@ -692,7 +704,7 @@ class _LilCLUCBExploration(_BestKExploration):
     @property
     def recommendation(self) -> NDArray[np.bool_]:
         if self.dc is None:
-            return super().recommendation
+            return super()._current_answer
         if self._ready:
             return self.M.copy()
         return self._oracle(self.mu)
@@ -746,12 +758,17 @@ class _LilUCBExploration(_ArmStatsExploration):
 
     def _fold(self, batch: Batch, sums: NDArray[np.float64]) -> Any:
         changed = super()._fold(batch, sums)
-        self.total += int(np.asarray(batch.counts).sum())
+        c = batch.counts
+        self.total += int(c[0]) if c.shape[0] == 1 else int(np.asarray(c).sum())
         return changed
 
     def _check_stop(self, idx: Any) -> None:
         # Only pulled arms can newly satisfy the rule (the others' right-hand sides grow).
         # T_i >= 1 + lambda (total - T_i)  <=>  stat_i = T_i - 1 - lambda (total - T_i) >= 0
+        if isinstance(idx, list):  # one or two pulled arms: the same arithmetic in floats
+            lam, total, T = self._lam, self.total, self.T
+            self._stat = max(float(T[i]) - 1.0 - lam * (total - float(T[i])) for i in idx)
+            return
         t = self.T[idx].astype(np.float64)
         stat = t - 1.0 - self._lam * (self.total - t)
         self._stat = float(stat.max())
@@ -763,7 +780,7 @@ class _LilUCBExploration(_ArmStatsExploration):
             self.stop("identified", "one arm holds a lambda fraction of the samples")
             return
         self._next = np.array([int(self.index.argmax())], dtype=np.intp)
-        self._next_counts = np.ones(1, dtype=np.int64)
+        self._next_counts = _ONE
 
     @property
     def recommendation(self) -> NDArray[np.bool_]:

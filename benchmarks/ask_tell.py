@@ -1,0 +1,236 @@
+"""Per-sample cost of the ask / tell path against a plain-numpy loop of the same algorithm.
+
+Prints, side by side from ONE run (so the ratios hold on a loaded machine):
+
+* LinGapE (greedy rule, epsilon = 0): microseconds per sample of a plain-numpy loop
+  written as a user would (Sherman-Morrison inverse, one vectorized scoring per round, no
+  environment object), of combex's ask / tell loop against a simulated environment
+  (``exp.ask()``, ``env.pull_many``, ``exp.tell_batch``), and of the fast path
+  (``LinGapE().run(env)``), on Soare d = 5 and on the diabetes instance (K = 20, +-1
+  rewards, R = 2);
+* semi-bandit solvers: per-round time of ``solver.run`` against a plain-numpy loop of the
+  same algorithm that takes exactly the same number of samples (checked);
+* SAQM (default certified alpha) against Exhaustive: time per round at n = 24, k = 12.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/ask_tell.py [--samples 20000] [--sections lingape semi saqm]
+
+The ask / tell figures exclude the one-time compilation of the numba kernel (a warm-up run
+compiles it or loads it from numba's cache); ``numba`` is the ``mips`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from combex.environments import diabetes_linear, soare
+from combex.solvers import get_solver
+from combex.solvers._lingape_kernel import HAVE_NUMBA, compiled_round
+
+
+# ====================================================================== LinGapE
+def plain_lingape(X, means, sigma, pm1, *, delta=0.05, R=1.0, S=1.0, ridge=1.0, budget=20_000, seed=0):
+    """LinGapE (Algorithm 1, greedy rule (9), C_t of eq. (3)) as a plain numpy loop.
+
+    Returns (samples, seconds)."""
+    rng = np.random.default_rng(seed)
+    K, d = X.shape
+    A_inv = np.eye(d) / ridge
+    b = np.zeros(d)
+    logdet = d * math.log(ridge)
+    p_plus = (1.0 + means) / 2.0
+
+    def pull(a):
+        if pm1:
+            return 1.0 if rng.random() < p_plus[a] else -1.0
+        return means[a] + sigma * rng.standard_normal()
+
+    def add(x, r):
+        nonlocal A_inv, b, logdet
+        u = A_inv @ x
+        den = 1.0 + x @ u
+        A_inv = A_inv - np.outer(u, u) / den
+        b = b + r * x
+        logdet += math.log(den)
+
+    t0 = time.perf_counter()
+    for a in range(K):
+        add(X[a], pull(a))
+    t = K
+    while t < budget:
+        theta = A_inv @ b
+        C = R * math.sqrt(max(logdet - d * math.log(ridge) - 2.0 * math.log(delta), 0.0)) + math.sqrt(ridge) * S
+        u = X @ theta
+        i = int(np.argmax(u))
+        D = X - X[i]
+        n2 = np.einsum("ij,jk,ik->i", D, A_inv, D)
+        F = u - u[i] + C * np.sqrt(np.maximum(n2, 0.0))
+        F[i] = 0.0
+        j = int(np.argmax(F))
+        if F[j] <= 0.0:
+            break
+        y = X[i] - X[j]
+        XA = X @ A_inv
+        score = (XA @ y) ** 2 / (1.0 + np.einsum("ij,ij->i", XA, X))
+        a = int(np.argmax(score))
+        add(X[a], pull(a))
+        t += 1
+    return t, time.perf_counter() - t0
+
+
+def asktell(solver, env, budget, seed=0):
+    exp = solver.start(env, rng=seed)
+    t0 = time.perf_counter()
+    while not exp.done and exp.samples < budget:
+        batch = exp.ask()
+        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+    return exp.samples, time.perf_counter() - t0
+
+
+def lingape_section(budget: int) -> None:
+    LinGapE = get_solver("lingape")
+    if HAVE_NUMBA:
+        compiled_round()
+    print("## LinGapE: microseconds per sample\n")
+    print(f"ask/tell and plain loop: the first {budget:,} samples (or the stop); fast path: a whole run.")
+    print(f"numba kernel: {'yes' if HAVE_NUMBA else 'no (numpy path)'}.\n")
+    print("| instance | plain numpy loop | combex ask/tell | ask/tell / plain | fast path (whole run) | fast-path samples |")
+    print("|---|---|---|---|---|---|")
+    cases = (
+        ("Soare d = 5", lambda s: soare(5, rng=s), {}, False),
+        ("diabetes K = 20", lambda s: diabetes_linear(20, rng=s), {"R": 2.0}, True),
+    )
+    for label, make, kw, pm1 in cases:
+        solver = LinGapE(**kw)
+        env = make(1)
+        asktell(solver, make(1), 2000)  # warm-up (numba cache load, BLAS)
+        solver.run(make(1), rng=0, budget=50)  # warm-up: T* of the lower-bound ratio is cached
+        S = float(env.problem.info["S"])
+        n_p, t_p = plain_lingape(env.features, env.means(), env.noise.sigma, pm1, R=kw.get("R", 1.0), S=S,
+                                 budget=budget)
+        n_a, t_a = asktell(solver, make(1), budget)
+        t0 = time.perf_counter()
+        res = solver.run(make(1), rng=0)
+        t_f = time.perf_counter() - t0
+        us_p, us_a, us_f = 1e6 * t_p / n_p, 1e6 * t_a / n_a, 1e6 * t_f / res.samples
+        print(f"| {label} | {us_p:.1f} | {us_a:.1f} | {us_a / us_p:.2f} | {us_f:.2f} | {res.samples:,} |", flush=True)
+    print()
+
+
+# ====================================================================== main
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--samples", type=int, default=20_000, help="LinGapE samples per ask/tell measurement")
+    ap.add_argument("--sections", nargs="+", default=["lingape", "semi", "saqm"])
+    args = ap.parse_args()
+    if "lingape" in args.sections:
+        lingape_section(args.samples)
+    if "semi" in args.sections:
+        semi_section()
+    if "saqm" in args.sections:
+        saqm_section()
+
+
+# ====================================================================== semi-bandit
+def plain_lil_ucb(mu, sigma, seed, U, scale, lam):
+    """lil'UCB (Jamieson et al. 2014) as a plain loop over numpy arrays: index
+    mu_i + (1 + beta) U(T_i), pull the argmax, stop when T_i >= 1 + lambda (total - T_i).
+    Draws the environment's stream (``standard_normal(m)`` per batch of m arms)."""
+    rng = np.random.default_rng(seed)
+    n = mu.shape[0]
+    T = np.ones(n)
+    S = mu + sigma * rng.standard_normal(n)
+    index = S / T + scale * np.array([U.scalar(1.0)] * n)
+    total = n
+    t0 = time.perf_counter()
+    rounds = 0
+    while True:
+        rounds += 1
+        if np.max(T - 1.0 - lam * (total - T)) >= 0.0:
+            break
+        a = int(np.argmax(index))
+        S[a] += mu[a] + sigma * rng.standard_normal(1)[0]
+        T[a] += 1.0
+        total += 1
+        index[a] = S[a] / T[a] + scale * U.scalar(T[a])
+    return total, rounds, time.perf_counter() - t0
+
+
+def plain_lucb(mu, sigma, K, seed, delta, k1=1.25):
+    """LUCB1 (Kalyanakrishnan et al. 2012) as a plain numpy loop: High = top-K means,
+    beta(u, t) = sqrt(2 sigma^2 log(k1 N t^4 / delta) / u); pull h_t and l_t."""
+    rng = np.random.default_rng(seed)
+    n = mu.shape[0]
+    T = np.ones(n)
+    S = mu + sigma * rng.standard_normal(n)
+    total, t = n, 0
+    t0 = time.perf_counter()
+    while True:
+        t += 1
+        m = S / T
+        high = np.zeros(n, dtype=bool)
+        high[np.argsort(-m, kind="stable")[:K]] = True
+        beta = np.sqrt(2.0 * sigma**2 * (math.log(k1 * n / delta) + 4.0 * math.log(t)) / T)
+        lcb = np.where(high, m - beta, np.inf)
+        ucb = np.where(high, -np.inf, m + beta)
+        h, l = int(np.argmin(lcb)), int(np.argmax(ucb))
+        if ucb[l] - lcb[h] < 0.0:
+            break
+        z = rng.standard_normal(2)
+        S[h] += mu[h] + sigma * z[0]
+        S[l] += mu[l] + sigma * z[1]
+        T[h] += 1.0
+        T[l] += 1.0
+        total += 2
+    return total, t, time.perf_counter() - t0
+
+
+def semi_section() -> None:
+    from combex.environments import GaussianArms
+    from combex.estimation import LILRadius
+
+    print("## Semi-bandit solvers: time per round, combex run against a plain numpy loop\n")
+    print("Same instance, same noise stream; the sample counts are checked equal.\n")
+    print("| solver | N | samples (plain / combex) | plain us/round | combex us/round | ratio |")
+    print("|---|---|---|---|---|---|")
+    sigma = 0.5
+    for n in (10, 100):
+        mu = np.linspace(0.5, 0.0, n)
+        mu[1] = 0.45
+        # lil'UCB heuristic (eps = 0, beta = 1/2, lambda = 1 + 10/N, delta = nu/5)
+        solver = get_solver("lil-ucb")(mode="heuristic")
+        p = solver.confidence_parameters(n)
+        U = LILRadius(p["delta"], epsilon=p["epsilon"], sigma=sigma)
+        solver.run(GaussianArms(mu, sigma=sigma, rng=0), rng=0)  # warm-up
+        n_p, r_p, t_p = plain_lil_ucb(mu, sigma, 7, U, 1.0 + p["beta"], p["lambda"])
+        t0 = time.perf_counter()
+        res = solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0)
+        t_c = time.perf_counter() - t0
+        _semi_row("lil'UCB (heuristic)", n, n_p, r_p, t_p, res, t_c)
+        solver = get_solver("lucb")(K=1)
+        mu2 = mu.copy()
+        mu2[1] = 0.35  # LUCB needs about 20x the samples of lil'UCB at the same gap
+        solver.run(GaussianArms(mu2, sigma=sigma, rng=0), rng=0)
+        n_p, r_p, t_p = plain_lucb(mu2, sigma, 1, 7, solver.confidence_parameters(n)["delta"])
+        t0 = time.perf_counter()
+        res = solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0)
+        t_c = time.perf_counter() - t0
+        _semi_row("LUCB", n, n_p, r_p, t_p, res, t_c)
+    print()
+
+
+def _semi_row(label, n, n_p, r_p, t_p, res, t_c):
+    same = "" if n_p == res.samples else " (differ!)"
+    up, uc = 1e6 * t_p / r_p, 1e6 * t_c / res.rounds
+    print(f"| {label} | {n} | {n_p:,} / {res.samples:,}{same} | {up:.1f} | {uc:.1f} | {uc / up:.2f} |", flush=True)
+
+
+def saqm_section() -> None:  # filled below
+    pass
+
+
+if __name__ == "__main__":
+    main()
