@@ -116,11 +116,34 @@ def check_bool(value: Any, name: str, *, owner: str | None = None) -> bool:
     return bool(value)
 
 
+def _reject_complex(value: Any, name: str, owner: str | None) -> None:
+    """Refuse complex input: casting it to float would silently drop the imaginary part."""
+    if isinstance(value, np.ndarray):
+        bad = np.iscomplexobj(value)
+    elif isinstance(value, (complex, np.complexfloating)):
+        bad = True
+    elif isinstance(value, (list, tuple)):
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):  # ragged: the float conversion reports it
+            return
+        bad = np.iscomplexobj(arr) or (arr.dtype == object and any(
+            isinstance(v, (complex, np.complexfloating)) for v in arr.ravel()))
+    else:
+        bad = np.iscomplexobj(value)
+    if bad:
+        raise InvalidParameterError(
+            f"The {name!r} parameter{' of ' + owner if owner else ''} must be real. Got a complex "
+            "value instead (its imaginary part would be dropped)."
+        )
+
+
 def check_weights(
     weights: Any, n: int, name: str = "weights", *, owner: str | None = None, dtype: Any = np.float64
 ) -> NDArray[Any]:
     """Check a real vector of length ``n`` with finite entries; return it as ``dtype``
     (float64 by default)."""
+    _reject_complex(weights, name, owner)
     try:
         w = np.asarray(weights, dtype=dtype)
     except (TypeError, ValueError):
@@ -166,6 +189,7 @@ def check_matrix(
     symmetric: bool = False,
 ) -> NDArray[np.float64]:
     """Check a finite real 2-d array (optionally of a given shape, optionally symmetric)."""
+    _reject_complex(value, name, owner)
     try:
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):

@@ -64,7 +64,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print("solvers:")
     for name in sorted(SOLVERS):
         doc = (SOLVERS[name].__doc__ or "").strip().splitlines()
-        print(f"  {name:<16} {doc[0] if doc else ''}")
+        fams = tuple(getattr(SOLVERS[name], "families", ()) or ())
+        fam = f"[{', '.join(fams)}] " if fams else ""
+        print(f"  {name:<16} {fam}{doc[0] if doc else ''}")
     try:
         from .oracles import get_decision_class, list_decision_classes
 
@@ -109,18 +111,107 @@ def _solver_for(name: str, sparams: dict[str, Any], params: dict[str, Any]) -> A
     return build_solver(name, sparams)
 
 
-def _write_new(path: Path, text: str, force: bool) -> None:
-    if path.exists() and not force:
-        raise InvalidParameterError(
-            f"The output file {str(path)!r} exists; pass --force to replace it or choose another name."
-        )
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+def _atomic_text(path: Path, text: str) -> None:
+    """Replace ``path`` by ``text`` through a fresh temporary file (O_EXCL) and one rename."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+#: Columns of ``combex run --out FILE.csv`` (one row per run; JSON-encoded lists and tables).
+RUN_CSV_COLUMNS = ["solver", "solver_params", "instance", "params", "seed", "run", "answer", "correct",
+                   "status", "samples", "rounds", "wall_seconds", "pulls", "certificate", "regret",
+                   "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
+
+
+class _RunOutput:
+    """The ``--out`` file of ``combex run``: checked (and created) before any run, written
+    as runs finish: one CSV row per run when the name ends in ``.csv``, otherwise the JSON
+    document(s), rewritten atomically (with ``"partial": true`` until the last run)."""
+
+    def __init__(self, path: Path, force: bool) -> None:
+        self.path = path
+        self.csv = path.suffix.lower() == ".csv"
+        if path.is_dir():
+            raise InvalidParameterError(f"The output file {str(path)!r} is a directory.")
+        if not path.parent.is_dir():
+            raise InvalidParameterError(
+                f"The directory of the output file {str(path)!r} does not exist ({str(path.parent)!r})."
+            )
+        try:
+            self._fh = open(path, "w" if force else "x", newline="")
+        except FileExistsError:
+            raise InvalidParameterError(
+                f"The output file {str(path)!r} exists; pass --force to replace it or choose another name."
+            ) from None
+        except OSError as exc:
+            raise InvalidParameterError(f"The output file {str(path)!r} cannot be written ({exc}).") from None
+        if self.csv:
+            import csv
+
+            self._writer = csv.DictWriter(self._fh, fieldnames=RUN_CSV_COLUMNS, extrasaction="ignore")
+            self._writer.writeheader()
+            self._fh.flush()
+        else:
+            self._fh.close()
+        self.docs: list[dict[str, Any]] = []
+
+    def begin(self, solver: Any, instance: str, params: dict[str, Any], seed: int) -> None:
+        self.docs.append({"solver": solver.name, "solver_params": solver.json_params(), "instance": instance,
+                          "params": params, "seed": seed, "runs": []})
+        if not self.csv:  # a valid (partial) document from the start
+            self._write_partial()
+
+    def add(self, rec: dict[str, Any]) -> None:
+        doc = self.docs[-1]
+        doc["runs"].append(rec)
+        if self.csv:
+            row = {k: rec.get(k) for k in RUN_CSV_COLUMNS}
+            for k in ("solver", "solver_params", "instance", "params"):
+                row[k] = doc[k]
+            for k in ("solver_params", "params", "answer", "pulls", "certificate"):
+                row[k] = json.dumps(row[k], sort_keys=True)
+            self._writer.writerow(row)
+            self._fh.flush()
+        else:
+            self._write_partial()
+
+    def _write_partial(self) -> None:
+        from .experiments import summarize
+
+        docs = [dict(d, runs=sorted(d["runs"], key=lambda r: r["run"]), summary=summarize(d["runs"]),
+                     partial=True) for d in self.docs]
+        _atomic_text(self.path, json.dumps(docs[0] if len(docs) == 1 else docs) + "\n")
+
+    def finish(self, text: str) -> None:
+        if self.csv:
+            self._fh.close()
+        else:
+            _atomic_text(self.path, text + "\n")
+
+    def close(self) -> None:
+        if self.csv and not self._fh.closed:
+            self._fh.close()
+
+
+#: Default sample budget of ``combex run`` (a run on tied data with epsilon = 0 never stops).
+DEFAULT_BUDGET = 10**8
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .experiments import check_instance_params, run_many
+
+    if args.budget is not None and args.budget <= 0:
+        args.budget = None
 
     sparams = parse_assignments(args.param, "--param")
     if args.delta is not None:
@@ -130,16 +221,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
     params = parse_assignments(args.set, "--set")
     check_instance_params(args.instance, params)
     solvers = [_solver_for(name, sparams, params) for name in args.solver]
-    docs = [
-        run_many(solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
-                 budget=args.budget, backend=args.backend, scheduler=args.scheduler,
-                 progress=None if args.progress is None else args.progress)
-        for solver in solvers
-    ]
-    out_obj: Any = docs[0] if len(docs) == 1 else docs
-    text = json.dumps(out_obj, indent=None if args.json else 2)
-    if args.out:
-        _write_new(Path(args.out), text + "\n", args.force)
+    # The output file is checked (and created) before any work.
+    out = _RunOutput(Path(args.out), args.force) if args.out else None
+    docs = []
+    try:
+        for solver in solvers:
+            if out is not None:
+                out.begin(solver, args.instance, params, args.seed)
+            docs.append(run_many(
+                solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
+                budget=args.budget, backend=args.backend, scheduler=args.scheduler,
+                progress=None if args.progress is None else args.progress,
+                on_result=None if out is None else (lambda i, rec: out.add(rec))))
+        out_obj: Any = docs[0] if len(docs) == 1 else docs
+        text = json.dumps(out_obj, indent=None if args.json else 2)
+        if out is not None:
+            out.finish(text)
+    finally:
+        if out is not None:
+            out.close()
     if args.json:
         print(text)
         return 0
@@ -153,6 +253,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                       f"preprocessing={r['preprocess_seconds']:.3f}s") if "regret" in r else ""
             print(f"  run {r['run']}: answer={ans_txt} correct={r['correct']} samples={r['samples']} "
                   f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}{regret}")
+            if r.get("indistinguishable"):
+                ind = r["indistinguishable"]
+                print(f"    still indistinguishable from the answer ({len(ind)}): {ind[:5]}{'...' if len(ind) > 5 else ''}")
         err = "n/a" if s["error_rate"] is None else f"{s['error_rate']:.3f}"
         extra = f", mean regret {s['mean_regret']:.6g} +/- {s['std_regret']:.3g}" if "mean_regret" in s else ""
         if "mean_online_seconds" in s:
@@ -347,10 +450,15 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--epsilon", type=float, default=None, help="accuracy epsilon >= 0")
     sr.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     sr.add_argument("--runs", type=int, default=1, help="number of seeded runs (default 1)")
-    sr.add_argument("--budget", type=int, default=None, help="maximum samples per run")
+    sr.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
+                    help=f"maximum samples per run (default {DEFAULT_BUDGET:.0e}; 0: no limit); a run "
+                         "that reaches it ends with status budget_exhausted and lists the candidates "
+                         "still indistinguishable from its leader")
     _add_backend_options(sr)
     sr.add_argument("--json", action="store_true", help="print one JSON object (a list with several solvers)")
-    sr.add_argument("--out", default=None, help="also write the JSON document to this file")
+    sr.add_argument("--out", default=None,
+                    help="also write the results to this file as runs finish: one CSV row per run when "
+                         "the name ends in .csv, else the JSON document (checked before any run)")
     sr.add_argument("--force", action="store_true", help="replace an existing --out file")
     sr.set_defaults(func=_cmd_run)
 
@@ -432,6 +540,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:  # an optional dependency (pandas, matplotlib, dask...) is missing
         print(f"combex: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: finished runs are already in the output file
+        print("combex: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `combex ... | head`: the reader is gone, exit quietly
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, the shell convention
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # e.g. a captured stdout without a file descriptor
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,8 @@ callers can catch the whole family; errors on arguments are also :class:`ValueEr
      ├─ DataNotFoundError(CombexError, FileNotFoundError)# a data set is absent
      └─ StateError(CombexError)                          # ask/tell misuse, bad saved state
     CombexWarning(UserWarning)
-     └─ ConvergenceWarning(CombexWarning)
+     ├─ ConvergenceWarning(CombexWarning)
+     └─ TieWarning(CombexWarning)                        # epsilon = 0 on a tied optimum
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "DataNotFoundError",
     "StateError",
     "CombexWarning",
+    "TieWarning",
     "ConvergenceWarning",
 ]
 
@@ -66,3 +68,7 @@ class CombexWarning(UserWarning):
 
 class ConvergenceWarning(CombexWarning):
     """An iterative method stopped before reaching its tolerance."""
+
+
+class TieWarning(CombexWarning):
+    """epsilon = 0 on an instance with tied optimal answers: exact identification cannot stop."""

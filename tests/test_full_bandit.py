@@ -71,7 +71,7 @@ def test_geometric_schedule_overshoot_is_bounded():
     per_round = ICB(delta=0.1, check_every=1).run(env.spawn(7), rng=1)
     batched = ICB(delta=0.1, growth=0.05).run(env.spawn(7), rng=1)
     assert batched.rounds < per_round.rounds
-    assert batched.info["overshoot_factor"] == pytest.approx(1.05)
+    assert 1.0 < batched.info["max_check_ratio"] <= 1.05 + 1.0 / 10
 
 
 def test_icb_on_a_partition_matroid_and_exhaustive_agree():

@@ -57,7 +57,10 @@ def test_vectorized_scalar_and_class_agree() -> None:
 @given(
     t=st.floats(1.0, 1e9),
     factor=st.floats(1.001, 100.0),
-    omega=st.floats(1e-12, 0.9),
+    # U(t)^2 ~ log(log(t + 2) / omega) / t decreases in t for t >= 1 only while
+    # log(log 3 / omega) > max_t t / ((t + 2) log(t + 2)) = 0.373 (near t = 4), i.e.
+    # omega < 0.756: at omega = 0.875, U(1) = 0.6747 < U(2) = 0.6784 (hypothesis found it).
+    omega=st.floats(1e-12, 0.75),
     eps=st.floats(0.0, 0.99),
     sigma=st.floats(0.01, 10.0),
 )

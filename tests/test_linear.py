@@ -289,7 +289,7 @@ def test_xy_static_batched_overshoot_and_design():
     batched = XYStatic(growth=0.05).run(env.spawn(1), rng=0)
     np.testing.assert_allclose(exact.info["allocation"], 0.25, atol=1e-4)  # uniform on a basis
     assert batched.answer == 0 and batched.rounds < exact.rounds
-    assert batched.info["overshoot_factor"] == pytest.approx(1.05)
+    assert 1.0 < batched.info["max_check_ratio"]
 
 
 def test_xy_static_soare_speed_and_size():

@@ -569,3 +569,11 @@ def test_conflict_free_teams():
     with pytest.raises(InfeasibleError):
         ConflictFreeTeams(3, 2, conflicts=list(itertools.combinations(range(3), 2))).argmax(np.zeros(3))
     assert ConflictFreeTeams(3, 1).params() == {"n": 3, "k": 1, "conflicts": [], "time_limit": 10.0}
+
+
+def test_cpsat_subnormal_weights_do_not_overflow():
+    # regression (hypothesis-found): 2**R / max|w| overflowed to inf for a subnormal max|w|
+    from combex.oracles import ConstraintFamily
+
+    dc = ConstraintFamily(3, np.array([[1, 1, 1]]), np.array([1]))
+    assert dc.argmax(np.array([5e-324, 0.0, -5e-324])).tolist() == [True, False, False]

@@ -107,7 +107,7 @@ def test_self_normalized_radius_accepts_logdet_at_the_floor_with_rounding():
 # ---------------------------------------------------------------------- independent (ICB)
 @pytest.mark.parametrize("t, delta, sigma, n", [(10, 0.05, 1.0, 20), (3, 0.3, 0.25, 111), (10**6, 1e-4, 10.0, 5)])
 def test_independent_radius_hand_values(t, delta, sigma, n):
-    want = sigma * math.sqrt(2 * math.log(6 * t * t * n / (PI2 * delta)))
+    want = sigma * math.sqrt(2 * math.log(PI2 / 3 * t * t * n / delta))  # c' = pi^2/3 (erratum)
     got = independent_radius(t, delta, sigma=sigma, n_arms=n)
     assert isinstance(got, float)
     assert math.isclose(got, want, rel_tol=1e-12)
@@ -116,7 +116,7 @@ def test_independent_radius_hand_values(t, delta, sigma, n):
 def test_independent_widths_and_lemma1_bound():
     diag = np.array([0.25, 1.0, 0.0, 4.0])
     w = independent_widths(diag, 50, 0.1, sigma=2.0)
-    c_t = 2.0 * math.sqrt(2 * math.log(6 * 2500 * 4 / (PI2 * 0.1)))
+    c_t = 2.0 * math.sqrt(2 * math.log(PI2 / 3 * 2500 * 4 / 0.1))
     np.testing.assert_allclose(w, c_t * np.array([0.5, 1.0, 0.0, 2.0]), rtol=1e-12)
     # The Lemma 1 bound for x in {-1, 0, 1}^n is C_t sum |x_i| sqrt(A^{-1}(i, i)) = w @ |x|.
     x = np.array([1, -1, 0, 1])

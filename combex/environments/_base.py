@@ -132,6 +132,7 @@ class Environment(ABC):
             arm_type=self.arm_type,
             decision_class=getattr(self, "decision_class", None),
             features=getattr(self, "features", None),
+            info=dict(getattr(self, "problem_info", None) or {}),
         )
 
     def pull(self, arm: Any, count: int = 1) -> tuple[float, int]:

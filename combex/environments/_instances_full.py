@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_float, check_int, check_rng
+from .._validation import _reject_complex, check_float, check_int, check_rng
 from ..exceptions import InvalidParameterError
 
 __all__ = ["kuroki_synthetic_means", "kuroki_synthetic", "topk_gaussian", "crowd"]
@@ -36,28 +36,47 @@ def kuroki_synthetic_means(n: int, k: int, gap: float, *, rng: Any = None) -> np
 
 def kuroki_synthetic(n: int = 10, k: int = 5, gap: float = 0.5, *, sigma: float = 1.0, rng: Any = None) -> Any:
     """``kuroki-synthetic``: top-k with full-bandit feedback, N(0, sigma^2) noise per arm
-    (sigma = 1 in the paper), means from :func:`kuroki_synthetic_means`."""
+    (sigma = 1 in the paper), means from :func:`kuroki_synthetic_means`.
+
+    ``rng`` seeds both the means and the noise: the means are drawn first, then the
+    environment's noise continues the same generator, so ``kuroki_synthetic(..., rng=s)``
+    twice gives the same means *and* the same run. (The CLI's runner reseeds the noise with
+    the second generator of :func:`combex.experiments.run_generators`; call
+    ``env.reset(run_generators(seed, i)[1])`` to replay its run ``i`` in Python.) The means
+    lie in [-1, 1] by construction, which the problem reports as
+    ``info["reward_range"] = (-1, 1)`` (solvers that need a norm bound derive it from it).
+    """
     from ._simulated import FullBandit
 
-    means = kuroki_synthetic_means(n, k, gap, rng=rng)
-    return FullBandit(means, k=k, noise="gaussian", sigma=sigma)
+    g = check_rng(rng)
+    means = kuroki_synthetic_means(n, k, gap, rng=g)
+    env = FullBandit(means, k=k, noise="gaussian", sigma=sigma, rng=g)
+    env.problem_info = {"reward_range": (-1.0, 1.0), "name": "kuroki-synthetic"}
+    return env
 
 
 def topk_gaussian(means: Any = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0), k: int = 2, sigma: float = 1.0, *, rng: Any = None) -> Any:
-    """``topk-gaussian``: top-k with full-bandit feedback from given means."""
+    """``topk-gaussian``: top-k with full-bandit feedback from given means; ``rng`` seeds
+    the noise (same ``rng``, same run). The problem carries ``info["S"] = ||means||_2``
+    (the norm bound the linear model of Xu et al. assumes known, as for the linear
+    instances)."""
     from ._simulated import FullBandit
 
+    _reject_complex(means, "means", "topk-gaussian")
     mu = np.asarray(means, dtype=float)
     if mu.ndim != 1 or mu.size < 2:
         raise InvalidParameterError(
             f"The 'means' parameter of topk_gaussian must be a list of at least 2 numbers. Got {means!r} instead."
         )
-    return FullBandit(mu, k=k, noise="gaussian", sigma=sigma)
+    env = FullBandit(mu, k=k, noise="gaussian", sigma=sigma, rng=rng)
+    env.problem_info = {"S": float(np.linalg.norm(mu)), "name": "topk-gaussian"}
+    return env
 
 
 def crowd(dataset: str = "ITMANAGE", k: int = 10, data_dir: Any = None, *, rng: Any = None) -> Any:
     """``crowd``: team selection on the Li et al. (2017) quiz data; a pull of a team draws a
-    uniformly random question and observes how many members answered it correctly."""
+    uniformly random question and observes how many members answered it correctly.
+    ``rng`` seeds the question draws (same ``rng``, same run)."""
     from ._crowd import CrowdQuiz
 
-    return CrowdQuiz(dataset, k=k, data_dir=data_dir)
+    return CrowdQuiz(dataset, k=k, data_dir=data_dir, rng=rng)

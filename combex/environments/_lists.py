@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_bool, check_choice, check_int, param_error
+from .._validation import _reject_complex, check_bool, check_choice, check_int, param_error
 from ..exceptions import InvalidParameterError
 from ._base import Environment, NoiseModel, Problem
 
@@ -158,6 +158,7 @@ class RewardLists(_ListsBase):
     def __init__(self, lists: Any, *, shuffle: bool = True, rng: Any = None) -> None:
         super().__init__(rng=rng)
         owner = type(self).__name__
+        _reject_complex(lists, "lists", owner)
         try:
             arr = np.asarray(lists, dtype=np.float64)
         except (TypeError, ValueError):

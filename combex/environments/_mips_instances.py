@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_bool, check_choice, check_float, check_int, check_rng, param_error
+from .._validation import _reject_complex, check_bool, check_choice, check_float, check_int, check_rng, param_error
 from ..exceptions import InvalidParameterError
 from ._lists import BinaryRewardLists, RewardLists, _list_noise
 
@@ -376,6 +376,8 @@ class DynamicLinearArms:
         info: dict[str, Any] | None = None,
     ) -> None:
         owner = "DynamicLinearArms"
+        _reject_complex(features, "features", owner)
+        _reject_complex(theta, "theta", owner)
         X = np.asarray(features, dtype=np.float64)
         if X.ndim != 2 or not np.all(np.isfinite(X)):
             raise param_error("features", owner, "a finite 2-d array", features)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_float, check_int, param_error
+from .._validation import _reject_complex, check_choice, check_float, check_int, param_error
 from ..exceptions import InvalidParameterError
 from ._base import ArmType, Environment, NoiseModel
 
@@ -23,7 +23,8 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 def _check_vector(values: Any, name: str, owner: str) -> NDArray[np.float64]:
-    """A non-empty finite real 1-d array."""
+    """A non-empty finite real 1-d array (complex refused, not cast)."""
+    _reject_complex(values, name, owner)
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):

@@ -492,6 +492,14 @@ class LeastSquares:
         A_inv = None if state["A_inv"] is None else np.asarray(state["A_inv"], dtype=np.float64)
         if A.shape != (d, d) or b.shape != (d,) or (A_inv is not None and A_inv.shape != (d, d)):
             raise StateError(f"The LeastSquares state has arrays of wrong shapes for d={d}.")
+        for key, arr in (("A", A), ("b", b), ("A_inv", A_inv)):
+            if arr is not None and not np.all(np.isfinite(arr)):
+                raise StateError(f"The LeastSquares state has non-finite entries in the field {key!r}.")
+        for key in ("n_updates", "total_count", "since_refactor"):
+            v = state[key]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise StateError(f"The field {key!r} of the LeastSquares state must be a nonnegative "
+                                 f"integer. Got {v!r} instead.")
         if (A_inv is None) != (state["logdet"] is None):
             raise StateError("The LeastSquares state has an inverse without log-determinant or vice versa.")
         obj._A = A.copy()

@@ -36,6 +36,10 @@ FloatOrArray = Union[float, NDArray[np.float64]]
 
 #: c' = 6 / pi^2 of Proposition 1 (full-bandit paper) and Lemma 1 (its Appendix A).
 C_PRIME = 6.0 / math.pi**2
+#: c' of Lemma 1 (ICB) corrected so that the union bound over t >= 1 and the n base arms
+#: sums to delta: 2 sum_t 1/(c' t^2) = 1 needs c' = 2 * pi^2 / 6 = pi^2 / 3 (see
+#: :func:`independent_radius`).
+ICB_C_PRIME = math.pi**2 / 3.0
 #: k1 = 5/4 of LUCB1.
 K1_LUCB = 5.0 / 4.0
 
@@ -270,7 +274,7 @@ def independent_radius(t: ArrayLike, delta: float, *, sigma: float, n_arms: int)
 
         |x^\\top\\theta - x^\\top\\hat\\theta_t| \\le C_t \\sum_{i=1}^n |x_i|
         \\sqrt{A_t^{-1}(i, i)}, \\qquad C_t = \\sigma\\sqrt{2\\log(c'\\, t^2 n / \\delta)},
-        \\quad c' = 6/\\pi^2,
+        \\quad c' = \\pi^2/3,
 
     for all :math:`x \\in \\{-1, 0, 1\\}^n`, n the number of base arms. The per-arm
     widths :math:`C_t\\sqrt{A_t^{-1}(i,i)}` are :func:`independent_widths`; ICB's
@@ -300,20 +304,31 @@ def independent_radius(t: ArrayLike, delta: float, *, sigma: float, n_arms: int)
 
     Notes
     -----
-    As in :func:`static_radius`, the logarithm is floored at 0 when
-    :math:`c' t^2 n/\\delta < 1` (only n = 1, t = 1, :math:`\\delta > 6/\\pi^2`).
+    **Erratum (Lemma 1 as printed).** The paper takes :math:`c' = 6/\\pi^2` and states the
+    bound "with probability at least :math:`1-\\delta`" for all :math:`t \\ge 1`. Per base
+    arm i and round t, :math:`\\hat\\theta_t(i) - \\theta(i)` is
+    :math:`\\sigma^2 A_t^{-1}(i,i)`-sub-Gaussian (fixed design, noise in
+    :math:`[-\\sigma, \\sigma]`), so the two-sided tail at :math:`C_t\\sqrt{A_t^{-1}(i,i)}`
+    is :math:`2\\exp(-C_t^2/(2\\sigma^2)) = 2\\delta/(c' t^2 n)`. The union over the n arms
+    and all :math:`t \\ge 1` is :math:`(2\\delta/c')\\sum_t t^{-2} = (2\\delta/c')\\,\\pi^2/6`:
+    with :math:`c' = 6/\\pi^2` that is :math:`2\\pi^4\\delta/36 \\approx 5.41\\,\\delta`, not
+    :math:`\\delta`. The smallest constant giving :math:`\\delta` is
+    :math:`c' = \\pi^2/3 \\approx 3.290` (``ICB_C_PRIME``), which this function uses:
+    :math:`C_t^2` grows by :math:`2\\sigma^2\\log(\\pi^4/18) \\approx 3.38\\,\\sigma^2`
+    (the factor :math:`\\pi^4/18 \\approx 5.41` inside the logarithm). The logarithm is floored at 0 when :math:`c' t^2 n/\\delta < 1`
+    (never, since :math:`\\pi^2/3 > 1`).
 
     Examples
     --------
     >>> round(independent_radius(10, 0.05, sigma=1.0, n_arms=20), 6)
-    4.494204
+    4.855406
     """
     owner = "independent_radius"
     tt = _check_real(t, "t", owner, low=1.0)
     delta = check_probability(delta, "delta", owner=owner)
     sigma = check_float(sigma, "sigma", owner=owner, low=0.0, closed="right")
     n = check_int(n_arms, "n_arms", owner=owner, low=1)
-    log_arg = math.log(C_PRIME) + 2.0 * np.log(tt) + math.log(n) - math.log(delta)
+    log_arg = math.log(ICB_C_PRIME) + 2.0 * np.log(tt) + math.log(n) - math.log(delta)
     return _out(sigma * np.sqrt(2.0 * np.maximum(log_arg, 0.0)))
 
 

@@ -82,6 +82,48 @@ class _NoBar:
         pass
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Make this worker process exit when ``parent_pid`` dies (SIGKILL, SIGTERM...).
+
+    On Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``; elsewhere a daemon thread polling the
+    parent pid once a second. Either way, a worker whose parent is already gone exits now.
+    """
+    import signal
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            armed = False
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+    if not armed:  # pragma: no cover - non-Linux
+        import threading
+        import time
+
+        def watch() -> None:
+            while True:
+                time.sleep(1.0)
+                if os.getppid() != parent_pid:
+                    os._exit(1)
+
+        threading.Thread(target=watch, name="combex-parent-watchdog", daemon=True).start()
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Process-pool initializer: one BLAS thread, exit with the parent, and leave Ctrl-C to
+    the parent (which stops the pool; a worker interrupted mid-run would print a traceback)."""
+    import signal
+
+    limit_blas_threads()
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _apply_chunk(fn: Callable[[Any], Any], chunk: Sequence[Any]) -> list[Any]:
     return [fn(item) for item in chunk]
 
@@ -183,17 +225,34 @@ def execute(
 def _run_processes(fn: Callable[[Any], Any], items: list[Any], jobs: int, chunks: list[range],
                    deliver: Callable[[range, list[Any]], None]) -> None:
     workers = min(jobs, len(chunks))
-    with ProcessPoolExecutor(max_workers=workers, initializer=limit_blas_threads) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
+    pending: dict[Any, range] = {}
+    try:
         pending = {pool.submit(_apply_chunk, fn, [items[i] for i in ch]): ch for ch in chunks}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    deliver(pending.pop(fut), fut.result())
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            raise
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                deliver(pending.pop(fut), fut.result())
+    except BaseException:
+        # Ctrl-C or an error: stop now (the runs in progress are lost, the finished ones
+        # were delivered), instead of waiting for the running chunks to finish.
+        _stop_pool(pool, pending)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, pending: dict[Any, range]) -> None:
+    """Cancel the queued chunks and terminate the workers now. The futures are cancelled
+    by the pool's own manager thread (``cancel_futures``): cancelling them here as well
+    races with it (``InvalidStateError`` printed from that thread)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+    pool.shutdown(wait=True)
 
 
 def _run_dask(fn: Callable[[Any], Any], items: list[Any], jobs: int, scheduler: Any, chunksize: int | None,

@@ -43,6 +43,12 @@ def _frame(results: Any) -> Any:
     from ._sweep import results_table
 
     if hasattr(results, "columns"):
+        key = ["solver", "solver_params", "instance", "params", "run"]
+        if all(c in results.columns for c in key):  # a run counted twice would weigh twice
+            try:
+                return results.drop_duplicates(subset=key, keep="first")
+            except TypeError:  # unhashable cells (dicts): leave the frame as given
+                return results
         return results
     return results_table(results)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from ..solvers._base import Algorithm, Solver, get_solver
 from ._backends import execute
 from ._instances import make_instance
 
-__all__ = ["run_once", "run_many", "summarize", "run_generators", "run_seed_sequence", "simulate"]
+__all__ = ["run_once", "run_many", "summarize", "run_generators", "run_seed_sequence", "simulate", "ProgressLine"]
 
 
 def run_seed_sequence(root_seed: int, index: int) -> np.random.SeedSequence:
@@ -46,38 +46,55 @@ def _rngs(root_seed: int, index: int, runs: int | None = None) -> tuple[np.rando
     return run_generators(root_seed, index)
 
 
+class ProgressLine:
+    """A ``callback`` for :meth:`Solver.run` that writes one line to stderr at most every
+    ``every`` seconds: samples so far, the stopping statistic against its threshold and
+    the current leader (:meth:`Exploration.progress`), so a long run is never silent."""
+
+    def __init__(self, desc: str, *, every: float = 2.0, stream: Any = None) -> None:
+        import sys
+
+        self.desc = desc
+        self.every = float(every)
+        self.stream = stream if stream is not None else sys.stderr
+        self._last = time.perf_counter()
+        self.lines = 0
+
+    @staticmethod
+    def format(desc: str, p: Mapping[str, Any]) -> str:
+        leader = p.get("leader")
+        if isinstance(leader, list) and len(leader) > 12:
+            leader = f"{leader[:12]}..."
+        return (f"[{desc}] samples={p['samples']:,} statistic={p['statistic']:.6g} "
+                f"(stops at <= {p['threshold']:.6g}) leader={leader}")
+
+    def __call__(self, exp: Any) -> None:
+        now = time.perf_counter()
+        if now - self._last < self.every:
+            return
+        self._last = now
+        self.stream.write(self.format(self.desc, exp.progress()) + "\n")
+        self.stream.flush()
+        self.lines += 1
+
+
 def simulate(solver: Solver, env: Any, *, rng: Any = None, budget: int | None = None,
-             progress: bool | None = False, desc: str | None = None) -> Any:
-    """``solver.run(env, rng=rng, budget=budget)``, with a progress bar over samples.
+             progress: bool | None = False, desc: str | None = None, every: float = 2.0) -> Any:
+    """``solver.run(env, rng=rng, budget=budget)``, with a progress line on stderr.
 
-    Without a bar this is exactly ``solver.run``. With one, solvers that use the generic
-    ask / tell loop of :meth:`Solver.run` are driven by the same loop here (same calls in
-    the same order, hence the same result); solvers with their own ``run`` are run as is.
+    Without progress this is exactly ``solver.run``. With it (``None``: when stderr is a
+    terminal), the run gets a :class:`ProgressLine` callback (every ``every`` seconds:
+    samples, stopping statistic vs threshold, leader); the callback only reads the state,
+    so the result is the same. Solvers whose ``run`` takes no ``callback`` run as is.
     """
-    from ._backends import progress_bar
+    import inspect
+    import sys
 
-    if not progress or type(solver).run is not Solver.run:
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress or "callback" not in inspect.signature(type(solver).run).parameters:
         return solver.run(env, rng=rng, budget=budget)
-    if budget is not None:
-        budget = check_int(budget, "budget", owner=type(solver).__name__, low=1)
-    bar = progress_bar(0, desc or solver.name, True)
-    bar.unit = "sample"
-    t0 = time.perf_counter()
-    try:
-        exp = solver.start(env, rng=rng)
-        while not exp.done:
-            batch = exp.ask()
-            if budget is not None:
-                batch = batch.truncated(budget - exp.samples)
-            sums = env.pull_many(batch.arms, batch.counts)
-            before = exp.samples
-            exp.tell_batch(batch, sums)
-            bar.update(exp.samples - before)
-            if budget is not None and exp.samples >= budget and not exp.done:
-                exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
-    finally:
-        bar.close()
-    return exp.result(wall_seconds=time.perf_counter() - t0)
+    return solver.run(env, rng=rng, budget=budget, callback=ProgressLine(desc or solver.name, every=every))
 
 
 def run_once(
@@ -125,7 +142,7 @@ def run_once(
         "pulls": rec["pulls"],
         "certificate": rec["certificate"],
     }
-    for key in ("lower_bound_ratio",):
+    for key in ("lower_bound_ratio", "indistinguishable"):
         if key in res.info:
             rec[key] = res.info[key]
     return rec
@@ -156,6 +173,7 @@ class RunTask:
     index: int
     budget: int | None = None
     epsilon: float | None = None
+    progress: bool | None = False
 
     def build_solver(self) -> Solver:
         """The solver object; a named solver that takes ``K`` gets the instance's ``K``
@@ -231,7 +249,7 @@ def execute_task(task: RunTask) -> dict[str, Any]:
     solver = task.build_solver()
     eps = _tolerance(solver) if task.epsilon is None else float(task.epsilon)
     return run_once(solver, task.instance, task.params, root_seed=task.root_seed, index=task.index,
-                    budget=task.budget, epsilon=eps)
+                    budget=task.budget, epsilon=eps, progress=task.progress)
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -274,6 +292,7 @@ def run_many(
     backend: str | None = None,
     scheduler: Any = None,
     progress: bool | None = False,
+    on_result: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``solver`` ``runs`` times on ``instance``; return the CLI's JSON document.
 
@@ -298,6 +317,9 @@ def run_many(
         tolerance, :attr:`Solver.tolerance`).
     progress : bool or None
         tqdm bar over the runs (None: when stderr is a terminal).
+    on_result : callable, optional
+        ``on_result(index, record)`` as each run finishes (completion order), e.g. to
+        write it out at once.
 
     Returns
     -------
@@ -318,12 +340,14 @@ def run_many(
     from ._instances import check_instance_params
 
     check_instance_params(instance, params)
-    tasks = [RunTask(solver, instance, params, seed, i, budget, eps) for i in range(runs)]
     if backend is None:
         backend = "dask" if scheduler is not None else ("processes" if jobs > 1 and runs > 1 else "serial")
+    # in-run progress lines (samples, statistic vs threshold, leader) for serial runs
+    in_run = progress if backend == "serial" else False
+    tasks = [RunTask(solver, instance, params, seed, i, budget, eps, in_run) for i in range(runs)]
     t0 = time.perf_counter()
     records = execute(execute_task, tasks, backend=backend, jobs=jobs, scheduler=scheduler,
-                      progress=progress, desc=f"{solver.name} on {instance}")
+                      progress=progress, desc=f"{solver.name} on {instance}", on_result=on_result)
     return {
         "solver": solver.name,
         "solver_params": solver.json_params(),

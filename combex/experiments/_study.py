@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._state import load_state, save_state
+from .._state import load_state, restore_generator, save_state
 from .._validation import check_int
 from ..exceptions import StateError
 
@@ -39,20 +39,35 @@ def environment_state(env: Any) -> dict[str, Any]:
 
 def restore_environment_state(env: Any, state: dict[str, Any]) -> Any:
     """Put ``env`` back into ``state`` (from :func:`environment_state`); returns ``env``."""
-    if state.get("type") != type(env).__name__ or int(state.get("n_arms", -1)) != int(env.n_arms):
+    if not isinstance(state, dict):
+        raise StateError(f"The saved environment state must be a table. Got {type(state).__name__} instead.")
+    if state.get("type") != type(env).__name__ or state.get("n_arms") != int(env.n_arms):
         raise StateError(
             f"The saved environment state is of a {state.get('type')} with {state.get('n_arms')} arms; "
             f"the environment given is a {type(env).__name__} with {env.n_arms} arms."
         )
-    return env.load_state_dict(state)
+    rng = restore_generator(state.get("rng_type"), state.get("rng"), source="The saved environment state",
+                            field="environment.rng")
+    pos = None
+    if "positions" in state:
+        pos = np.asarray(state["positions"])
+        if pos.dtype.kind not in "iu" or pos.shape != np.shape(getattr(env, "_pos", pos)) or np.any(pos < 0):
+            raise StateError("The field 'environment.positions' of the saved state must hold nonnegative "
+                             f"integer read positions of shape {np.shape(getattr(env, '_pos', pos))}. "
+                             f"Got {pos.tolist()!r} instead.")
+    env.rng = rng
+    if pos is not None:
+        env._pos = pos.astype(np.int64).copy()
+    return env
 
 
 def save_study(path: str | os.PathLike[str], exploration: Any, env: Any) -> Path:
-    """Save ``exploration`` and ``env``'s state to ``path`` (JSON) and ``path.npz``."""
+    """Save ``exploration`` and ``env``'s state to ``path`` (JSON) and ``path.<hash>.npz``
+    with one commit point (see ``combex._state.save_state``)."""
     state = exploration.state_dict()
     token = secrets.token_hex(8)
-    # The token is stored both in the JSON and in the .npz: a crash between the two file
-    # replacements of save_state is detected at load time instead of mixing two saves.
+    # The token is stored both in the JSON and in the .npz: a JSON and arrays of different
+    # saves (copied by hand, or the old two-rename format) are detected at load time.
     state["environment"] = {**environment_state(env), "token": token, "token_array": np.array([token])}
     return save_state(state, path)
 
@@ -65,11 +80,16 @@ def load_study(path: str | os.PathLike[str], solver: Any, env: Any) -> Any:
     if not isinstance(env_state, dict):
         raise StateError(f"The file {str(path)!r} holds an exploration without environment state "
                          "(saved by Exploration.save, not save_study).")
-    if str(np.asarray(env_state.get("token_array"))[0]) != env_state.get("token"):
-        raise StateError(f"The saved study {str(path)!r} is inconsistent (its JSON and .npz come from "
-                         "different saves, e.g. after a crash during a save).")
-    restore_environment_state(env, env_state)
-    return solver.resume(state, env.problem)
+    token = np.asarray(env_state.get("token_array"))
+    if token.ndim != 1 or token.size != 1 or str(token[0]) != env_state.get("token"):
+        raise StateError(f"The saved study {str(path)!r} is inconsistent (field 'environment.token': its "
+                         "JSON and arrays come from different saves, e.g. after a crash during a save).")
+    try:
+        exp = solver.resume(state, env.problem)  # checked first: env is changed only on success
+        restore_environment_state(env, env_state)
+    except StateError as exc:
+        raise StateError(f"{str(path)!r}: {exc}") from None
+    return exp
 
 
 def run_study(

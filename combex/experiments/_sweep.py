@@ -63,6 +63,9 @@ RESULT_COLUMNS = ["sweep", "root_seed", "solver", "solver_params", "instance", "
                   "certificate"]
 #: Extra columns of sweeps that hold regret policies (``contract == "regret"``).
 REGRET_COLUMNS = ["regret", "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
+#: Column of every sweep: samples / (T* log(1/delta)) where the instance's truth gives T*
+#: (empty otherwise).
+BOUND_COLUMNS = ["lower_bound_ratio"]
 _JSON_COLUMNS = ("solver_params", "params", "answer", "pulls", "certificate")
 _SUFFIXES = (".csv", ".json", ".parquet")
 
@@ -248,7 +251,7 @@ class Sweep:
         cols: dict[tuple[str, str], str] = {}
         for kind, keys, other in (("instance", inst, solv), ("solver", solv, inst)):
             for k in keys:
-                clash = k in RESULT_COLUMNS or k in REGRET_COLUMNS or k in other
+                clash = k in RESULT_COLUMNS or k in REGRET_COLUMNS or k in BOUND_COLUMNS or k in other
                 cols[(kind, k)] = f"{kind}.{k}" if clash else k
         return cols
 
@@ -260,7 +263,8 @@ class Sweep:
 
     def columns(self) -> list[str]:
         extra = REGRET_COLUMNS if self.has_regret_solvers() else []
-        return RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra
+        return (RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra
+                + BOUND_COLUMNS)
 
     def tasks(self) -> list[tuple[tuple[str, str, str, str, int], RunTask]]:
         """Every run with its key ``(solver, settings json, instance, params json, run)``,
@@ -329,23 +333,24 @@ def read_results(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
             raise ResultsFileError(f"The file {str(p)!r} is not a combex results file ({exc}).") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ResultsFileError(f"The file {str(p)!r} is not a combex results file.")
-        return doc.get("meta"), list(doc.get("rows", []))
+        rows = doc.get("rows", [])
+        if not isinstance(rows, list):
+            raise ResultsFileError(f"The results file {str(p)!r}: 'rows' must be a list. Got {type(rows).__name__}.")
+        for i, r in enumerate(rows):
+            _check_row(p, r, f"row {i}")
+        meta = doc.get("meta")
+        if meta is not None and not isinstance(meta, dict):
+            raise ResultsFileError(f"The results file {str(p)!r}: 'meta' must be a table.")
+        return meta, _dedup(rows)
     if mp.exists():
         try:
             meta = json.loads(mp.read_text())
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ResultsFileError(f"The metadata file {str(mp)!r} is malformed ({exc}).") from None
+        if not isinstance(meta, dict):
+            raise ResultsFileError(f"The metadata file {str(mp)!r} is malformed (not a table).")
     if fmt == "csv":
-        with open(p, newline="") as fh:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            missing = [c for c in RESULT_COLUMNS if c not in header]
-            if missing:
-                raise ResultsFileError(
-                    f"The file {str(p)!r} is not a combex results file (no column {missing[0]!r})."
-                )
-            rows = [_decode_csv_row(r) for r in reader]
-        return meta, rows
+        return meta, _dedup(_read_csv(p))
     pd = _pandas()
     try:
         df = pd.read_parquet(p)
@@ -357,11 +362,107 @@ def read_results(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
     if missing:
         raise ResultsFileError(f"The file {str(p)!r} is not a combex results file (no column {missing[0]!r}).")
     rows = df.to_dict("records")
-    for r in rows:
+    for i, r in enumerate(rows):
         for c in _JSON_COLUMNS:
             if isinstance(r.get(c), str):
-                r[c] = json.loads(r[c])
-    return meta, rows
+                try:
+                    r[c] = json.loads(r[c])
+                except json.JSONDecodeError as exc:
+                    raise ResultsFileError(f"The results file {str(p)!r}, row {i}: the column {c!r} is not "
+                                           f"valid JSON ({exc}).") from None
+        _check_row(p, r, f"row {i}")
+    return meta, _dedup(rows)
+
+
+def _check_row(p: Path, r: Any, where: str) -> None:
+    if not isinstance(r, dict):
+        raise ResultsFileError(f"The results file {str(p)!r}, {where}: a row must be a table. Got {r!r}.")
+    missing = [c for c in ("solver", "solver_params", "instance", "params", "run") if c not in r]
+    if missing:
+        raise ResultsFileError(f"The results file {str(p)!r}, {where}: no column {missing[0]!r}.")
+    try:
+        _row_key(r)
+    except (TypeError, ValueError) as exc:
+        raise ResultsFileError(f"The results file {str(p)!r}, {where}: malformed run key ({exc}).") from None
+
+
+def _dedup(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows without repeated runs (same run key; the first copy is kept): two writers
+    of one file, or a row re-appended after a crash, never count a run twice."""
+    seen: set[Any] = set()
+    out = []
+    for r in rows:
+        k = _row_key(r)
+        if k not in seen:
+            seen.add(k)
+            out.append(r)
+    return out
+
+
+def _torn_tail(p: Path) -> int | None:
+    """The byte offset just after the last newline when the file does not end with one
+    (its last row was torn by a crash mid-write), else None."""
+    size = p.stat().st_size
+    if size == 0:
+        return None
+    with open(p, "rb") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return None
+        step = 65536
+        pos = size
+        while pos > 0:
+            start = max(0, pos - step)
+            fh.seek(start)
+            chunk = fh.read(pos - start)
+            j = chunk.rfind(b"\n")
+            if j >= 0:
+                return start + j + 1
+            pos = start
+    return 0
+
+
+def _read_csv(p: Path) -> list[dict[str, Any]]:
+    """The decoded rows of a CSV results file. A torn last row (no final newline: a crash
+    mid-append) is dropped, and a resumed sweep runs it again; any other malformed row
+    raises :class:`ResultsFileError` naming the file and the line."""
+    torn = _torn_tail(p)
+    try:
+        with open(p, newline="") as fh:
+            text = fh.read() if torn is None else fh.read(torn)
+    except UnicodeDecodeError as exc:
+        raise ResultsFileError(f"The results file {str(p)!r} is not text ({exc}).") from None
+    import io
+
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise ResultsFileError(f"The results file {str(p)!r}, line 1: malformed header ({exc}).") from None
+    missing = [c for c in RESULT_COLUMNS if c not in header]
+    if missing:
+        raise ResultsFileError(
+            f"The file {str(p)!r} is not a combex results file (no column {missing[0]!r})."
+        )
+    rows = []
+    while True:
+        line = reader.line_num + 1  # where the next row starts
+        try:
+            r = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise ResultsFileError(f"The results file {str(p)!r}, line {line}: {exc}.") from None
+        if None in r or any(v is None for v in r.values()):
+            n = sum(1 for k, v in r.items() if k is not None and v is not None) + len(r.get(None) or [])
+            raise ResultsFileError(f"The results file {str(p)!r}, line {line}: the row has {n} fields, "
+                                   f"the header {len(header)}.")
+        try:
+            rows.append(_decode_csv_row(r))
+        except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+            raise ResultsFileError(f"The results file {str(p)!r}, line {line}: a malformed "
+                                   f"value ({exc}).") from None
+    return rows
 
 
 def _decode_csv_row(r: dict[str, str]) -> dict[str, Any]:
@@ -373,7 +474,7 @@ def _decode_csv_row(r: dict[str, str]) -> dict[str, Any]:
             out[k] = int(v)
         elif k == "wall_seconds":
             out[k] = float(v)
-        elif k in REGRET_COLUMNS:  # empty in rows of pure-exploration solvers
+        elif k in REGRET_COLUMNS or k in BOUND_COLUMNS:  # empty where not measured
             out[k] = float(v) if v != "" else None
         elif k == "correct":  # empty for runs with nothing to score (regret runs)
             out[k] = None if v == "" else v == "True"
@@ -392,6 +493,8 @@ def _encode_row(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, Any
             out[c] = canonical_json(v)
         elif c in RESULT_COLUMNS or c in REGRET_COLUMNS:
             out[c] = v
+        elif c in BOUND_COLUMNS:
+            out[c] = "" if v is None or (isinstance(v, float) and v != v) else v
         else:
             out[c] = "" if c not in row else canonical_json(v)
     return out
@@ -420,7 +523,7 @@ def results_table(rows_or_path: Any) -> Any:
     if isinstance(rows_or_path, (str, os.PathLike)):
         _, rows = read_results(rows_or_path)
     else:
-        rows = list(rows_or_path)
+        rows = _dedup(list(rows_or_path))
     recs = []
     for r in rows:
         r = dict(r)
@@ -460,6 +563,10 @@ class _Writer:
         if self.fmt != "json" and not _meta_path(path).exists():
             _atomic_write(_meta_path(path), json.dumps(meta, indent=1))
         if self.fmt == "csv":
+            torn = _torn_tail(path) if exists else None
+            if torn is not None:  # cut a row torn by a crash: it is run again
+                with open(path, "r+b") as fh:
+                    fh.truncate(torn)
             self._fh = open(path, "a", newline="")
             self._csv = csv.DictWriter(self._fh, fieldnames=columns)
             if not exists:
@@ -483,9 +590,17 @@ class _Writer:
         elif self.fmt == "parquet":
             pd = _pandas()
             df = pd.DataFrame([_encode_row(r, self.columns) for r in self.rows], columns=self.columns)
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            df.to_parquet(tmp, index=False)
-            os.replace(tmp, self.path)
+            import tempfile
+
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            os.close(fd)
+            try:
+                df.to_parquet(tmp, index=False)
+                os.replace(tmp, self.path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
 
     def close(self) -> None:
         if self._fh is not None:
@@ -495,9 +610,57 @@ class _Writer:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+class _Lock:
+    """An exclusive ``flock`` on ``<out>.lock`` for the whole sweep: a second sweep writing
+    the same results file is refused instead of duplicating every row. (No lock where
+    ``fcntl`` is missing, e.g. Windows.)"""
+
+    def __init__(self, path: Path) -> None:
+        self.fh = None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return
+        lp = _lock_path(path)
+        try:
+            fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:  # e.g. a symlink planted there (O_NOFOLLOW), a read-only directory
+            raise ResultsFileError(f"The lock file {str(lp)!r} of the results file {str(path)!r} cannot be "
+                                   f"opened ({exc}).") from None
+        fh = os.fdopen(fd, "r+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise ResultsFileError(
+                f"Another sweep is writing the results file {str(path)!r} (its lock {str(lp)!r} is held); "
+                "wait for it to finish, or choose another output file."
+            ) from None
+        self.fh = fh
+
+    def release(self) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing the descriptor releases the flock
+            self.fh = None
 
 
 def _check_compatible(path: Path, meta: dict[str, Any] | None, rows: list[dict[str, Any]], sweep: Sweep) -> None:
@@ -558,9 +721,9 @@ def _make_row(sweep: Sweep, cols: dict[tuple[str, str], str], key: tuple[Any, ..
     for c in REGRET_COLUMNS:
         if c in rec:
             row[c] = rec[c]
-    for c in ("lower_bound_ratio",):
-        if c in rec:
-            row.setdefault("extra", {})[c] = rec[c]
+    for c in BOUND_COLUMNS:
+        v = rec.get(c)
+        row[c] = None if v is None or (isinstance(v, float) and v != v) else float(v)
     return row
 
 
@@ -583,14 +746,32 @@ def run_sweep(
         ``.csv`` (rows appended as runs finish), ``.json`` or ``.parquet`` (rewritten
         atomically every 30 s and at the end). CSV and Parquet get a ``.meta.json``
         sidecar with the configuration and the root seed. An existing file of the same
-        sweep is resumed; one of another sweep raises :class:`ResultsFileError`.
+        sweep is resumed (a CSV row torn by a crash is cut and run again); one of another
+        sweep raises :class:`ResultsFileError`, and so does a second sweep writing the same
+        file at the same time (an exclusive ``flock`` on ``<out>.lock``).
     jobs, backend, scheduler, chunksize, progress
         See :func:`combex.experiments.execute`.
     """
-    import combex
-
     t0 = time.perf_counter()
     path = Path(out) if out is not None else None
+    lock = None
+    if path is not None:
+        _format(path)
+        if not path.parent.is_dir():
+            raise ResultsFileError(f"The directory of the results file {str(path)!r} does not exist.")
+        lock = _Lock(path)
+    try:
+        return _run_locked(sweep, path, jobs=jobs, backend=backend, scheduler=scheduler, progress=progress,
+                           chunksize=chunksize, t0=t0)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run_locked(sweep: Sweep, path: Path | None, *, jobs: int, backend: str | None, scheduler: Any,
+                progress: bool | None, chunksize: int | None, t0: float) -> SweepReport:
+    import combex
+
     cols = sweep.param_columns()
     columns = sweep.columns()
     tasks = sweep.tasks()
@@ -598,14 +779,16 @@ def run_sweep(
     old_rows: list[dict[str, Any]] = []
     exists = False
     if path is not None:
-        _format(path)
         exists = path.exists() and path.stat().st_size > 0
         if exists:
             meta, old_rows = read_results(path)
             _check_compatible(path, meta, old_rows, sweep)
             if path.suffix.lower() == ".csv":
                 with open(path, newline="") as fh:
-                    header = next(csv.reader(fh), [])
+                    try:
+                        header = next(csv.reader(fh), [])
+                    except csv.Error as exc:
+                        raise ResultsFileError(f"The results file {str(path)!r}, line 1: {exc}.") from None
                 if header != columns:
                     raise ResultsFileError(
                         f"The output file {str(path)!r} has columns {header}, this sweep writes {columns}: "

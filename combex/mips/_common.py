@@ -8,7 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_weights, check_int, param_error
+from .._validation import check_weights, check_int, _reject_complex, param_error
 from ..exceptions import InvalidParameterError
 
 __all__ = ["MIPSResult", "check_vectors", "check_query", "check_k", "check_finite_scores"]
@@ -74,6 +74,7 @@ def check_vectors(V: Any, owner: str, *, check_finite: bool = True, name: str = 
     if isinstance(V, np.ndarray) and V.dtype in (np.float32, np.float64):
         a = V
     else:
+        _reject_complex(V, name, owner)
         try:
             a = np.asarray(V, dtype=np.float64)
         except (TypeError, ValueError):

@@ -187,7 +187,8 @@ class ConstraintFamily(DecisionClass):
         top = float(np.abs(w).max(initial=0.0))
         if top == 0.0:
             return [0] * self.n
-        return [int(v) for v in np.rint(w * (2.0**self._bits / top))]
+        # divide first: 2**R / top overflows to inf when top is subnormal
+        return [int(v) for v in np.rint((w / top) * 2.0**self._bits)]
 
     def _solve(
         self,

@@ -12,7 +12,12 @@
   :class:`LilUCB` -- :mod:`combex.solvers.semi_bandit`;
 * linear (Xu et al. 2018): :class:`LinGapE`, :class:`LinGapEOracle`, :class:`XYStatic`,
   :class:`XYAdaptive`, :class:`XYOracle` -- :mod:`combex.solvers.linear`;
+* asymptotically optimal linear / full-bandit (GLR stopping): :class:`LinGame`,
+  :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling` -- :mod:`combex.solvers.optimal_linear`;
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
+* asymptotically optimal (GLR stopping; best arm, Best-K, decision classes):
+  :class:`TrackAndStop`, :class:`TopTwo`, :class:`FWSampling`, :class:`CombGame` --
+  :mod:`combex.solvers.optimal`;
 * sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
   :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`.
 
@@ -37,6 +42,9 @@ _ALGORITHMS = {
     "XYOracle": "linear",
     "BoundedME": "mips",
     "SubElim": "sublinear", "SubTS": "sublinear", "LinElim": "sublinear", "LinTS": "sublinear",
+    "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
+    "LinearFWSampling": "optimal_linear",
+    "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
 }
 
 __all__ = ["Algorithm", "Solver", "RegretPolicy", "Exploration", "Result", "RegretResult", "Batch", "SOLVERS",

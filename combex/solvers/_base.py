@@ -29,9 +29,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._blas import SingleThreadedRuns
-from .._state import load_state, save_state
-from .._validation import check_int, check_rng
-from ..exceptions import InvalidParameterError, StateError
+from .._state import load_state, restore_generator, save_state
+from .._validation import check_int, check_rng, param_error
+from ..exceptions import InvalidParameterError, StateError, TieWarning
 
 __all__ = ["Batch", "Result", "Algorithm", "Solver", "Exploration", "SOLVERS", "CONTRACTS", "register_solver",
            "get_solver"]
@@ -191,7 +191,7 @@ def get_solver(name: str) -> type["Algorithm"]:
 def _load_builtin_solvers() -> None:
     import importlib
 
-    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear"):
+    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear", "optimal", "optimal_linear"):
         try:
             importlib.import_module(f"combex.solvers.{mod}")
         except ModuleNotFoundError as exc:  # a family not built yet
@@ -246,6 +246,10 @@ class Solver(Algorithm):
 
     contract: ClassVar[str] = "pac"
     arm_type: ClassVar[str] = "index"
+    #: Instance families the solver takes (``"full-bandit"``, ``"semi-bandit"``,
+    #: ``"linear"``, ``"mips"``); checked against the problem before any work at
+    #: :meth:`start` (see :func:`check_family`). Empty: no check (plug-ins may leave it).
+    families: ClassVar[tuple[str, ...]] = ()
 
     @property
     def tolerance(self) -> float:
@@ -267,6 +271,7 @@ class Solver(Algorithm):
         rng: Any = None,
         budget: int | None = None,
         trace: bool = False,
+        callback: Any = None,
     ) -> Result:
         """Simulate one run against ``env``: the loop over ask / tell.
 
@@ -279,9 +284,24 @@ class Solver(Algorithm):
             Maximum number of samples; the run stops with status ``"budget_exhausted"``.
         trace : bool
             Record the stopping statistic at every check (``Result.trace``).
+        callback : callable, optional
+            Called as ``callback(exploration)`` after every ``tell`` (every stopping check),
+            e.g. to display progress (``exploration.samples``, ``exploration.progress()``:
+            statistic, threshold, leader) or to end a long run: calling
+            ``exploration.stop("budget_exhausted", reason)`` inside it ends the run.
+
+        Warns
+        -----
+        TieWarning
+            When ``epsilon = 0`` and the environment's truth has tied optimal answers
+            (e.g. the 10th and 11th workers of most quiz domains): no exact (epsilon = 0)
+            identification can stop then; give ``epsilon > 0`` or a ``budget``.
         """
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
+        if callback is not None and not callable(callback):
+            raise param_error("callback", type(self).__name__, "a callable f(exploration) or None", callback)
+        warn_if_tied(self, env)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)
         exp.record_trace = trace
@@ -293,6 +313,8 @@ class Solver(Algorithm):
             exp.tell_batch(batch, sums)
             if budget is not None and exp.samples >= budget and not exp.done:
                 exp.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+            if callback is not None and not exp.done:
+                callback(exp)
         return exp.result(wall_seconds=time.perf_counter() - t0)
 
     # ------------------------------------------------------------- save / resume
@@ -301,7 +323,16 @@ class Solver(Algorithm):
 
         ``problem`` is the problem (or environment) the exploration was started on: the
         state holds only data, the structure (decision class, features) is given again.
+
+        Raises
+        ------
+        StateError
+            If the state belongs to another solver, settings or problem, or is corrupt (a
+            missing or malformed field, an unknown bit generator, negative counts, non-finite
+            statistics): the message names the field.
         """
+        if not isinstance(state, Mapping):
+            raise StateError(f"A saved state must be a table (dict). Got {type(state).__name__} instead.")
         if state.get("solver") != self.name:
             raise StateError(
                 f"The saved state belongs to solver {state.get('solver')!r}, not {self.name!r}."
@@ -312,26 +343,125 @@ class Solver(Algorithm):
                 f"has {self.json_params()!r}."
             )
         problem = getattr(problem, "problem", problem)
-        if int(state.get("n_arms", -1)) != int(problem.n_arms):
+        n_arms = state.get("n_arms")
+        if isinstance(n_arms, bool) or not isinstance(n_arms, int) or n_arms != int(problem.n_arms):
             raise StateError(
                 f"The saved state has {state.get('n_arms')} arms; the problem given has "
-                f"{problem.n_arms}."
+                f"{problem.n_arms} arms."
             )
         cls = self._exploration_class()
         exp = cls.__new__(cls)
         exp.problem = problem
-        exp._load_state(self, dict(state))
+        try:
+            exp._load_state(self, dict(state))
+        except StateError:
+            raise
+        except KeyError as exc:
+            raise StateError(f"The saved state lacks the field {exc.args[0]!r}.") from None
+        except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+            raise StateError(f"The saved state is malformed ({type(exc).__name__}: {exc}).") from None
+        _check_loaded(exp)
         return exp
 
     def load(self, path: Any, problem: Any) -> "Exploration":
-        """Resume an exploration saved with :meth:`Exploration.save`."""
-        return self.resume(load_state(path), problem)
+        """Resume an exploration saved with :meth:`Exploration.save` (a corrupt or foreign
+        file raises :class:`~combex.exceptions.StateError` naming the file and the field)."""
+        state = load_state(path)
+        try:
+            return self.resume(state, problem)
+        except StateError as exc:
+            raise StateError(f"{str(path)!r}: {exc}") from None
 
     def _exploration_class(self) -> type["Exploration"]:
         cls = getattr(self, "exploration_class", None)
         if cls is None:
             raise StateError(f"{type(self).__name__} does not support resuming.")
         return cls
+
+
+# ---------------------------------------------------------------------- ties
+def tied_optimum(solver: Any, env: Any) -> bool:
+    """Whether the environment's truth has two optimal answers for ``solver`` (exact ties,
+    up to 1e-12): the best member and the best other member of a decision class, the two
+    best feature rows of a linear problem, or the K-th and (K+1)-th means of a Best-K one.
+    False when the environment does not expose its truth."""
+    try:
+        means = np.asarray(env.means(), dtype=float)
+    except Exception:  # noqa: BLE001 - no truth (real data, a user's environment)
+        return False
+    kind = problem_kind(getattr(env, "problem", env))
+    if kind == "mask":
+        dc = getattr(env, "decision_class", None)
+        if dc is None:
+            return False
+        best = np.asarray(dc.argmax(means), dtype=bool)
+        other = dc.argmax_excluding(means, best)
+        return other is not None and abs(float(means[best].sum() - means[np.asarray(other, bool)].sum())) <= 1e-12
+    if kind == "features":
+        vals = np.sort(means)[::-1]
+        return vals.size > 1 and vals[0] - vals[1] <= 1e-12
+    k = getattr(solver, "K", None) or getattr(solver, "k", None) or 1
+    vals = np.sort(means)[::-1]
+    return isinstance(k, int) and 0 < k < vals.size and vals[k - 1] - vals[k] <= 1e-12
+
+
+def warn_if_tied(solver: Any, env: Any) -> None:
+    """Warn (:class:`~combex.exceptions.TieWarning`) when epsilon = 0 on a tied truth."""
+    if float(getattr(solver, "tolerance", 0.0) or 0.0) > 0 or float(getattr(solver, "epsilon", 0.0) or 0.0) > 0:
+        return
+    if tied_optimum(solver, env):
+        import warnings
+
+        warnings.warn(
+            f"{type(solver).__name__} runs with epsilon = 0 on an instance whose optimum is tied "
+            "(two answers have the same expected reward): exact identification cannot stop. "
+            "Give epsilon > 0 or a budget (the result then lists the candidates still "
+            "indistinguishable from the leader in info['indistinguishable']).",
+            TieWarning,
+            stacklevel=4,
+        )
+
+
+# ---------------------------------------------------------------------- families
+#: What a problem of each instance family looks like to a solver: super-arm masks over a
+#: decision class, index arms with features, or index arms without features.
+_FAMILY_KIND = {"full-bandit": "mask", "linear": "features", "semi-bandit": "index", "mips": "index"}
+_KIND_TEXT = {
+    "mask": "a full-bandit problem (super-arm masks over a decision class)",
+    "features": "a linear problem (index arms with a feature matrix)",
+    "index": "a semi-bandit / MAB problem (index arms without features)",
+}
+
+
+def problem_kind(problem: Any) -> str:
+    """``"mask"``, ``"features"`` or ``"index"``: how a problem's arms look (see
+    :data:`_FAMILY_KIND`)."""
+    if getattr(problem, "arm_type", "index") == "mask":
+        return "mask"
+    return "features" if getattr(problem, "features", None) is not None else "index"
+
+
+def check_family(solver: Any, problem: Any) -> None:
+    """Refuse, before any work, a problem outside the solver's instance families (e.g.
+    ``lil-randlucb`` on ``soare``, ``saqm`` on a semi-bandit instance), which would
+    otherwise run forever or fail late with a confusing message."""
+    families = tuple(getattr(type(solver), "families", ()) or ())
+    if not families:
+        return
+    kind = problem_kind(problem)
+    if any(_FAMILY_KIND.get(f) == kind for f in families):
+        if kind == "mask" and getattr(problem, "decision_class", None) is None:
+            raise InvalidParameterError(
+                f"The 'problem' parameter of {type(solver).__name__}.start must carry a decision "
+                "class (full-bandit problems are over super-arms of one); this one has none."
+            )
+        return
+    raise InvalidParameterError(
+        f"The 'problem' parameter of {type(solver).__name__}.start must be "
+        f"{' or '.join(sorted({_KIND_TEXT[_FAMILY_KIND[f]] for f in families if f in _FAMILY_KIND}))} "
+        f"({getattr(solver, 'name', '')!r} takes the instance families {', '.join(families)}; "
+        f"`combex list` shows each instance's family). Got {_KIND_TEXT[kind]} instead."
+    )
 
 
 # ---------------------------------------------------------------------- Exploration
@@ -347,6 +477,18 @@ def _recommendation_alias(self: "Exploration") -> Any:
 
 
 _deprecated_recommendation = property(_recommendation_alias, doc="Deprecated alias of :attr:`Exploration.answer`.")
+
+
+def _check_problem(problem: Any, owner: str) -> Any:
+    """``problem`` (or an environment's ``problem``) if it looks like a
+    :class:`~combex.environments.Problem` (``n_arms`` and ``noise``); a clear error otherwise."""
+    pb = getattr(problem, "problem", problem)
+    n = getattr(pb, "n_arms", None)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1 or not hasattr(pb, "noise"):
+        raise param_error(
+            "problem", owner, "a combex.environments.Problem or an environment (with n_arms and noise)", problem
+        )
+    return pb
 
 
 class Exploration(ABC):
@@ -374,7 +516,8 @@ class Exploration(ABC):
 
     def __init__(self, solver: Solver, problem: Any, rng: Any) -> None:
         self.solver = solver
-        self.problem = getattr(problem, "problem", problem)
+        self.problem = _check_problem(problem, type(solver).__name__)
+        check_family(solver, self.problem)
         self.rng = check_rng(rng)
         self.samples = 0
         self.rounds = 0
@@ -436,7 +579,12 @@ class Exploration(ABC):
         if self.done:
             raise StateError(f"tell after the exploration ended ({self.status}).")
         # Checked once here, for the whole batch; the solvers' updates trust these arrays.
-        sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        try:
+            sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise param_error("reward_sums", type(self).__name__, "an array of finite floats", reward_sums) from None
+        if batch is not self._pending:  # a batch the exploration did not make: validate it
+            self._check_batch(batch)
         m = batch.counts.shape[0]
         if sums.shape[0] != m:
             raise InvalidParameterError(
@@ -454,8 +602,34 @@ class Exploration(ABC):
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
         """Report ``count`` observations of one arm with sum ``reward_sum``."""
         count = check_int(count, "count", low=1)
-        arms = np.asarray([arm]) if np.ndim(arm) == 0 else np.asarray(arm)[None, :]
-        self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [reward_sum])
+        arms = np.asarray([arm]) if np.ndim(arm) == 0 else np.asarray(arm)[None, ...]
+        try:
+            value = float(reward_sum)
+        except (TypeError, ValueError):
+            raise param_error("reward_sum", type(self).__name__, "a finite float", reward_sum) from None
+        if not np.isfinite(value):
+            raise param_error("reward_sum", type(self).__name__, "a finite float", reward_sum)
+        self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [value])
+
+    def _check_batch(self, batch: Batch) -> None:
+        """Validate the arms and counts of a batch given to :meth:`tell_batch` (an index in
+        ``[0, n_arms)`` or a 0/1 mask of length ``n_arms`` per arm; counts >= 0)."""
+        owner = type(self).__name__
+        n = int(self.problem.n_arms)
+        arms = np.asarray(batch.arms)
+        counts = np.asarray(batch.counts)
+        if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0):
+            raise param_error("count", owner, "non-negative ints", batch.counts)
+        if getattr(self.solver, "arm_type", "index") == "mask":
+            if (arms.ndim != 2 or arms.shape != (counts.shape[0], n)
+                    or not (arms.dtype == np.bool_ or (np.issubdtype(arms.dtype, np.number)
+                                                       and np.all((arms == 0) | (arms == 1))))):
+                raise param_error("arm", owner, f"a bool mask of shape ({n},)", arms[0] if arms.ndim > 1 else arms)
+        else:
+            if (arms.shape != counts.shape or (arms.size and not np.issubdtype(arms.dtype, np.integer))
+                    or (arms.size and (arms.min() < 0 or arms.max() >= n))):
+                bad = arms.reshape(-1)[0] if arms.size == 1 else arms
+                raise param_error("arm", owner, f"an int in the range [0, {n - 1}]", bad)
 
     def stop(self, status: str, message: str = "") -> None:
         self.status = status
@@ -466,6 +640,35 @@ class Exploration(ABC):
         if self.record_trace:
             for k, v in values.items():
                 self._trace.setdefault(k, []).append(v)
+
+    def progress(self) -> dict[str, Any]:
+        """Where a run stands, for progress displays (the CLI's bar, ``run(callback=...)``):
+        ``samples``, ``statistic`` and ``threshold`` (the run stops once
+        ``statistic <= threshold``; ``nan`` before the first check) and ``leader`` (the
+        current recommendation; a list of base arms for super-arms)."""
+        c = self.certificate
+        stat = math.nan
+        for key in ("statistic", "B", "B_bar"):
+            if key in c:
+                stat = float(c[key])
+                break
+        else:
+            if "lhs" in c and "rhs" in c:
+                stat = float(c["rhs"]) - float(c["lhs"])  # SAQM's condition (4): lhs >= rhs
+            elif isinstance(getattr(self, "B", None), (int, float)):
+                stat = float(self.B)
+        threshold = 0.0 if "lhs" in c else float(getattr(self.solver, "epsilon", 0.0) or 0.0)
+        try:
+            lead = np.asarray(self.recommendation)
+        except Exception:  # noqa: BLE001 - before the first pull some solvers have none
+            lead = None
+        if lead is not None and lead.dtype == bool:
+            leader: Any = np.flatnonzero(lead).tolist()
+        elif lead is not None:
+            leader = lead.tolist()
+        else:
+            leader = None
+        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold, "leader": leader}
 
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None
@@ -507,12 +710,18 @@ class Exploration(ABC):
         return save_state(self.state_dict(), path)
 
     def _load_state(self, solver: Solver, state: dict[str, Any]) -> None:
-        bg = getattr(np.random, state["rng_type"])()
-        bg.state = state["rng"]
         self.solver = solver
-        self.rng = np.random.Generator(bg)
+        self.rng = restore_generator(state["rng_type"], state["rng"], source="The saved state")
+        for key in ("samples", "rounds"):
+            v = state[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise StateError(f"The field {key!r} of the saved state must be a nonnegative integer. "
+                                 f"Got {v!r} instead.")
         self.samples = int(state["samples"])
         self.rounds = int(state["rounds"])
+        for key in ("status", "message"):
+            if not isinstance(state[key], str):
+                raise StateError(f"The field {key!r} of the saved state must be a string. Got {state[key]!r} instead.")
         self.status = state["status"]
         self.message = state["message"]
         p = state["pending"]
@@ -521,3 +730,15 @@ class Exploration(ABC):
         self._trace = {}
         self.record_trace = False
         self._load_extra_state(state["extra"])
+
+
+def _check_loaded(exp: Exploration) -> None:
+    """Refuse a resumed exploration whose pull counts are negative (a corrupt state)."""
+    try:
+        pulls = np.asarray(exp.pulls)
+    except Exception as exc:  # a state too broken to compute its counts
+        raise StateError(f"The saved state is malformed ({type(exc).__name__}: {exc}).") from None
+    if pulls.dtype.kind in "iuf" and np.any(pulls < 0):
+        raise StateError(f"The saved state has negative pull counts (field 'extra'): {pulls.tolist()[:10]}.")
+    if exp._pending is not None and np.any(exp._pending.counts < 0):
+        raise StateError("The field 'pending.counts' of the saved state has negative counts.")

@@ -18,10 +18,16 @@ name            stopping statistic                      maximization at each che
 Batched checks: static allocations do not depend on the observations, so the pulls between
 two checks can be asked for as one batch. ``check_every=1`` checks after every sample (the
 paper); otherwise checks follow a geometric schedule, each at ``max(t + 1, floor((1 + growth)
-t))`` samples, so a run stops at most a factor ``1 + growth`` (plus one sample) after the
-first check at which the per-round rule would have been evaluated true *on the same
-sample path* of checks. With ``growth=0`` the two modes are the same algorithm and give
-identical results on a fixed seed.
+t))`` samples. What this guarantees: consecutive checks satisfy ``t_{j+1} <= max(t_j + 1,
+(1 + growth) t_j)``, so if the stopping rule holds at every sample count from t on (on the
+run's own sample path) the run stops by ``(1 + growth) t + 1``; ``info["max_check_ratio"]``
+is the largest ``t_{j+1} / t_j`` of the run (above ``1 + growth`` while ``t_j < 1 / growth``,
+where the ``t + 1`` term rules). This is not a bound on the batched over the per-round
+stopping time: the rule is not monotone in t (a crossing can be undone by the next
+samples) and a batch draws its noise as one sum, so the sample paths differ. The earlier
+statement "at most a factor 1 + growth" was false in that sense: issue 12 measured mean
+sample ratios of 1.027 at growth 0.01 and 1.064-1.069 at 0.05. With ``growth=0`` the two
+modes are the same algorithm and give identical results on a fixed seed.
 
 Noise scale (``sigma`` of Proposition 1): the proposition is stated for noise bounded in
 [-sigma, sigma]. With per-arm noise bounded by R the paper takes ``sigma = k R``; this is
@@ -43,6 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import (
+    check_bool,
     check_choice,
     check_float,
     check_int,
@@ -51,6 +58,22 @@ from .._validation import (
 )
 from ..exceptions import InvalidParameterError
 from ._base import Batch, Exploration, Solver, register_solver
+
+
+def _check_dks(dks: Any, owner: str) -> str:
+    """A densest-k-subgraph oracle name of :data:`combex.oracles.quadratic.DKS_ORACLES`,
+    checked at construction (a sweep must not find it out in its first run)."""
+    from ..oracles.quadratic import DKS_ORACLES
+
+    if not isinstance(dks, str) or dks not in DKS_ORACLES:
+        import difflib
+
+        close = difflib.get_close_matches(str(dks), list(DKS_ORACLES), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise InvalidParameterError(
+            f"The 'dks' parameter of {owner} must be one of {sorted(DKS_ORACLES)!r}. Got {dks!r} instead.{hint}"
+        )
+    return dks
 
 __all__ = ["SAQM", "SAFOA", "ICB", "Exhaustive", "team_sigma"]
 
@@ -95,6 +118,7 @@ class _StaticFullBandit(Solver):
     """Shared settings of the static-allocation full-bandit solvers."""
 
     arm_type: ClassVar[str] = "mask"
+    families: ClassVar[tuple[str, ...]] = ("full-bandit",)
     needs_fixed_size: ClassVar[bool] = False
 
     def __init__(
@@ -293,6 +317,10 @@ class _StaticExploration(Exploration):
             np.add.at(self.T, idx, counts)
         self.ls.update_many(self._coords(batch.arms), reward_sums, counts)
         self.rounds += 1
+        prev = getattr(self, "_prev_check", 0)
+        if 0 < prev < self.samples:
+            self.max_check_ratio = max(getattr(self, "max_check_ratio", 1.0), self.samples / prev)
+        self._prev_check = self.samples
         self._check()
 
     def _support_index(self, arms: NDArray[np.bool_]) -> NDArray[np.intp]:
@@ -337,10 +365,55 @@ class _StaticExploration(Exploration):
             k=self.k,
             check_every=self.solver.check_every,
             growth=None if self.solver.check_every is not None else self.solver.growth,
-            overshoot_factor=None if self.solver.check_every is not None else 1.0 + self.solver.growth,
+            max_check_ratio=float(getattr(self, "max_check_ratio", 1.0)),
             support_pulls=self.T.copy(),
         )
+        if self.done and self.status != "identified" and self.initial_done:
+            info["indistinguishable"], info["indistinguishable_scope"] = self._indistinguishable()
         return info
+
+    def _width(self, diff: NDArray[np.float64], A_inv: NDArray[np.float64], C: float) -> float:
+        """Confidence width of ``diff^T theta`` used by this solver's stopping rule:
+        ``C_t ||diff||_{A^-1}`` (Proposition 1); ICB overrides it with Lemma 1's."""
+        return C * math.sqrt(max(float(diff @ A_inv @ diff), 0.0))
+
+    def _indistinguishable(self, limit: int = 100) -> tuple[list[list[int]], str]:
+        """Members M != M_hat that the data cannot yet rule out: the upper confidence bound
+        of ``theta(M) - theta(M_hat)`` (the stopping rule's radius) is >= epsilon. All
+        members when the class has at most ``max_enumerate`` members, else the one-swap
+        neighbours of M_hat (where ties between members live for top-k and matroids).
+        At most ``limit``, the least separated first; base-arm indices per member."""
+        theta = self._theta()
+        A_inv = self._A_inv()
+        C = self._radius()
+        lead = np.asarray(self.answer, dtype=bool)
+        x0 = lead.astype(np.float64)
+        if (self.dc.size or math.inf) <= self.solver.max_enumerate:
+            cands = (np.asarray(m, dtype=bool) for m in self.dc.enumerate())
+            scope = "all members"
+        else:
+            scope = "one-swap neighbours of the leader"
+            ins, outs = np.flatnonzero(lead), np.flatnonzero(~lead)
+
+            def swaps() -> Any:
+                for i in ins:
+                    for j in outs:
+                        m = lead.copy()
+                        m[i], m[j] = False, True
+                        if self.dc.contains(m):
+                            yield m
+
+            cands = swaps()
+        out = []
+        for m in cands:
+            if np.array_equal(m, lead):
+                continue
+            diff = m.astype(np.float64) - x0
+            ucb = float(diff @ theta) + self._width(diff, A_inv, C)
+            if ucb >= self.solver.epsilon:
+                out.append((-ucb, np.flatnonzero(m).tolist()))
+        out.sort(key=lambda t: t[0])
+        return [m for _, m in out[:limit]], scope
 
     # ------------------------------------------------------------------ save / resume
     def _extra_state(self) -> dict[str, Any]:
@@ -357,6 +430,8 @@ class _StaticExploration(Exploration):
             "log_K": self.log_K,
             "k": self.k,
             "Q": self.Q,
+            "prev_check": int(getattr(self, "_prev_check", 0)),
+            "max_check_ratio": float(getattr(self, "max_check_ratio", 1.0)),
         }
 
     def _load_extra_state(self, st: dict[str, Any]) -> None:
@@ -379,10 +454,29 @@ class _StaticExploration(Exploration):
         self.k = int(st["k"])
         self.Q = None if st["Q"] is None else np.asarray(st["Q"], dtype=float)
         self._Z = self._coords(self.support)
+        self._prev_check = int(st.get("prev_check", 0))
+        self.max_check_ratio = float(st.get("max_check_ratio", 1.0))
 
 
 # ============================================================================== SAQM
 class _SAQMExploration(_StaticExploration):
+    def __init__(self, solver: Any, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        if solver.alpha == "theorem1" and self.Q is not None:
+            # Theorem 1's ratio lambda_min(W)/lambda_max(W) * alpha_DkS/(k-1) is for a W
+            # positive definite on R^n; on a class confined to a subspace W = A^+ is
+            # singular (lambda_min = 0, ratio 0, alpha_t 0: the run could never stop), and in
+            # the subspace's coordinates members are not 0/1 vectors, so the DkS reduction
+            # behind Theorem 1 does not apply there either.
+            raise InvalidParameterError(
+                "The 'alpha' parameter of SAQM cannot be 'theorem1' on this decision class: its "
+                f"members span a proper subspace of R^{self.n} (rank {self.Q.shape[1]}; e.g. bases "
+                "of a partition matroid), where A_t is singular and Theorem 1's ratio "
+                "lambda_min/lambda_max * alpha_DkS/(k-1) is 0, so the run would never stop. "
+                "Use alpha='certified' (the per-call certified ratio, valid here). Got "
+                "alpha='theorem1' instead."
+            )
+
     def _check(self) -> None:
         s: SAQM = self.solver  # type: ignore[assignment]
         theta = self._theta()
@@ -410,8 +504,6 @@ class _SAQMExploration(_StaticExploration):
             _, cert = s._qm(certify=False).maximize(A_inv, self.k)
             lam = np.linalg.eigvalsh(self.ls.A)
             th1 = float(lam[0] / lam[-1] * cert.alpha_dks / (self.k - 1)) if self.k > 1 else 1.0
-            if self.Q is not None:  # A^+ is singular on R^n: Theorem 1 does not apply
-                th1 = 0.0
             cr = math.nan
         Z = C * math.sqrt(max(cert.value, 0.0))
         alpha = s._alpha(th1, cr)
@@ -445,7 +537,8 @@ class SAQM(_StaticFullBandit):
     the square root of Theorem 1's QP ratio ``lambda_min/lambda_max * alpha_DkS/(k-1)`` and
     the square root of the per-call certified QP ratio ``value / upper bound`` (an alpha-
     approximation of the QP is a sqrt(alpha)-approximation of CEM); ``"theorem1"`` only the
-    former (the paper's guarantee); a float in (0, 1] fixes alpha_t (the paper's Figure 3
+    former (the paper's guarantee; refused at ``start`` on a class whose members span a
+    proper subspace, e.g. partition-matroid bases, where that ratio is 0); a float in (0, 1] fixes alpha_t (the paper's Figure 3
     uses alpha = 0.9; then the (eps, delta)-PAC guarantee no longer holds).
     ``dks`` names the densest-k-subgraph oracle (peeling, as in the paper's experiments).
     """
@@ -471,23 +564,19 @@ class SAQM(_StaticFullBandit):
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
                          sigma=sigma, check_every=check_every, growth=growth, support=support,
                          max_enumerate=max_enumerate)
-        self.dks = dks
+        self.dks = _check_dks(dks, "SAQM")
         if isinstance(alpha, str):
             check_choice(alpha, "alpha", ("certified", "theorem1"), owner="SAQM")
         else:
             alpha = check_float(alpha, "alpha", owner="SAQM", low=0.0, high=1.0, closed="right")
         self.alpha = alpha
-        self._qm_cache: Any = None
 
     def _qm(self, certify: bool = True) -> Any:
-        cache = getattr(self, "_qm_cache", None)
-        if cache is None:
-            cache = self._qm_cache = {}
-        if certify not in cache:
-            from ..oracles.quadratic import QuadraticMaximization
+        # Built per call (cheap: it resolves the DkS oracle), not cached on the settings
+        # object: a run must leave the solver unchanged (check_solver's settings_unchanged).
+        from ..oracles.quadratic import QuadraticMaximization
 
-            cache[certify] = QuadraticMaximization(dks=self.dks, certify=certify)
-        return cache[certify]
+        return QuadraticMaximization(dks=self.dks, certify=certify)
 
     def _alpha(self, theorem1_ratio: float, certified_ratio: float) -> float:
         """alpha_t for CEM: the square root of a QP ratio (see the class docstring)."""
@@ -614,10 +703,10 @@ class SAFOA(_StaticFullBandit):
                          sigma=sigma, check_every=check_every, growth=growth, support=support,
                          max_enumerate=max_enumerate)
         self.ell = check_int(ell, "ell", owner="SAFOA", low=1)
-        self.dks = dks
-        self.certified = bool(certified)
-        self.report_bound = bool(report_bound)
-        self._qm_cache: Any = None
+        self.dks = _check_dks(dks, "SAFOA")
+        # bool(...) would turn the string "false" into True: only real booleans.
+        self.certified = check_bool(certified, "certified", owner="SAFOA")
+        self.report_bound = check_bool(report_bound, "report_bound", owner="SAFOA")
 
     exploration_class = _SAFOAExploration
 
@@ -642,15 +731,16 @@ class SAFOA(_StaticFullBandit):
         return np.array([qm.maximize(gm * G + np.diag(theta), k, require_pd=False)[0] for gm in gammas])
 
     def _qm(self) -> Any:  # the l*n inner calls need no certificate (skips an eigendecomposition each)
-        if self._qm_cache is None:
-            from ..oracles.quadratic import QuadraticMaximization
+        from ..oracles.quadratic import QuadraticMaximization  # per call: no cache on the settings
 
-            self._qm_cache = QuadraticMaximization(dks=self.dks, certify=False)
-        return self._qm_cache
+        return QuadraticMaximization(dks=self.dks, certify=False)
 
 
 # ============================================================================== ICB
 class _ICBExploration(_StaticExploration):
+    def _width(self, diff: NDArray[np.float64], A_inv: NDArray[np.float64], C: float) -> float:
+        return C * float(np.abs(diff) @ np.sqrt(np.maximum(np.diag(A_inv), 0.0)))
+
     def _radius(self) -> float:
         from ..estimation import independent_radius
 
@@ -687,7 +777,10 @@ class ICB(_StaticFullBandit):
     (problem P1) is a linear maximization over the decision class (the weights are
     ``theta_hat(i) + C_t r_i`` off M_hat and ``theta_hat(i) - C_t r_i`` on it, plus a constant),
     solved by the class's ``argmax_excluding``; so ICB runs on top-k, every matroid, paths,
-    matchings and CP-SAT classes. C_t is Lemma 1's ``sigma sqrt(2 log(c' t^2 n / delta))``.
+    matchings and CP-SAT classes. C_t is Lemma 1's ``sigma sqrt(2 log(c' t^2 n / delta))``
+    with the corrected ``c' = pi^2/3``: the printed ``c' = 6/pi^2`` makes the union bound over
+    the n arms and all t >= 1 equal to ``(2 delta / c') pi^2/6 = 2 pi^4 delta / 36 ~ 5.41
+    delta`` (see :func:`combex.estimation.independent_radius`).
     Stops when ``Z*_t - theta_hat(M_hat) < eps`` (condition (2)).
     """
 

@@ -45,7 +45,7 @@ from ..environments import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
 from . import _lingape_kernel as _kernel
-from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound import characteristic_time, check_features
 
 __all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle"]
@@ -66,11 +66,57 @@ def _resolve_noise(solver: Any, problem: Any, attr: str) -> float:
     return float(problem.noise.sigma)
 
 
-def _resolve_S(solver: Any, problem: Any) -> float:
+_UNIT_MEAN_NOISES = ("bernoulli", "data")
+
+
+def _mean_range(problem: Any) -> tuple[float, float] | None:
+    """A known range [lo, hi] of the expected reward of one arm (index problems) or one
+    base arm (mask problems): ``problem.info["reward_range"]``, else [0, 1] for Bernoulli
+    and data-backed {0, 1} rewards, else None (Gaussian noise says nothing of the means)."""
+    info = getattr(problem, "info", None) or {}
+    rr = info.get("reward_range")
+    if rr is not None:
+        lo, hi = (float(v) for v in rr)
+        return lo, hi
+    if getattr(problem.noise, "kind", None) in _UNIT_MEAN_NOISES:
+        return 0.0, 1.0
+    return None
+
+
+def _resolve_S(solver: Any, problem: Any, features: Any = None) -> float:
+    """The bound S >= ||theta||_2 used in C_t (eq. (3)); never a guess.
+
+    In order: the solver's ``S``; ``problem.info["S"]``; a bound derived from a known range
+    [lo, hi] of the means (:func:`_mean_range`) with ``m = max(|lo|, |hi|)``:
+    full-bandit (mask) problems, theta = the base-arm means, so ``||theta||_2 <= m sqrt(n)``;
+    index problems with features X of full column rank, ``theta = X^+ mu`` with
+    ``mu = X theta`` in [lo, hi]^K, so ``||theta||_2 <= ||mu||_2 / s_min(X) <= m sqrt(K) /
+    s_min(X)``. Otherwise :class:`~combex.exceptions.InvalidParameterError` naming ``S``:
+    the former default S = 1.0 returned the wrong arm on theta = (50, 50.8).
+    """
     if solver.S is not None:
         return float(solver.S)
     s = (getattr(problem, "info", None) or {}).get("S")
-    return float(s) if s is not None else 1.0
+    if s is not None:
+        return float(s)
+    rng_ = _mean_range(problem)
+    owner = type(solver).__name__
+    if rng_ is not None:
+        m = max(abs(rng_[0]), abs(rng_[1]))
+        if features is None:
+            return m * math.sqrt(int(problem.n_arms))
+        X = np.asarray(features, dtype=np.float64)
+        smin = float(np.linalg.svd(X, compute_uv=False).min())
+        if smin > 0:
+            return m * math.sqrt(X.shape[0]) / smin
+    raise InvalidParameterError(
+        f"The 'S' parameter of {owner} is required here: S must bound ||theta||_2 (the "
+        f"confidence radius C_t of eq. (3) is only valid when ||theta||_2 <= S), and this "
+        f"problem carries neither info['S'] nor a known reward range. Choose S from what "
+        f"you know of the rewards: e.g. means in [-m, m] on a full-bandit problem of n base "
+        f"arms give S = m sqrt(n); arm means in [-m, m] with features X give "
+        f"S = m sqrt(K) / s_min(X). Got S=None instead."
+    )
 
 
 class _PseudoInverse:
@@ -137,11 +183,13 @@ class _LinearRun:
             return None
         return feats, theta, float(env.noise.sigma)
 
-    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
-        return Solver.run(self, env, rng=rng, budget=budget, trace=trace)  # type: ignore[arg-type]
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
+        return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)  # type: ignore[arg-type]
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
-        result = self._simulate(env, rng=rng, budget=budget, trace=trace)
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
+        """:meth:`Solver.run` (same parameters), then the lower-bound ratio in ``info``."""
+        result = self._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
         truth = self._truth(env)
         if truth is None:
             return result
@@ -181,8 +229,11 @@ class LinGapE(_LinearRun, Solver):
         Arm selection: the greedy rule (9) or the ratio rule (12) with p* of (10).
     S : float, optional
         Bound on ||theta||_2 in C_t. None: ``problem.info["S"]`` when the problem carries
-        it, else 1.0 (the value used is reported in ``Result.info["S"]``). The paper
-        assumes S known; too small an S voids the guarantee.
+        it, else a bound derived from a known range of the arm means
+        (``problem.info["reward_range"]``, or [0, 1] for Bernoulli / data-backed rewards):
+        ``max(|lo|, |hi|) sqrt(K) / s_min(X)``; else an error naming S (there is no
+        default: the former S = 1.0 returned the wrong arm on theta = (50, 50.8)). The
+        value used is reported in ``Result.info["S"]``. Too small an S voids the guarantee.
     R : float, optional
         Sub-Gaussian scale of the noise. None: ``problem.noise.sigma``.
     radius : {"logdet", "dimension"}, default "logdet"
@@ -238,6 +289,7 @@ class LinGapE(_LinearRun, Solver):
 
     name: ClassVar[str] = "lingape"
     arm_type: ClassVar[str] = "index"
+    families: ClassVar[tuple[str, ...]] = ("linear",)
 
     def __init__(
         self,
@@ -263,13 +315,14 @@ class LinGapE(_LinearRun, Solver):
     def start(self, problem: Any, *, rng: Any = None) -> "LinGapEExploration":
         return LinGapEExploration(self, problem, rng)
 
-    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
         """The ask/tell loop, or its exact fast path on a simulated Gaussian linear bandit
-        (``growth=0``): same random stream, same pulls, same result
+        (``growth=0``, no callback): same random stream, same pulls, same result
         (:meth:`LinGapEExploration._simulate`)."""
-        fast = self.growth == 0.0 and isinstance(env, LinearBandit) and env.sequential_draws
+        fast = callback is None and self.growth == 0.0 and isinstance(env, LinearBandit) and env.sequential_draws
         if not fast:
-            return Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+            return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
+        warn_if_tied(self, env)
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
         t0 = time.perf_counter()
@@ -326,7 +379,7 @@ class LinGapEExploration(Exploration):
         self.X = check_features(self.problem.features, owner="LinGapE")
         k, d = self.X.shape
         self.R = _resolve_noise(solver, self.problem, "R")
-        self.S = _resolve_S(solver, self.problem)
+        self.S = _resolve_S(solver, self.problem, self.X)
         self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
         self._ld_floor = d * math.log(solver.ridge)
         self._ld_shift = 2.0 * (self.log_union - math.log(solver.delta))
@@ -685,7 +738,25 @@ class LinGapEExploration(Exploration):
         return th
 
     def _info(self) -> dict[str, Any]:
-        return {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta}
+        out = {"S": self.S, "R": self.R, "C_t": self.C, "B": self.B, "theta_hat": self.theta}
+        if self.done and self.status != "identified" and self.phase == "run" and np.isfinite(self.C):
+            out["indistinguishable"] = self._indistinguishable()
+        return out
+
+    def _indistinguishable(self) -> list[int]:
+        """Arms j != i_t that the data cannot rule out: ``(x_j - x_i)^T theta_hat + C_t
+        ||x_j - x_i||_{A^-1} >= epsilon`` (the terms of B(t)), least separated first."""
+        a, k = self.streak_arm, self.streak_k
+        A_inv = self.ls.A_inv
+        if a >= 0 and k > 0:  # the streak on top of the base (Sherman-Morrison)
+            A_inv = A_inv - (k / (1.0 + k * self._q)) * np.outer(self._mx, self._mx)
+        u = self.X @ self.theta
+        i = int(u.argmax())
+        D = self.X - self.X[i]
+        f = u - u[i] + self.C * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", D, A_inv, D), 0.0))
+        f[i] = -np.inf
+        idx = np.flatnonzero(f >= self.solver.epsilon)
+        return [int(j) for j in idx[np.argsort(-f[idx], kind="stable")]]
 
     def _extra_state(self) -> dict[str, Any]:
         return {
@@ -720,6 +791,7 @@ class _StaticBase(_LinearRun, Solver):
     """Shared settings of the XY solvers (static confidence bound, batched checks)."""
 
     arm_type: ClassVar[str] = "index"
+    families: ClassVar[tuple[str, ...]] = ("linear",)
 
     def _init_static(self, delta: Any, epsilon: Any, sigma: Any, ridge: Any, growth: Any, design_method: Any) -> None:
         owner = type(self).__name__
@@ -818,7 +890,11 @@ class _StaticExploration(Exploration):
         np.add.at(self.sums, batch.arms, reward_sums)
         self.n_phase += batch.total
         if self.n_phase >= self.n_next:
+            prev = getattr(self, "_prev_check", 0)
+            if 0 < prev < self.n_phase:
+                self.max_check_ratio = max(getattr(self, "max_check_ratio", 1.0), self.n_phase / prev)
             self._check()
+            self._prev_check = self.n_phase  # 0 when _check started a new phase
             if not self.done:
                 self._schedule()
 
@@ -842,11 +918,14 @@ class _StaticExploration(Exploration):
         return self.T_all
 
     def _info(self) -> dict[str, Any]:
-        return {"allocation": self.p.copy(), "overshoot_factor": 1.0 + self.solver.growth, "sigma": self.sigma}
+        return {"allocation": self.p.copy(), "max_check_ratio": float(getattr(self, "max_check_ratio", 1.0)),
+                "sigma": self.sigma}
 
     def _extra_state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
-        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B)
+        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B,
+                   prev_check=int(getattr(self, "_prev_check", 0)),
+                   max_check_ratio=float(getattr(self, "max_check_ratio", 1.0)))
         return out
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
@@ -857,6 +936,8 @@ class _StaticExploration(Exploration):
         for k in ("n_phase", "n_next", "best"):
             setattr(self, k, int(state[k]))
         self.B = float(state["B"])
+        self._prev_check = int(state.get("prev_check", 0))
+        self.max_check_ratio = float(state.get("max_check_ratio", 1.0))
 
 
 _STATIC_NOTES = """
@@ -880,9 +961,16 @@ _STATIC_NOTES = """
     counts are :func:`combex.allocations.apportion` ``(p, n)``, the counts of the tracking
     rule ``argmin_{p_a > 0} T_a / p_a`` (lowest index on ties; :class:`~combex.allocations.Tracker`).
     Checks happen on the geometric schedule ``n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))``
-    (``growth=g``); so a run stops at most a factor ``1 + g`` (plus one sample) after the
-    first sample count at which the rule holds (``info["overshoot_factor"]``); ``growth=0``
-    checks after every sample.
+    (``growth=g``); ``growth=0`` checks after every sample. What this guarantees: two
+    consecutive checks satisfy ``n_{k+1} <= max(n_k + 1, (1 + g) n_k + 1)``, so if the rule
+    holds at every sample count from n on, the run stops by ``(1 + g) n + 1``;
+    ``info["max_check_ratio"]`` is the largest ``n_{k+1} / n_k`` of the run (it exceeds
+    ``1 + g`` while ``n_k < 1 / g``, where the ``n_k + 1`` term rules). It is *not* a bound on
+    the ratio of the batched to the per-round stopping time: the rule is not monotone in n
+    (a crossing can be undone by the next samples), so the stop can come later than
+    ``(1 + g)`` times the first crossing. The earlier "at most a factor 1 + g" claim was
+    false in that sense (issue 12: mean sample ratios of 1.027 at g = 0.01 and 1.064-1.069
+    at g = 0.05 were measured for the full-bandit solvers).
 """
 
 
@@ -973,15 +1061,16 @@ class XYOracle(_StaticBase):
             theta = tuple(th.tolist())
         self.theta = theta
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
         if self.theta is None:
             truth = getattr(env, "theta", None)
             if truth is None:
                 raise InvalidParameterError("XYOracle needs the true theta: give theta=... or an environment with .theta.")
             params = self.get_params()
             params["theta"] = np.asarray(truth)
-            return type(self)(**params).run(env, rng=rng, budget=budget, trace=trace)
-        return super().run(env, rng=rng, budget=budget, trace=trace)
+            return type(self)(**params).run(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        return super().run(env, rng=rng, budget=budget, trace=trace, callback=callback)
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         if self.theta is None:
@@ -1188,15 +1277,33 @@ class LinGapEOracle(_LinearRun, Solver):
     ``B_bar(t) <= epsilon`` keeps Theorem 1's (epsilon, delta) guarantee, whatever the
     quadratic oracle's approximation ratio (only its certified upper bound is used).
 
-    ``j_t`` is the candidate of ``{M_2, Q}`` (other than i_t) with the larger ``f``, and the
-    pulled member is chosen by the greedy rule (9) for ``y = 1_{i_t} - 1_{j_t}`` among
-    ``{i_t, j_t, M_2, Q}``. There is no initialization phase (ridge > 0 keeps A_t
-    invertible). The ratio rule (12) needs an L1 design over all members and is not offered.
+    A second certified bound keeps the per-member gaps (it is the bound of CLUCB, Chen et
+    al. 2014, in the norm of ``W``): ``1_M - 1_{i_t}`` is ``+1`` on ``M - i_t`` and ``-1`` on
+    ``i_t - M`` (set differences), so ``||1_M - 1_{i_t}||_W <= sum_{e in M xor i_t} d_e`` with
+    ``d_e = sqrt(W_ee)`` (triangle inequality), hence ``f(M) <= w(M) - w(i_t)`` with
+    ``w_e = theta_hat_e + C_t d_e`` off ``i_t`` and ``theta_hat_e - C_t d_e`` on it, and
+    ``B_elem(t) = max(0, max_{M != i_t} w(M) - w(i_t))`` is one ``argmax_excluding`` call (the
+    maximizer is L). The stop uses ``min(B_bar, B_elem) >= B(t)``.
+
+    ``j_t`` is L when ``B_elem <= B_bar``, else the candidate of ``{M_2, Q, L}`` with the
+    larger ``f``. The pulled member is the one of ``{i_t, j_t, M_2, Q, L}`` that most lowers
+    the bound the stop uses after one pull (Sherman-Morrison lookahead on W with
+    ``theta_hat`` and C_t held fixed; ``||1_Q||_W`` stands for ``sqrt(U)``). The earlier rule
+    (greedy (9) for ``y = 1_{i_t} - 1_{j_t}``) reduced ``||y||_W`` only, while the stop
+    needed the norm of *every* member small: on ``topk_gaussian((3, 2.5, 0, 0, 0, 0), k=2)``
+    (ridge 0.1, S = 4) it never stopped (B_bar 1.5-1.7 from 2e4 to 2e5 rounds); now it stops
+    after 271-408 samples (seeds 0-4; exhaustive LinGapE over the 15 teams: 117-175).
+    There is no initialization phase (ridge > 0 keeps A_t invertible). The ratio rule (12)
+    needs an L1 design over all members and is not offered.
 
     Parameters
     ----------
     delta, epsilon, ridge, S, union_bound, refactor_every
         As :class:`LinGapE` (the union bound would be over ``|class|^2`` pairs: not offered).
+        With ``S=None`` and no ``problem.info["S"]``, S is derived from a known range
+        [lo, hi] of the base-arm means (``problem.info["reward_range"]``, or [0, 1] for
+        Bernoulli / data-backed rewards): theta = the base-arm means, so
+        ``||theta||_2 <= max(|lo|, |hi|) sqrt(n)``; else an error naming S.
     R : float, optional
         Sub-Gaussian scale of one super-arm observation. None: ``sqrt(k) sigma`` for
         independent per-base-arm noise of scale sigma (``problem.noise``), ``k sigma``
@@ -1215,6 +1322,7 @@ class LinGapEOracle(_LinearRun, Solver):
 
     name: ClassVar[str] = "lingape-oracle"
     arm_type: ClassVar[str] = "mask"
+    families: ClassVar[tuple[str, ...]] = ("full-bandit",)
 
     def __init__(
         self,
@@ -1344,28 +1452,49 @@ class LinGapEOracleExploration(Exploration):
         U = float(cert.upper_bound)
         norm_i = self._norm(xi)
         N = math.sqrt(max(U, 0.0)) + norm_i
-        B = max(0.0, -gap + C * N)
+        B_quad = max(0.0, -gap + C * N)
+        # element-wise bound: ||1_M - 1_I||_W <= sum_{e in M xor I} sqrt(W_ee), so
+        # f(M) <= w(M) - w(I) with w_e = theta_e + C d_e off I and theta_e - C d_e on I
+        dvec = np.sqrt(np.maximum(np.diag(self.M), 0.0))
+        w = th + np.where(I, -C, C) * dvec
+        L = np.asarray(self.dc.argmax_excluding(w, I), dtype=bool)
+        B_elem = max(0.0, float(w[L].sum() - w[I].sum()))
+        B = min(B_quad, B_elem)
         self.best_mask, self.B, self.C, self.bound_U = I, B, C, U
         self.rounds += 1
-        self.record(B=B, C=C, gap=gap, U=U)
+        self.record(B=B, C=C, gap=gap, U=U, B_elem=B_elem)
         if B <= s.epsilon:
-            self.certificate = {"B": B, "C_t": C, "gap": gap, "norm_bound": N, "epsilon": s.epsilon,
+            self.certificate = {"B": B, "C_t": C, "gap": gap, "norm_bound": N, "B_quadratic": B_quad,
+                                "B_elementwise": B_elem, "epsilon": s.epsilon,
                                 "certified_ratio": float(getattr(cert, "certified_ratio", float("nan")))}
             self.stop("identified", f"B_bar(t) = {B:.6g} <= epsilon = {s.epsilon}")
             return
-        cands = [m for m in (M2, Q) if not np.array_equal(m, I)]
+        cands = [m for m in (M2, Q, L) if not np.array_equal(m, I)]
         fvals = [float(th[m].sum() - th[I].sum()) + C * self._norm(m.astype(np.float64) - xi) for m in cands]
-        J = cands[int(np.argmax(fvals))]
+        J = L if B_elem <= B_quad else cands[int(np.argmax(fvals))]
         self.j_mask = J
         y = xi - J.astype(np.float64)
-        pool = [I, J, M2, Q]
-        my = self.M @ y
-        best_a, best_score = I, -1.0
+        pool = [I, J, M2, Q, L]
+        # The pull that most lowers the bound the stop uses (one-step lookahead on W with
+        # theta_hat and C_t held fixed): min of the quadratic bound, with ||1_Q||_W as the
+        # proxy of sqrt(U), and the element-wise bound.
+        xq = Q.astype(np.float64)
+        act = I ^ L
+        w_gap = float(w[L].sum() - w[I].sum()) - C * float(dvec[act].sum())  # the theta part
+        Mx = self.M
+        best_a, best_val = I, math.inf
         for m in pool:
             xm = m.astype(np.float64)
-            score = float(my @ xm) ** 2 / (1.0 + float(xm @ self.M @ xm))
-            if score > best_score + 1e-15:
-                best_a, best_score = m, score
+            wx = Mx @ xm
+            den = 1.0 + float(xm @ wx)
+            nq = float(xq @ Mx @ xq) - float(wx @ xq) ** 2 / den
+            ni = float(xi @ Mx @ xi) - float(wx @ xi) ** 2 / den
+            quad = -gap + C * (math.sqrt(max(nq, 0.0)) + math.sqrt(max(ni, 0.0)))
+            dn = np.diag(Mx) - wx * wx / den
+            elem = w_gap + C * float(np.sqrt(np.maximum(dn[act], 0.0)).sum())
+            val = min(quad, elem)
+            if val < best_val - 1e-12:
+                best_a, best_val = m, val
         self.next_mask = best_a.copy()
 
     def _fold(self, mask: NDArray[np.bool_], c: int, s: float) -> None:

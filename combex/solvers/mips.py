@@ -108,6 +108,7 @@ class BoundedME(Solver):
 
     name = "bounded-me"
     arm_type = "index"
+    families = ("mips", "semi-bandit")
 
     @property
     def tolerance(self) -> float:

@@ -124,6 +124,7 @@ class _SemiBanditSolver(Solver):
 
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit", "mips")
 
     def __init__(
         self,
@@ -200,6 +201,21 @@ class _SemiBanditSolver(Solver):
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return self.exploration_class(self, problem, rng)
+
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Any:
+        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/nu))
+        from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`; nu is the
+        required error probability)."""
+        from dataclasses import replace
+
+        from ._lower_bound_bandit import bandit_lower_bound_info
+
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+        dc = getattr(self, "decision_class", None)
+        info = dict(result.info)
+        info.update(bandit_lower_bound_info(env, self.nu, result.samples, K=self.K if dc is None else 1,
+                                            decision_class=dc, epsilon=self.tolerance, divergence="gaussian"))
+        return replace(result, info=info)
 
 
 class _Theorem31Solver(_SemiBanditSolver):
@@ -543,7 +559,16 @@ class _BestKExploration(_ArmStatsExploration):
         }
 
     def _info(self) -> dict[str, Any]:
-        return {"K": self.K, "omegas": dict(self.params["omegas"])}
+        out: dict[str, Any] = {"K": self.K, "omegas": dict(self.params["omegas"])}
+        if self.done and self.status != "identified" and self._ready:
+            # Arms whose confidence bounds still cross the boundary between High_t and Low_t.
+            lcb, ucb = self._bounds()
+            lo, hi = float(np.min(lcb)), float(np.max(ucb))
+            out["indistinguishable"] = {
+                "in_answer": [int(i) for i in np.flatnonzero(self.high & (lcb <= hi))],
+                "outside": [int(i) for i in np.flatnonzero(~self.high & (ucb >= lo))],
+            }
+        return out
 
 
 class _LilRandLUCBExploration(_BestKExploration):

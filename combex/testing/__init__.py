@@ -1,10 +1,15 @@
 """Public conformance checks, for built-in and plug-in components alike.
 
 - :func:`check_decision_class` — the :class:`~combex.oracles.DecisionClass` contract.
+- :func:`check_solver` — the PAC :class:`~combex.solvers.Solver` contract and its
+  (epsilon, delta) promise on easy and adversarial instances (named checks:
+  :func:`yield_solver_checks`).
 """
 
 from __future__ import annotations
 
 from ._decision_class import check_decision_class
+from ._solver import CHECKS, CaseReport, check_solver, clopper_pearson, solver_family, yield_solver_checks
 
-__all__ = ["check_decision_class"]
+__all__ = ["check_decision_class", "check_solver", "yield_solver_checks", "solver_family", "clopper_pearson",
+           "CaseReport", "CHECKS"]

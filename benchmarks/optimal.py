@@ -1,0 +1,204 @@
+"""Asymptotically optimal solvers vs the LUCB family, beside the lower bound and an oracle sampler.
+
+Usage::
+
+    python benchmarks/optimal.py                     # all sections, 10 runs per cell
+    python benchmarks/optimal.py --runs 20 --sections mab bestk class
+
+Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
+oracle sampler tracking the true w*(mu) with the same stopping threshold, same noise:
+"xOracle"; it isolates the sampling rule), errors, and microseconds per sample. All
+algorithms use *valid* thresholds unless the row says "heuristic" (log((1 + log t)/delta),
+the papers' experiments). The LUCB family runs in faithful mode with nu = delta (their
+guarantees). Run r of every algorithm sees the same noise stream (common random numbers).
+This script prints figures; it is not a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from combex.environments import BestKGaussianArms, GaussianArms
+from combex.environments._instances_semi import jiang_1sparse
+from combex.oracles import PartitionMatroid
+from combex.solvers.optimal import CombGame, FWSampling, OracleTracking, TopTwo, TrackAndStop
+from combex.solvers.semi_bandit import LUCB, LilCLUCB, LilRandLUCB, LilUCB, LUCBPlusPlus
+from combex.solvers._lower_bound_bandit import bandit_characteristic_time
+
+BUDGET = 3_000_000
+
+
+def run_cell(make_solver: Callable[[], Any], env: Any, runs: int, tol: float) -> dict[str, Any]:
+    samples, errors, secs = [], 0, 0.0
+    seeds = np.random.SeedSequence(2024).spawn(runs)
+    for r in range(runs):
+        e = env.spawn(seeds[r])
+        solver = make_solver()
+        t0 = time.perf_counter()
+        res = solver.run(e, rng=r, budget=BUDGET)
+        secs += time.perf_counter() - t0
+        samples.append(res.samples)
+        errors += (not res.identified) or (not env.is_correct(res.answer, tol))
+    s = np.asarray(samples, dtype=float)
+    return {"mean": float(s.mean()), "errors": errors, "us_per_sample": 1e6 * secs / s.sum()}
+
+
+def section(title: str, env: Any, delta: float, algs: list[tuple[str, Callable[[], Any], str]], runs: int,
+            lb_kwargs: dict[str, Any], tol: float = 0.0) -> list[dict[str, Any]]:
+    lb = bandit_characteristic_time(env.means(), sigma=float(env.noise.sigma), epsilon=tol, **lb_kwargs)
+    denom = lb.T_star * np.log(1.0 / delta)
+    print(f"\n=== {title} (delta = {delta}, {runs} runs; T* = {lb.T_star:.1f}, T* log(1/delta) = {denom:.0f}, "
+          f"T* {'exact' if lb.exact else 'lower bound'}) ===")
+    print(f"{'algorithm':<28}{'threshold':>11}{'samples':>11}{'xLB':>8}{'xOracle':>9}{'errors':>8}{'us/sample':>11}")
+    oracle = {}
+    rows = []
+    for thr in ("valid", "heuristic"):
+        oracle[thr] = run_cell(lambda: OracleTracking(lb.allocation, delta=delta, threshold=thr, epsilon=tol,
+                                                      **_solver_kwargs(lb_kwargs)), env, runs, tol)
+    for name, make, thr in algs:
+        cell = run_cell(make, env, runs, tol)
+        o = oracle.get(thr)
+        ratio_o = cell["mean"] / o["mean"] if o is not None else float("nan")
+        row = {"instance": title, "algorithm": name, "threshold": thr, **cell, "xLB": cell["mean"] / denom,
+               "xOracle": ratio_o}
+        rows.append(row)
+        print(f"{name:<28}{thr:>11}{cell['mean']:>11.0f}{row['xLB']:>8.2f}{ratio_o:>9.2f}{cell['errors']:>8}"
+              f"{cell['us_per_sample']:>11.1f}")
+    for thr, o in oracle.items():
+        print(f"{'oracle sampler (true w*)':<28}{thr:>11}{o['mean']:>11.0f}{o['mean'] / denom:>8.2f}{1.0:>9.2f}"
+              f"{o['errors']:>8}{o['us_per_sample']:>11.1f}")
+    best_old = min((r for r in rows if r["threshold"] == "lucb"), key=lambda r: r["mean"], default=None)
+    best_new = min((r for r in rows if r["threshold"] == "valid"), key=lambda r: r["mean"], default=None)
+    if best_old and best_new:
+        print(f"  best new (valid): {best_new['algorithm']} {best_new['mean']:.0f}; best LUCB-family: "
+              f"{best_old['algorithm']} {best_old['mean']:.0f}; ratio {best_old['mean'] / best_new['mean']:.2f}x fewer")
+    return rows
+
+
+def _solver_kwargs(lb_kwargs: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    if "K" in lb_kwargs:
+        out["K"] = lb_kwargs["K"]
+    if lb_kwargs.get("decision_class") is not None:
+        out["decision_class"] = lb_kwargs["decision_class"]
+    return out
+
+
+def new_algs(delta: float, kw: dict[str, Any], heuristic: bool = True, tol: float = 0.0) -> list[tuple[str, Callable[[], Any], str]]:
+    out: list[tuple[str, Callable[[], Any], str]] = []
+    for thr in ("valid", "heuristic") if heuristic else ("valid",):
+        out += [
+            ("track-and-stop (D)", lambda thr=thr: TrackAndStop(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
+            ("track-and-stop (C)", lambda thr=thr: TrackAndStop(delta=delta, threshold=thr, tracking="C",
+                                                               epsilon=tol, **kw), thr),
+            ("top-two (EB-TCI)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
+            ("fw-sampling", lambda thr=thr: FWSampling(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
+            ("comb-game", lambda thr=thr: CombGame(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
+        ]
+    return out
+
+
+def mab(runs: int) -> list[dict[str, Any]]:
+    delta = 0.01
+    env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
+    old = [
+        ("LUCB (faithful)", lambda: LUCB(1, nu=delta), "lucb"),
+        ("lil'UCB (faithful)", lambda: LilUCB(1, nu=delta), "lucb"),
+        ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(1, nu=delta), "lucb"),
+    ]
+    return section("Gaussian MAB means (1,.8,.6,.4,.2), unit variance", env, delta, old + new_algs(delta, {}), runs, {})
+
+
+def bestk(runs: int) -> list[dict[str, Any]]:
+    delta = 0.01
+    rows = []
+    for N in (10, 20):
+        env = jiang_1sparse(N, 2, rng=0)
+        old = [
+            ("LUCB (faithful)", lambda: LUCB(2, nu=delta), "lucb"),
+            ("LUCB++ (faithful)", lambda: LUCBPlusPlus(2, nu=delta), "lucb"),
+            ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(2, nu=delta), "lucb"),
+        ]
+        rows += section(f"Best-K jiang-1sparse N={N}, K=2 (sigma 1/2)", env, delta,
+                        old + new_algs(delta, {"K": 2}, heuristic=False), runs, {"K": 2})
+    return rows
+
+
+def decision_class(runs: int) -> list[dict[str, Any]]:
+    delta = 0.01
+    pm = PartitionMatroid([0, 0, 0, 1, 1, 1, 2, 2], [1, 1, 1], base=True)
+    env = GaussianArms([1.0, 0.7, 0.2, 0.9, 0.5, 0.1, 0.6, 0.3], sigma=0.5, rng=0)
+    env.decision_class = pm  # scoring against the class
+    env.arm_type = "index"
+    old = [("lil'CLUCB (faithful)", lambda: LilCLUCB(decision_class=pm, nu=delta), "lucb")]
+    algs = old + [(n, m, t) for n, m, t in new_algs(delta, {"decision_class": pm}, heuristic=False)
+                  if not n.startswith("track-and-stop (C)")]
+    return section("Partition matroid (one arm from each of 3 groups of 8 arms)", _ClassEnv(env, pm), delta, algs,
+                   runs, {"decision_class": pm})
+
+
+class _ClassEnv:
+    """Index-arm environment scored against a decision class (semi-bandit feedback)."""
+
+    def __init__(self, env: Any, dc: Any) -> None:
+        self.env, self.decision_class = env, dc
+        self.noise, self.n_arms, self.arm_type = env.noise, env.n_arms, "index"
+
+    @property
+    def problem(self) -> Any:
+        from combex.environments import Problem
+
+        return Problem(self.n_arms, self.noise, "index", decision_class=self.decision_class)
+
+    def means(self) -> Any:
+        return self.env.means()
+
+    def pull_many(self, arms: Any, counts: Any) -> Any:
+        return self.env.pull_many(arms, counts)
+
+    def spawn(self, rng: Any) -> "_ClassEnv":
+        return _ClassEnv(self.env.spawn(rng), self.decision_class)
+
+    def is_correct(self, answer: Any, tol: float) -> bool:
+        mu = self.env.means()
+        best = self.decision_class.argmax(mu)
+        return float(mu[best].sum() - mu[np.asarray(answer, bool)].sum()) <= tol + 1e-12
+
+
+def batches(runs: int) -> list[dict[str, Any]]:
+    """What batching costs: the same solvers asking b samples at a time (one stopping check per batch)."""
+    delta = 0.01
+    env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
+    lb = bandit_characteristic_time(env.means())
+    denom = lb.T_star * np.log(1.0 / delta)
+    print(f"\n=== Batches: Gaussian MAB (1,.8,.6,.4,.2), delta = {delta}, valid thresholds, {runs} runs ===")
+    print(f"{'algorithm':<22}" + "".join(f"{'b=' + str(b):>10}" for b in (1, 10, 100, 1000)) + "   (mean samples; xLB)")
+    rows = []
+    for name, cls in (("top-two", TopTwo), ("fw-sampling", FWSampling), ("track-and-stop (D)", TrackAndStop)):
+        cells = []
+        for b in (1, 10, 100, 1000):
+            c = run_cell(lambda cls=cls, b=b: cls(delta=delta, batch_size=b), env, runs, 0.0)
+            cells.append(c)
+            rows.append({"instance": "batches", "algorithm": name, "batch_size": b, **c})
+        print(f"{name:<22}" + "".join(f"{c['mean']:>10.0f}" for c in cells) + "   "
+              + " ".join(f"{c['mean'] / denom:.2f}" for c in cells))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"])
+    args = ap.parse_args()
+    t0 = time.time()
+    for s in args.sections:
+        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches}[s](args.runs)
+    print(f"\ntotal {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,344 @@
+"""Generalized likelihood ratio (GLR) statistics and anytime-valid thresholds.
+
+The stopping rule of the asymptotically optimal solvers (:mod:`combex.solvers.optimal`):
+stop at the first check where the GLR of the empirical answer against its closest
+alternative exceeds a threshold ``beta(t, delta)``,
+
+    Z(t) = inf_{lambda in Alt_eps(answer)} sum_i N_i(t) d(mu_hat_i(t), lambda_i) >= beta(t, delta),
+
+with ``d`` the divergence of the reward model (Gaussian ``(x - y)^2 / (2 sigma^2)``, or the
+Bernoulli KL). ``Alt_eps(S)`` is the set of mean vectors under which ``S`` is *not*
+epsilon-good, so ties end when ``epsilon > 0``.
+
+Pairs (best arm, and Best-K with ``epsilon = 0``): ``Alt`` is a union of half-spaces
+``{lambda_j >= lambda_i + eps}`` over pairs (i in the answer, j outside) and the GLR of one
+pair has a closed form (Gaussian) or a one-dimensional convex minimization (KL):
+:func:`pair_glr`.
+
+Thresholds (``beta``), all from Kaufmann & Koolen (2021), "Mixture martingales revisited
+with applications to sequential tests and confidence intervals", JMLR 22(246):
+
+* ``"pairs"`` (Gaussian / sub-Gaussian, a union of ``m`` two-arm alternatives):
+  ``beta(t) = 2 C_G(log(m / delta) / 2) + 4 log(4 + log(t / 2))`` with
+  ``C_G(x) = min_{l in (1/2, 1]} (g_G(l) + x) / l``,
+  ``g_G(l) = 2 l - 2 l log(4 l) + log zeta(2 l) - log(1 - l) / 2`` (their Theorem 9, the
+  Gaussian mixture; in this two-arm form it is the threshold of Jourdan, Degenne, Baudry,
+  de Heide & Kaufmann 2022, "Top two algorithms revisited"). ``m = K - 1`` for the best
+  arm, ``m = K (N - K)`` for Best-K: an error means the true means lie in the half-space of
+  one of these pairs, and the GLR against it is at most the two arms' deviation
+  ``N_i d(mu_hat_i, mu_i) + N_j d(mu_hat_j, mu_j)``.
+* ``"pairs-kl"`` (any one-parameter exponential family, used for Bernoulli KL):
+  ``beta(t) = 2 T(log(m / delta) / 2) + 6 log(1 + log(t / 2))`` from their Theorem 7 with
+  two arms, ``3 log(1 + log N_i) + 3 log(1 + log N_j) <= 6 log(1 + log(t / 2))`` (the map
+  ``n -> log(1 + log n)`` is concave and ``N_i + N_j <= t``), and
+  ``T(x) = 2 h~_{3/2}((h^{-1}(1 + x) + log(2 zeta(2))) / 2)``,
+  ``h(u) = u - log u``, ``h~_z(x) = exp(1/h^{-1}(x)) h^{-1}(x)`` if
+  ``x >= h^{-1}(1 / log z)``, else ``z (x - log log z)``; :func:`kk_T`
+  (``T(x) ~ x + 4 log(1 + x + sqrt(2 x))``).
+* ``"all-arms"`` (any decision class): ``beta = N T(log(1/delta) / N) + 3 sum_i
+  log(1 + log N_i)``, Theorem 7 with the set of all N arms: the GLR against *any*
+  alternative containing the truth is at most ``sum_i N_i d(mu_hat_i, mu_i)``, so no union
+  over the (possibly exponentially many) answers is needed.
+* ``"heuristic"``: ``log((1 + log t) / delta)``, the threshold of the papers' experiments
+  (Garivier & Kaufmann 2016, Jourdan et al.). No guarantee.
+
+For rewards in ``[a, b]`` (crowd scores, Bernoulli) the Gaussian statistic with
+``sigma = (b - a) / 2`` is used with the Gaussian thresholds: every exponential process of
+the mixtures, ``exp(eta S_n - n sigma^2 eta^2 / 2)``, is a nonnegative supermartingale
+under sigma-sub-Gaussian noise (Hoeffding's lemma), which is all the proofs use.
+
+Decision classes (:func:`class_glr_lower_bound`): the Gaussian GLR against a member S' is
+``(mu(S) - mu(S') + eps)_+^2 / (2 sigma^2 V(S'))`` with ``V(S') = sum_{S xor S'} 1/N_i``;
+the minimum over S' is found through the linear-maximization oracle by a Lagrangian
+relaxation that is a certified *lower* bound of the exact GLR (see the function).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_choice, check_float, check_int, check_probability
+from ..exceptions import InvalidParameterError
+
+__all__ = [
+    "kl_gaussian",
+    "kl_bernoulli",
+    "pair_glr",
+    "class_glr_lower_bound",
+    "kk_C_gauss",
+    "kk_T",
+    "GLRThreshold",
+    "THRESHOLDS",
+]
+
+#: Threshold kinds accepted by :class:`GLRThreshold`.
+THRESHOLDS = ("valid", "heuristic")
+
+_EPS_P = 1e-12
+
+
+# ----------------------------------------------------------------------------- divergences
+def kl_gaussian(x: Any, y: Any, sigma: float = 1.0) -> Any:
+    """``(x - y)^2 / (2 sigma^2)``, the KL divergence of two Gaussians of variance sigma^2."""
+    return (np.asarray(x) - np.asarray(y)) ** 2 / (2.0 * sigma * sigma)
+
+
+def kl_bernoulli(x: Any, y: Any) -> Any:
+    """``x log(x/y) + (1-x) log((1-x)/(1-y))`` (means clipped to ``[1e-12, 1 - 1e-12]``
+    inside the logarithms only)."""
+    x = np.clip(np.asarray(x, dtype=np.float64), _EPS_P, 1.0 - _EPS_P)
+    y = np.clip(np.asarray(y, dtype=np.float64), _EPS_P, 1.0 - _EPS_P)
+    return x * np.log(x / y) + (1.0 - x) * np.log((1.0 - x) / (1.0 - y))
+
+
+# ----------------------------------------------------------------------------- pair GLR
+def pair_glr(
+    mu_i: Any,
+    mu_j: Any,
+    n_i: Any,
+    n_j: Any,
+    *,
+    epsilon: float = 0.0,
+    divergence: str = "gaussian",
+    sigma: float = 1.0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """GLR of "arm i is epsilon-good against arm j" and the closest alternative.
+
+    ``Z = inf_{l_j >= l_i + eps} n_i d(mu_i, l_i) + n_j d(mu_j, l_j)`` (0 when already
+    ``mu_j >= mu_i + eps``). Vectorized over arrays of pairs.
+
+    Returns
+    -------
+    Z : array
+        The statistic.
+    x : array
+        The alternative's ``l_i`` (then ``l_j = x + eps``).
+
+    Notes
+    -----
+    Gaussian: ``Z = (mu_i - mu_j + eps)_+^2 / (2 sigma^2 (1/n_i + 1/n_j))`` at
+    ``x = (n_i mu_i + n_j (mu_j - eps)) / (n_i + n_j)``. Bernoulli: ``x`` solves
+    ``n_i (x - mu_i) / (x (1 - x)) + n_j (x + eps - mu_j) / ((x + eps)(1 - x - eps)) = 0``
+    (the derivative of a convex function), found by 60 bisection steps.
+    """
+    mi = np.asarray(mu_i, dtype=np.float64)
+    mj = np.asarray(mu_j, dtype=np.float64)
+    ni = np.asarray(n_i, dtype=np.float64)
+    nj = np.asarray(n_j, dtype=np.float64)
+    gap = mi - mj + epsilon
+    if divergence == "gaussian":
+        x = (ni * mi + nj * (mj - epsilon)) / (ni + nj)
+        z = np.where(gap > 0, gap * gap / (2.0 * sigma * sigma * (1.0 / ni + 1.0 / nj)), 0.0)
+        return z, x
+    if divergence != "bernoulli":
+        raise InvalidParameterError(
+            f"The 'divergence' parameter of pair_glr must be 'gaussian' or 'bernoulli'. Got {divergence!r} instead."
+        )
+    lo = np.broadcast_to(np.clip(mj - epsilon, 0.0, 1.0 - epsilon), gap.shape).copy()
+    hi = np.broadcast_to(np.clip(mi, 0.0, 1.0 - epsilon), gap.shape).copy()
+    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+    for _ in range(60):
+        x = 0.5 * (lo + hi)
+        xc = np.clip(x, _EPS_P, 1.0 - _EPS_P)
+        yc = np.clip(x + epsilon, _EPS_P, 1.0 - _EPS_P)
+        g = ni * (xc - mi) / (xc * (1.0 - xc)) + nj * (yc - mj) / (yc * (1.0 - yc))
+        pos = g > 0
+        hi = np.where(pos, x, hi)
+        lo = np.where(pos, lo, x)
+    x = 0.5 * (lo + hi)
+    z = ni * kl_bernoulli(mi, x) + nj * kl_bernoulli(mj, x + epsilon)
+    return np.where(gap > 0, z, 0.0), x
+
+
+# ----------------------------------------------------------------------------- classes
+def class_glr_lower_bound(
+    decision_class: Any,
+    answer: NDArray[np.bool_],
+    mu: NDArray[np.float64],
+    counts: NDArray[np.float64],
+    *,
+    epsilon: float = 0.0,
+    sigma: float = 1.0,
+    beta: float,
+    grid: int = 12,
+) -> dict[str, Any]:
+    """Certified test "GLR(answer) >= beta" for a decision class, through its oracle.
+
+    The exact condition is ``f(S') = Delta(S') + eps - c sqrt(V(S')) >= 0`` for every member
+    ``S' != S`` with ``Delta(S') = mu(S) - mu(S')``, ``V(S') = sum_{i in S xor S'} 1/N_i`` and
+    ``c = sqrt(2 sigma^2 beta)`` (it is ``GLR_{S'} >= beta``). Since
+    ``sqrt(V) = min_{l > 0} V / (2 l) + l / 2``,
+    ``min_{S'} f(S') = min_{S'} max_l g(S', l) >= max_l min_{S'} g(S', l)`` with
+    ``g(S', l) = Delta(S') + eps - c V(S') / (2 l) - c l / 2`` *linear* in the indicator of
+    S': ``min_{S'} g`` is one call ``argmax_excluding(w, S)`` with
+    ``w_i = mu_i + (c / (2 l)) (1/N_i if i not in S else -1/N_i)``. The maximum over a grid
+    of ``l`` (around ``sqrt(V)`` of the candidates found) is therefore a valid lower bound
+    ``L`` of ``min f``: ``L >= 0`` certifies the stop. The exact ``f`` at the candidates
+    found is an upper bound ``U`` (``L <= min f <= U``); both are returned.
+
+    Returns
+    -------
+    dict with ``lower`` (L), ``upper`` (U), ``stop`` (L >= 0), ``closest`` (the candidate
+    S' of smallest exact GLR), ``glr`` (its exact GLR, an upper bound of the class GLR) and
+    ``candidates`` (list of masks).
+    """
+    S = np.asarray(answer, dtype=bool)
+    inv = 1.0 / np.asarray(counts, dtype=np.float64)
+    c = math.sqrt(2.0 * sigma * sigma * max(beta, 0.0))
+    sign = np.where(S, -1.0, 1.0)
+    muS = float(mu[S].sum())
+
+    def exact(m: NDArray[np.bool_]) -> tuple[float, float, float]:
+        d = S ^ m
+        v = float(inv[d].sum())
+        delta = muS - float(mu[m].sum()) + epsilon
+        glr = delta * delta / (2.0 * sigma * sigma * v) if delta > 0 else 0.0
+        return delta - c * math.sqrt(v), glr, v
+
+    # scale of sqrt(V): from the nearest one-swap neighbourhood (1/N of the answer's arms)
+    base = math.sqrt(2.0 * float(np.min(inv)) + 1e-300)
+    top = math.sqrt(float(inv.sum()))
+    ls = np.geomspace(base, max(top, base * 1.0001), grid)
+    lower = -math.inf
+    upper = math.inf
+    best_glr = math.inf
+    closest = None
+    cands: list[NDArray[np.bool_]] = []
+    seen: set[bytes] = set()
+    if c == 0.0:
+        ls = np.array([1.0])
+    for l in ls:
+        w = mu + (c / (2.0 * l)) * sign * inv
+        m = decision_class.argmax_excluding(w, S)
+        if m is None:  # the answer is the only member
+            return {"lower": math.inf, "upper": math.inf, "stop": True, "closest": None, "glr": math.inf,
+                    "candidates": []}
+        m = np.asarray(m, dtype=bool)
+        d = S ^ m
+        g = muS - float(mu[m].sum()) + epsilon - c * float(inv[d].sum()) / (2.0 * l) - c * l / 2.0
+        lower = max(lower, g)
+        key = m.tobytes()
+        if key not in seen:
+            seen.add(key)
+            cands.append(m)
+            f, glr, _ = exact(m)
+            upper = min(upper, f)
+            if glr < best_glr:
+                best_glr, closest = glr, m
+    return {"lower": lower, "upper": upper, "stop": lower >= 0.0, "closest": closest, "glr": best_glr,
+            "candidates": cands}
+
+
+# ----------------------------------------------------------------------------- thresholds
+def _zeta(s: float) -> float:
+    from scipy.special import zeta
+
+    return float(zeta(s, 1))
+
+
+@lru_cache(maxsize=4096)
+def kk_C_gauss(x: float) -> float:
+    """``C_G(x) = min_{l in (1/2, 1]} (g_G(l) + x) / l`` of Kaufmann & Koolen (2021),
+    Theorem 9, with ``g_G(l) = 2 l - 2 l log(4 l) + log zeta(2 l) - log(1 - l) / 2``.
+    ``C_G(x) ~ x + log x`` for large x."""
+    from scipy.optimize import minimize_scalar
+
+    x = float(x)
+
+    def f(l: float) -> float:
+        return (2 * l - 2 * l * math.log(4 * l) + math.log(_zeta(2 * l)) - 0.5 * math.log(1 - l) + x) / l
+
+    res = minimize_scalar(f, bounds=(0.5 + 1e-9, 1.0 - 1e-12), method="bounded", options={"xatol": 1e-10})
+    return float(res.fun)
+
+
+def _h_inv(y: float) -> float:
+    """Inverse of h(u) = u - log u on [1, inf) (y >= 1)."""
+    if y <= 1.0:
+        return 1.0
+    u = y + math.log(y) + 1.0
+    for _ in range(100):  # Newton on u - log u - y (convex, increasing for u > 1)
+        nu = u - (u - math.log(u) - y) / (1.0 - 1.0 / u)
+        if abs(nu - u) < 1e-13 * u:
+            u = nu
+            break
+        u = max(nu, 1.0 + 1e-15)
+    return u
+
+
+def _h_tilde(x: float, z: float = 1.5) -> float:
+    if x >= _h_inv(1.0 / math.log(z)):
+        u = _h_inv(x)
+        return math.exp(1.0 / u) * u
+    return z * (x - math.log(math.log(z)))
+
+
+@lru_cache(maxsize=4096)
+def kk_T(x: float) -> float:
+    """``T(x) = 2 h~_{3/2}((h^{-1}(1 + x) + log(2 zeta(2))) / 2)`` of Kaufmann & Koolen
+    (2021), Theorem 7 (``T(x) ~ x + 4 log(1 + x + sqrt(2 x))``)."""
+    return 2.0 * _h_tilde((_h_inv(1.0 + float(x)) + math.log(2.0 * _zeta(2.0))) / 2.0, 1.5)
+
+
+class GLRThreshold:
+    """``beta(t, delta)`` of the GLR stopping rule (see the module docstring).
+
+    Parameters
+    ----------
+    delta : float in (0, 1)
+    kind : {"valid", "heuristic"}
+        ``"valid"``: the Kaufmann & Koolen threshold matching ``structure``;
+        ``"heuristic"``: ``log((1 + log t) / delta)``.
+    structure : {"pairs", "pairs-kl", "all-arms"}
+        Which valid threshold (ignored by ``"heuristic"``).
+    n_alternatives : int
+        ``m``, the number of two-arm alternatives in the union (``"pairs"``,
+        ``"pairs-kl"``).
+    n_arms : int
+        N (``"all-arms"``).
+    """
+
+    def __init__(self, delta: float, kind: str = "valid", *, structure: str = "pairs", n_alternatives: int = 1,
+                 n_arms: int = 2) -> None:
+        self.delta = check_probability(delta, "delta", owner="GLRThreshold")
+        self.kind = check_choice(kind, "threshold", THRESHOLDS, owner="GLRThreshold")
+        self.structure = check_choice(structure, "structure", ("pairs", "pairs-kl", "all-arms"), owner="GLRThreshold")
+        self.m = check_int(n_alternatives, "n_alternatives", owner="GLRThreshold", low=1)
+        self.n = check_int(n_arms, "n_arms", owner="GLRThreshold", low=1)
+        x = math.log(self.m / self.delta)
+        if self.structure == "pairs":
+            self._const = 2.0 * kk_C_gauss(x / 2.0)
+        elif self.structure == "pairs-kl":
+            self._const = 2.0 * kk_T(x / 2.0)
+        else:
+            self._const = self.n * kk_T(math.log(1.0 / self.delta) / self.n)
+
+    @property
+    def name(self) -> str:
+        """``"heuristic"`` or ``"valid:<structure>"`` (reported in results)."""
+        return "heuristic" if self.kind == "heuristic" else f"valid:{self.structure}"
+
+    def __call__(self, t: float, counts: Any = None) -> float:
+        """The threshold after ``t`` samples (``counts``: per-arm counts, ``"all-arms"``)."""
+        t = max(float(t), 1.0)
+        if self.kind == "heuristic":
+            return math.log((1.0 + math.log(t)) / self.delta)
+        if self.structure == "pairs":
+            return self._const + 4.0 * math.log(4.0 + math.log(max(t / 2.0, 1.0)))
+        if self.structure == "pairs-kl":
+            return self._const + 6.0 * math.log(1.0 + math.log(max(t / 2.0, 1.0)))
+        n = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+        return self._const + 3.0 * float(np.log1p(np.log(n)).sum())
+
+
+def check_epsilon(epsilon: Any, owner: str) -> float:
+    """epsilon >= 0 (finite)."""
+    return check_float(epsilon, "epsilon", owner=owner, low=0.0)
+
+
+_Callable = Callable[..., Any]

@@ -1,0 +1,301 @@
+"""The characteristic time T*(mu) of best-arm, Best-K and decision-class identification.
+
+Every delta-correct algorithm satisfies ``E[tau] >= T*(mu) log(1 / (2.4 delta))`` with
+(Garivier & Kaufmann 2016, Theorem 1)
+
+    T*(mu)^{-1} = max_{w in simplex} min_{lambda in Alt(S*)} sum_i w_i d(mu_i, lambda_i).
+
+For Gaussian arms (variance sigma^2) and an answer S among members of a decision class
+(sum of means; the best arm is the class of singletons, Best-K the class of K-sets), the
+alternative "S' beats S by eps" costs ``(mu(S) - mu(S') + eps)^2 / (2 sigma^2 sum_{S xor S'} 1/w_i)``,
+so ``T* = min s`` subject to ``sum_{i in S xor S'} 1/w_i <= c_{S'} s`` for every S', with
+``c_{S'} = (mu(S) - mu(S') + eps)^2 / (2 sigma^2)`` and ``sum w = 1``: a convex program
+(solved with cvxpy). With ``epsilon > 0`` the value is computed for the best answer S*
+(``T_eps(mu, S*)``); for the best arm the minimum over all epsilon-good answers is taken
+(the epsilon lower bound of Garivier & Kaufmann 2019 / Jourdan et al. 2023).
+
+* best arm: exact, by the root-finding of Garivier & Kaufmann (2016), Theorem 5
+  (:func:`bai_optimal_weights`, Gaussian and Bernoulli);
+* Best-K (``epsilon = 0``): exact (the alternatives are the K (N - K) swaps);
+* decision classes: exact when the class can be enumerated (``enumerate()``, at most
+  ``max_members`` members); otherwise the constraints are restricted to the members found
+  by ``argmax_excluding`` from one-element changes of S*, which gives a *lower bound* of T*
+  (fewer constraints), so the reported ratio is then an upper bound (``exact=False``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..estimation._glr import kl_bernoulli
+from ..exceptions import InvalidParameterError
+
+__all__ = ["BanditLowerBound", "bai_optimal_weights", "bandit_characteristic_time", "bandit_lower_bound_info"]
+
+
+@dataclass(frozen=True)
+class BanditLowerBound:
+    """T*(mu), the optimal proportions, the answer it is computed for, exactness."""
+
+    T_star: float
+    allocation: NDArray[np.float64]
+    answer: Any
+    exact: bool
+    method: str
+
+    def samples_bound(self, delta: float) -> float:
+        return self.T_star * math.log(1.0 / delta)
+
+
+# ----------------------------------------------------------------------------- best arm
+def _x_of_y_bernoulli(ma: float, mj: NDArray[np.float64], y: float) -> NDArray[np.float64]:
+    """x_j(y): the solution of g_j(x) = d(ma, m) + x d(mj, m) = y, m = (ma + x mj)/(1 + x)."""
+    lo = np.full(mj.shape, -30.0)
+    hi = np.full(mj.shape, 30.0)
+    for _ in range(70):
+        lx = 0.5 * (lo + hi)
+        x = np.exp(lx)
+        m = (ma + x * mj) / (1.0 + x)
+        g = kl_bernoulli(ma, m) + x * kl_bernoulli(mj, m)
+        big = g > y
+        hi = np.where(big, lx, hi)
+        lo = np.where(big, lo, lx)
+    return np.exp(0.5 * (lo + hi))
+
+
+def bai_optimal_weights(
+    mu: Any, *, answer: int | None = None, epsilon: float = 0.0, divergence: str = "gaussian", sigma: float = 1.0
+) -> tuple[NDArray[np.float64], float]:
+    """Optimal proportions w*(mu) and ``T_eps(mu, a)^{-1}`` for answer ``a`` (default: the best arm).
+
+    Garivier & Kaufmann (2016), Theorem 5: ``w*_j = x_j(y*) w*_a`` where
+    ``x_j(y)`` solves ``g_j(x) = y`` (``g_j(x) = d(mu_a, m) + x d(mu_j, m)``, m the weighted
+    mean; with ``epsilon`` the alternative is ``lambda_j = lambda_a + eps``) and ``y*`` is the
+    root of ``F(y) = sum_j d(mu_a, m_j) / d(mu_j, m_j) = 1`` on ``(0, min_j g_j(inf))``.
+    Gaussian: ``g_j(x) = c_j x / (1 + x)`` with ``c_j = (mu_a - mu_j + eps)^2 / (2 sigma^2)``,
+    so ``x_j(y) = y / (c_j - y)`` and the ratio is ``x_j^2``. Bernoulli (``epsilon = 0``):
+    nested bisections. Returns ``(w, 1 / T)``; ``1/T = 0`` when ``a`` is not eps-good
+    (strictly).
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    K = mu.shape[0]
+    a = int(np.argmax(mu)) if answer is None else int(answer)
+    others = np.flatnonzero(np.arange(K) != a)
+    gaps = mu[a] - mu[others] + epsilon
+    if np.any(gaps <= 0):
+        w = np.full(K, 1.0 / K)
+        return w, 0.0
+    if divergence == "gaussian":
+        c = gaps * gaps / (2.0 * sigma * sigma)
+        lo, hi = 0.0, float(c.min())
+        for _ in range(200):
+            y = 0.5 * (lo + hi)
+            x = y / (c - y)
+            if float(np.sum(x * x)) > 1.0:
+                hi = y
+            else:
+                lo = y
+            if hi - lo <= 1e-15 * max(hi, 1e-300):
+                break
+        y = 0.5 * (lo + hi)
+        x = y / (c - y)
+    elif divergence == "bernoulli":
+        if epsilon != 0.0:
+            raise InvalidParameterError("bai_optimal_weights: Bernoulli weights with epsilon > 0 are not implemented.")
+        ma, mj = float(mu[a]), mu[others]
+        lo, hi = 0.0, float(kl_bernoulli(ma, mj).min())
+        for _ in range(60):
+            y = 0.5 * (lo + hi)
+            x = _x_of_y_bernoulli(ma, mj, y)
+            m = (ma + x * mj) / (1.0 + x)
+            F = float(np.sum(kl_bernoulli(ma, m) / np.maximum(kl_bernoulli(mj, m), 1e-300)))
+            if F > 1.0:
+                hi = y
+            else:
+                lo = y
+        y = 0.5 * (lo + hi)
+        x = _x_of_y_bernoulli(ma, mj, y)
+    else:
+        raise InvalidParameterError(f"Unknown divergence {divergence!r} (expected 'gaussian' or 'bernoulli').")
+    wa = 1.0 / (1.0 + float(x.sum()))
+    w = np.empty(K)
+    w[a] = wa
+    w[others] = x * wa
+    return w, wa * y
+
+
+# ----------------------------------------------------------------------------- sets
+def _set_alternatives(mu: NDArray[np.float64], S: NDArray[np.bool_], dc: Any, K: int, max_members: int) -> tuple[list[NDArray[np.bool_]], bool]:
+    """Members S' != S used as constraints, and whether they are all of them."""
+    N = mu.shape[0]
+    if dc is None:  # top-K: the swaps (enough when epsilon = 0)
+        ins, outs = np.flatnonzero(S), np.flatnonzero(~S)
+        alts = []
+        for i in ins:
+            for j in outs:
+                m = S.copy()
+                m[i], m[j] = False, True
+                alts.append(m)
+        return alts, True
+    enum = getattr(dc, "enumerate", None)
+    size = getattr(dc, "size", None)
+    n_members = size() if callable(size) else None
+    if callable(enum) and (n_members is None or n_members <= max_members):
+        try:
+            alts = []
+            for m in enum():
+                m = np.asarray(m, dtype=bool)
+                if not np.array_equal(m, S):
+                    alts.append(m)
+                if len(alts) > max_members:
+                    break
+            if len(alts) <= max_members:
+                return alts, True
+        except (NotImplementedError, TypeError):
+            pass
+    # one-element changes of S through the oracle: best member without e / with e
+    alts = []
+    seen: set[bytes] = set()
+    big = 1e6 * (1.0 + float(np.max(np.abs(mu))))
+    for e in range(N):
+        w = mu.copy()
+        w[e] += -big if S[e] else big
+        m = dc.argmax_excluding(w, S)
+        if m is None:
+            continue
+        m = np.asarray(m, dtype=bool)
+        if m.tobytes() not in seen:
+            seen.add(m.tobytes())
+            alts.append(m)
+    return alts, False
+
+
+def _cvx_time(mu: NDArray[np.float64], S: NDArray[np.bool_], alts: list[NDArray[np.bool_]], epsilon: float,
+              sigma: float) -> tuple[float, NDArray[np.float64]]:
+    import cvxpy as cp
+
+    N = mu.shape[0]
+    muS = float(mu[S].sum())
+    D = np.array([S ^ m for m in alts], dtype=float)
+    c = np.array([(muS - float(mu[m].sum()) + epsilon) for m in alts])
+    if np.any(c <= 0):
+        return math.inf, np.full(N, 1.0 / N)
+    c = c * c / (2.0 * sigma * sigma)
+    # scale for conditioning: T* ~ 1/c
+    scale = float(np.median(c))
+    w = cp.Variable(N, pos=True)
+    s = cp.Variable()
+    cons = [cp.sum(w) == 1, D @ cp.inv_pos(w) <= (c / scale) * s]
+    prob = cp.Problem(cp.Minimize(s), cons)
+    try:
+        prob.solve(solver="CLARABEL")
+    except Exception:  # pragma: no cover - solver fallback
+        prob.solve(solver="SCS")
+    wv = np.maximum(np.asarray(w.value, dtype=float), 1e-12)
+    wv /= wv.sum()
+    # exact value at the returned weights (an upper bound of the optimum's T*... of its max-min)
+    vals = c / (D @ (1.0 / wv))
+    return 1.0 / float(vals.min()), wv
+
+
+def bandit_characteristic_time(
+    means: Any,
+    *,
+    K: int = 1,
+    decision_class: Any = None,
+    epsilon: float = 0.0,
+    divergence: str = "gaussian",
+    sigma: float = 1.0,
+    max_members: int = 5000,
+) -> BanditLowerBound:
+    """T*(mu) for the best arm (``K = 1``), Best-K, or a decision class (see the module docstring).
+
+    Examples
+    --------
+    Two Gaussian arms with gap 1, unit variance: ``w* = (1/2, 1/2)`` and
+    ``T* = 2 sigma^2 (1/w_1 + 1/w_2) / 1 = 8``.
+
+    >>> round(bandit_characteristic_time([1.0, 0.0]).T_star, 6)
+    8.0
+    """
+    mu = np.asarray(means, dtype=np.float64)
+    N = mu.shape[0]
+    if decision_class is None and K == 1:
+        best = int(np.argmax(mu))
+        if epsilon > 0:
+            cands = np.flatnonzero(mu >= mu[best] - epsilon)
+        else:
+            cands = np.array([best])
+        bestT, bestw, bestans = math.inf, np.full(N, 1.0 / N), best
+        for a in cands:
+            w, inv = bai_optimal_weights(mu, answer=int(a), epsilon=epsilon, divergence=divergence, sigma=sigma)
+            T = math.inf if inv <= 0 else 1.0 / inv
+            if T < bestT:
+                bestT, bestw, bestans = T, w, int(a)
+        return BanditLowerBound(bestT, bestw, bestans, True, "garivier-kaufmann-theorem-5")
+    if divergence != "gaussian":
+        raise InvalidParameterError("bandit_characteristic_time: sets need the Gaussian divergence.")
+    if decision_class is None:
+        order = np.argsort(-mu, kind="stable")
+        S = np.zeros(N, dtype=bool)
+        S[order[:K]] = True
+        if epsilon > 0:
+            from ..oracles import TopK
+
+            decision_class = TopK(N, K)
+    else:
+        S = np.asarray(decision_class.argmax(mu), dtype=bool)
+    alts, exact = _set_alternatives(mu, S, decision_class, K, max_members)
+    if not alts:
+        return BanditLowerBound(0.0, np.full(N, 1.0 / N), S, True, "single-member")
+    T, w = _cvx_time(mu, S, alts, epsilon, sigma)
+    return BanditLowerBound(T, w, S, exact, "cvxpy-" + ("all-alternatives" if exact else "one-change-alternatives"))
+
+
+_CACHE: dict[bytes, BanditLowerBound] = {}
+
+
+def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1, decision_class: Any = None,
+                            epsilon: float = 0.0, divergence: str | None = None) -> dict[str, Any]:
+    """``{"T_star", "lower_bound_samples", "lower_bound_ratio", "lower_bound_exact"}`` from an
+    environment's truth (its ``means()``); ``{}`` when the truth is unknown or T* fails."""
+    means = getattr(env, "means", None)
+    if not callable(means):
+        return {}
+    try:
+        mu = np.asarray(means(), dtype=np.float64)
+    except Exception:  # pragma: no cover - environments without a truth
+        return {}
+    noise = getattr(env, "noise", None)
+    kind = getattr(noise, "kind", "gaussian")
+    sigma = float(getattr(noise, "sigma", 1.0))
+    if divergence is None:
+        divergence = "bernoulli" if (kind == "bernoulli" and decision_class is None and K == 1) else "gaussian"
+    if divergence == "bernoulli" and epsilon > 0:
+        divergence = "gaussian"
+    if divergence == "gaussian" and kind == "bernoulli":
+        sigma = 0.5
+    key = mu.tobytes() + repr((K, id(decision_class), epsilon, divergence, sigma)).encode()
+    lb = _CACHE.get(key)
+    if lb is None:
+        try:
+            lb = bandit_characteristic_time(mu, K=K, decision_class=decision_class, epsilon=epsilon,
+                                            divergence=divergence, sigma=sigma)
+        except Exception:
+            return {}
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[key] = lb
+    denom = lb.samples_bound(delta)
+    ok = math.isfinite(denom) and denom > 0
+    return {
+        "T_star": lb.T_star,
+        "lower_bound_samples": denom,
+        "lower_bound_ratio": samples / denom if ok else float("nan"),
+        "lower_bound_exact": lb.exact,
+    }

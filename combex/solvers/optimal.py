@@ -1,0 +1,871 @@
+"""Asymptotically optimal pure exploration: Track-and-Stop, Top-Two, Frank-Wolfe sampling, CombGame.
+
+Best arm (index arms), Best-K (semi-bandit, ``K >= 2``) and any decision class with an
+``argmax_excluding`` oracle (matroids, paths, matchings, CP-SAT classes), one name per
+algorithm; the structure comes from the problem (its ``decision_class``) or the ``K`` /
+``decision_class`` settings:
+
+=====================  ==================  ==================================================
+solver (CLI name)      class               sampling rule
+=====================  ==================  ==================================================
+``track-and-stop``     TrackAndStop        Garivier & Kaufmann (2016): C- or D-tracking of
+                                           w*(mu_hat) (Theorem 5 root-finding for the best
+                                           arm), forced exploration sqrt(t)
+``top-two``            TopTwo              EB-TCI (Jourdan, Degenne, Baudry, de Heide &
+                                           Kaufmann 2022; epsilon-version EB-TCeps of
+                                           Jourdan, Degenne & Kaufmann 2023), beta = 1/2
+``fw-sampling``        FWSampling          Frank-Wolfe sampling (Wang, Tzeng & Proutiere
+                                           2021), r-subdifferential game, forced exploration
+``comb-game``          CombGame            Jourdan, Mutny, Kirschner & Krause (ALT 2021):
+                                           AdaHedge learner against the oracle's closest
+                                           alternative, optimistic gains, tracking
+=====================  ==================  ==================================================
+
+**Stopping (all):** the GLR of the empirical answer against its closest alternative exceeds
+``beta(t, delta)`` (:mod:`combex.estimation._glr`): ``threshold="valid"`` (default, the
+Kaufmann & Koolen 2021 thresholds: two-arm mixtures with a union over the ``K - 1`` (best arm)
+or ``K (N - K)`` (Best-K) pair alternatives; the all-arms mixture for decision classes) or
+``threshold="heuristic"`` (``log((1 + log t) / delta)``, the papers' experiments, no
+guarantee). ``Result.info["threshold"]`` says which. ``epsilon >= 0``: the answer is
+epsilon-good (ties end); for sets the gap is on the sum of means.
+
+**Closest alternative:** best arm and Best-K with ``epsilon = 0``: the pairs (i in the
+answer, j outside; exact). Decision classes (and Best-K with ``epsilon > 0``): the
+Lagrangian relaxation of :func:`combex.estimation._glr.class_glr_lower_bound` through
+``argmax_excluding``, a certified *lower* bound of the GLR, so the stopping rule keeps its
+guarantee with any oracle.
+
+**Reward models:** ``divergence="gaussian"`` (known variance ``sigma^2``; for bounded
+rewards ``sigma`` is the sub-Gaussian scale, e.g. 1/2 on [0, 1]) or ``"bernoulli"`` (KL; best
+arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
+``"bernoulli"`` and the structure is pairs, Gaussian otherwise.
+
+**Batches:** ``batch_size = b`` asks for ``b`` samples at once: the sampling rule is applied
+``b`` times on the counts the batch will produce (the means are those of the last check),
+and the stopping rule is checked once per batch.
+
+**Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
+(T*(mu) log(1/delta)) from the environment's truth
+(:mod:`combex.solvers._lower_bound_bandit`).
+
+Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
+linear implementations of issue 15b (:data:`LINEAR_DISPATCH`); until they are merged a
+:class:`~combex.exceptions.InvalidParameterError` says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_choice, check_float, check_int, check_probability, param_error
+from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kl_bernoulli, pair_glr
+from ..exceptions import InvalidParameterError, OracleError
+from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
+
+__all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
+
+#: Linear problems: registry name -> "module:Class" of the linear exploration (issue 15b).
+LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
+                   "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
+
+_DIVERGENCES = ("auto", "gaussian", "bernoulli")
+
+
+# ============================================================================ settings
+class _OptimalSolver(Solver):
+    """Settings shared by the four solvers (see the module docstring)."""
+
+    arm_type: ClassVar[str] = "index"
+    exploration_class: ClassVar[type[Exploration]]
+
+    def __init__(
+        self,
+        K: int = 1,
+        *,
+        delta: float = 0.01,
+        epsilon: float = 0.0,
+        threshold: str = "valid",
+        divergence: str = "auto",
+        sigma: float | None = None,
+        decision_class: Any = None,
+        batch_size: int = 1,
+    ) -> None:
+        owner = type(self).__name__
+        self.K = check_int(K, "K", owner=owner, low=1)
+        self.delta = check_probability(delta, "delta", owner=owner)
+        self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
+        self.threshold = check_choice(threshold, "threshold", ("valid", "heuristic"), owner=owner)
+        self.divergence = check_choice(divergence, "divergence", _DIVERGENCES, owner=owner)
+        self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
+        if decision_class is not None and not callable(getattr(decision_class, "argmax", None)):
+            raise param_error("decision_class", owner, "a decision class with an argmax(weights) oracle", decision_class)
+        self.decision_class = decision_class
+        self.batch_size = check_int(batch_size, "batch_size", owner=owner, low=1)
+
+    @property
+    def tolerance(self) -> float:
+        return float(self.epsilon)
+
+    def _linear_delegate(self, problem: Any) -> Solver | None:
+        """The linear solver this one stands for on a linear problem (one with features and
+        no decision class), or None. Same delta, epsilon and batch size; the valid threshold
+        maps to the linear mixture threshold."""
+        prob = getattr(problem, "problem", problem)
+        if getattr(prob, "features", None) is None or self.decision_class is not None:
+            return None
+        target = LINEAR_DISPATCH.get(self.name)
+        if target is None:
+            raise InvalidParameterError(
+                f"{type(self).__name__} ({self.name!r}) handles best-arm, Best-K and decision-class "
+                f"problems with semi-bandit feedback; this is a linear problem (it has features): use "
+                f"'lingame', 'rage', 'top-two', 'fw-sampling' or 'lingape'."
+            )
+        import importlib
+
+        mod, cls = target.split(":")
+        linear_cls = getattr(importlib.import_module(mod), cls)
+        return linear_cls(
+            delta=self.delta,
+            epsilon=self.epsilon,
+            threshold="mixture" if self.threshold == "valid" else "heuristic",
+            batch_size=None if self.batch_size == 1 else self.batch_size,
+        )
+
+    def resume(self, state: Any, problem: Any) -> Exploration:
+        lin = self._linear_delegate(problem)
+        return lin.resume(state, problem) if lin is not None else super().resume(state, problem)
+
+    def start(self, problem: Any, *, rng: Any = None) -> Exploration:
+        prob = getattr(problem, "problem", problem)
+        lin = self._linear_delegate(problem)
+        if lin is not None:
+            return lin.start(problem, rng=rng)
+        if getattr(prob, "arm_type", "index") != "index":
+            raise InvalidParameterError(
+                f"{type(self).__name__} needs semi-bandit feedback (index arms); the problem has "
+                f"arm_type={prob.arm_type!r} (full-bandit problems: use 'saqm', 'icb')."
+            )
+        return self.exploration_class(self, problem, rng)
+
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+        lin = self._linear_delegate(env)
+        if lin is not None:  # the linear solver adds the linear T*(theta)
+            return lin.run(env, rng=rng, budget=budget, trace=trace)
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+        info = dict(result.info)
+        dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
+        k = getattr(env, "K", self.K) if dc is None else 1
+        div = info.get("divergence")
+        extra = bandit_lower_bound_info(env, self.delta, result.samples, K=int(k), decision_class=dc,
+                                        epsilon=self.epsilon, divergence=div)
+        info.update(extra)
+        return replace(result, info=info)
+
+
+# ============================================================================ exploration
+class _OptimalExploration(Exploration):
+    """Shared state: counts, means, the answer and the GLR stopping rule; subclasses give
+    :meth:`_prepare` (once per batch) and :meth:`_select` (one arm on virtual counts)."""
+
+    def __init__(self, solver: _OptimalSolver, problem: Any, rng: Any) -> None:
+        super().__init__(solver, problem, rng)
+        s = solver
+        self.N = check_int(self.problem.n_arms, "n_arms", owner=type(s).__name__, low=2)
+        dc = s.decision_class if s.decision_class is not None else getattr(self.problem, "decision_class", None)
+        noise = getattr(self.problem, "noise", None)
+        kind = getattr(noise, "kind", "gaussian")
+        self.eps = float(s.epsilon)
+        if dc is not None:
+            if getattr(dc, "n", None) != self.N:
+                raise InvalidParameterError(
+                    f"The decision class of {type(s).__name__} must have a ground set of the problem's {self.N} "
+                    f"arms. Got a class over {getattr(dc, 'n', None)} elements instead."
+                )
+            if not callable(getattr(dc, "argmax_excluding", None)):
+                raise param_error("decision_class", type(s).__name__, "a decision class with argmax_excluding", dc)
+            k = getattr(dc, "k", None)
+            if type(dc).__name__ == "TopK" and self.eps == 0.0 and k is not None and 1 <= int(k) < self.N:
+                self.structure, self.K, self.dc = ("bai" if int(k) == 1 else "topk"), int(k), None
+            elif self.eps == 0.0 and _is_matroid_bases(dc):
+                # bases of a matroid: a base is optimal iff no single exchange improves it, so
+                # Alt(S) is the union of the exchange half-spaces {lambda_j > lambda_i}
+                self.structure, self.dc = "swaps", dc
+                self.K = int(np.count_nonzero(dc.argmax(np.zeros(self.N))))
+            else:
+                self.structure, self.K, self.dc = "class", None, dc
+        else:
+            self.K = check_int(s.K, "K", owner=type(s).__name__, low=1, high=self.N - 1)
+            if self.K == 1:
+                self.structure, self.dc = "bai", None
+            elif self.eps == 0.0:
+                self.structure, self.dc = "topk", None
+            else:
+                from ..oracles import TopK
+
+                self.structure, self.dc = "class", TopK(self.N, self.K)
+        div = s.divergence
+        if div == "auto":
+            div = "bernoulli" if (kind == "bernoulli" and self.structure != "class") else "gaussian"
+        if div == "bernoulli" and self.structure == "class":
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {type(s).__name__} must be 'gaussian' for a decision class "
+                f"(or Best-K with epsilon > 0): the class GLR uses the (sub-)Gaussian statistic. Got 'bernoulli'."
+            )
+        self.divergence = div
+        if s.sigma is not None:
+            self.sigma = float(s.sigma)
+        elif kind == "bernoulli":
+            self.sigma = 0.5
+        else:
+            sig = getattr(noise, "sigma", None)
+            if sig is None:
+                raise InvalidParameterError(
+                    f"The problem has no noise model with a sigma; give the 'sigma' parameter of {type(s).__name__}."
+                )
+            self.sigma = float(sig)
+        if self.structure == "bai":
+            m, st = self.N - 1, "pairs"
+        elif self.structure in ("topk", "swaps"):
+            m, st = max(self.K * (self.N - self.K), 1), "pairs"
+        else:
+            m, st = 1, "all-arms"
+        if st == "pairs" and div == "bernoulli":
+            st = "pairs-kl"
+        self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
+        self.sums = np.zeros(self.N)
+        self.T = np.zeros(self.N, dtype=np.int64)
+        self.mu = np.zeros(self.N)
+        self._ready = False
+        self._stat = -math.inf
+        self._beta_t = math.inf
+        self._answer: Any = None
+        self._closest: Any = None
+        self._pool: list[NDArray[np.bool_]] = []
+        self._setup()
+
+    def _setup(self) -> None:
+        """Subclass hook."""
+
+    # ------------------------------------------------------------------ structure
+    def _compute_answer(self) -> Any:
+        mu = self.mu
+        if self.structure == "bai":
+            return int(np.argmax(mu))
+        if self.structure == "topk":
+            m = np.zeros(self.N, dtype=bool)
+            m[np.argsort(-mu, kind="stable")[: self.K]] = True
+            return m
+        m = np.asarray(self.dc.argmax(mu))
+        if m.shape != (self.N,):
+            raise OracleError(f"{type(self.dc).__name__}.argmax returned shape {m.shape}; expected ({self.N},).")
+        return m.astype(bool)
+
+    def _pairs(self, ans: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """(I, J): i in the answer, j outside (flattened; cached for the last answer)."""
+        key = ans if self.structure == "bai" else ans.tobytes()
+        cached = getattr(self, "_pairs_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        if self.structure == "bai":
+            J = np.flatnonzero(np.arange(self.N) != ans)
+            I = np.full(J.shape, ans, dtype=np.intp)
+        else:
+            ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
+            I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+            if self.structure == "swaps":  # keep the exchanges that give a member
+                keep = np.zeros(I.size, dtype=bool)
+                for r in range(I.size):
+                    m = ans.copy()
+                    m[I[r]], m[J[r]] = False, True
+                    keep[r] = bool(self.dc.contains(m))
+                I, J = I[keep], J[keep]
+                if I.size == 0:  # the answer is the only base: compare it with itself (GLR inf)
+                    I, J = ins[:1], ins[:1]
+        self._pairs_cache = (key, I, J)
+        return I, J
+
+    def pair_costs(self, w: NDArray[np.float64], ans: Any, I: Any = None, J: Any = None) -> tuple[Any, Any, Any, Any]:
+        """Per-pair GLR ``Z`` with weights ``w`` (counts or proportions) and the alternative's x."""
+        if I is None:
+            I, J = self._pairs(ans)
+        z, x = pair_glr(self.mu[I], self.mu[J], w[I], w[J], epsilon=self.eps, divergence=self.divergence,
+                        sigma=self.sigma)
+        return z, x, I, J
+
+    def pair_gradients(self, x: Any, I: Any, J: Any) -> tuple[Any, Any]:
+        """d Z / d w_i and d Z / d w_j (envelope theorem): d(mu_i, x), d(mu_j, x + eps)."""
+        if self.divergence == "gaussian":
+            s2 = 2.0 * self.sigma * self.sigma
+            return (self.mu[I] - x) ** 2 / s2, (self.mu[J] - x - self.eps) ** 2 / s2
+        return kl_bernoulli(self.mu[I], x), kl_bernoulli(self.mu[J], x + self.eps)
+
+    # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
+    def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: list[NDArray[np.bool_]]) -> tuple[Any, Any, Any]:
+        D = np.array([ans ^ m for m in alts], dtype=bool)
+        g = float(self.mu[ans].sum()) - np.array([float(self.mu[m].sum()) for m in alts]) + self.eps
+        V = (D * (1.0 / w)[None, :]).sum(axis=1)
+        F = np.where(g > 0, g * g / (2.0 * self.sigma ** 2 * V), 0.0)
+        return F, D, V
+
+    def class_gradient(self, w: NDArray[np.float64], F: Any, D: Any, V: Any, a: int) -> NDArray[np.float64]:
+        return F[a] * D[a] * (1.0 / w ** 2) / V[a]
+
+    def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
+        """The pool of alternatives (members found by the oracle), refreshed through the
+        Lagrangian search every 8 checks or when the answer changes."""
+        key = ans.tobytes()
+        known = [m for m in self._pool if not np.array_equal(m, ans)]
+        if known and getattr(self, "_pool_key", None) == key and self.rounds % 8:
+            return known
+        self._pool_key = key
+        res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6)
+        pool = [m for m in self._pool if not np.array_equal(m, ans)]
+        keys = {m.tobytes() for m in pool}
+        for m in res["candidates"]:
+            if m.tobytes() not in keys:
+                pool.append(m)
+                keys.add(m.tobytes())
+        self._pool = pool[-40:]
+        return [m for m in self._pool if not np.array_equal(m, ans)] or res["candidates"]
+
+    # ------------------------------------------------------------------ stopping
+    def _check_stop(self) -> None:
+        t = int(self.T.sum())
+        ans = self._compute_answer()
+        self._answer = ans
+        beta = self.beta(t, self.T)
+        self._beta_t = beta
+        if self.structure == "class":
+            known = [m for m in self._pool if not np.array_equal(m, ans)]
+            if known:
+                # necessary condition first (cheap): every known alternative's exact GLR >= beta
+                F, _, _ = self.class_costs(self.T.astype(float), ans, known)
+                if float(F.min()) < beta:
+                    self._stat = float(F.min())
+                    if self.record_trace:
+                        self.record(glr=self._stat, threshold=beta)
+                    return
+            res = class_glr_lower_bound(self.dc, ans, self.mu, self.T.astype(float), epsilon=self.eps,
+                                        sigma=self.sigma, beta=beta)
+            self._closest = res["closest"]
+            self._stat = float(res["glr"])
+            self._margin = float(res["lower"])
+            for m in res["candidates"]:
+                if not any(np.array_equal(m, p) for p in self._pool):
+                    self._pool.append(m)
+            self._pool = self._pool[-40:]
+            stop = bool(res["stop"])
+        else:
+            z, _, I, J = self.pair_costs(self.T.astype(float), ans)
+            k = int(np.argmin(z))
+            self._stat = float(z[k])
+            self._closest = (int(I[k]), int(J[k]))
+            stop = self._stat >= beta
+        if self.record_trace:
+            self.record(glr=self._stat, threshold=beta)
+        if stop:
+            self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.beta.name})")
+
+    # ------------------------------------------------------------------ ask / tell
+    def _next_batch(self) -> Batch:
+        if not self._ready:
+            return Batch(np.arange(self.N, dtype=np.intp), np.ones(self.N, dtype=np.int64))
+        b = self.solver.batch_size
+        cv = self.T.astype(np.float64)
+        self._prepare()
+        add = np.zeros(self.N, dtype=np.int64)
+        for _ in range(b):
+            a = int(self._select(cv))
+            cv[a] += 1.0
+            add[a] += 1
+        arms = np.flatnonzero(add)
+        return Batch(arms.astype(np.intp), add[arms])
+
+    def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
+        arms = np.asarray(batch.arms, dtype=np.intp)
+        c = np.asarray(batch.counts, dtype=np.int64)
+        np.add.at(self.sums, arms, reward_sums)
+        np.add.at(self.T, arms, c)
+        if np.any(self.T == 0):
+            self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
+            return
+        self.mu = self.sums / self.T
+        self._ready = True
+        self.rounds += 1
+        self._check_stop()
+
+    def _prepare(self) -> None:
+        """Once per batch (subclass hook)."""
+
+    def _select(self, cv: NDArray[np.float64]) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _forced(self, cv: NDArray[np.float64]) -> int | None:
+        """Forced exploration of Garivier & Kaufmann (2016): an arm with N_a < sqrt(t) - K/2."""
+        t = float(cv.sum())
+        under = cv < math.sqrt(t) - self.N / 2.0
+        if np.any(under):
+            return int(np.argmin(np.where(under, cv, np.inf)))
+        return None
+
+    # ------------------------------------------------------------------ results
+    @property
+    def recommendation(self) -> Any:
+        ans = self._compute_answer() if self._answer is None or not self.done else self._answer
+        if isinstance(ans, np.ndarray):
+            return ans.copy()
+        return ans
+
+    @property
+    def pulls(self) -> NDArray[np.int64]:
+        return self.T
+
+    def stop(self, status: str, message: str = "") -> None:
+        super().stop(status, message)
+        self.certificate = {
+            "glr": self._stat,
+            "threshold_value": self._beta_t,
+            "threshold": self.beta.name,
+            "delta": self.solver.delta,
+            "epsilon": self.eps,
+            "structure": self.structure,
+        }
+
+    def _info(self) -> dict[str, Any]:
+        return {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
+                "sigma": self.sigma, "batch_size": self.solver.batch_size}
+
+
+
+
+def _is_matroid_bases(dc: Any) -> bool:
+    from ..oracles._matroids import _MatroidBase
+
+    return isinstance(dc, _MatroidBase) and bool(getattr(dc, "base", False)) and callable(getattr(dc, "contains", None))
+
+
+def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
+    """C-tracking's floor: ``max(w, eps)`` renormalized (instead of the L-infinity projection
+    on ``{v >= eps}`` of Garivier & Kaufmann; both move w by at most K eps in sup norm, the
+    property their C-tracking lemma uses)."""
+    K = w.shape[0]
+    if eps <= 0:
+        return w
+    if K * eps >= 1:
+        return np.full(K, 1.0 / K)
+    v = np.maximum(w, eps)
+    return v / v.sum()
+
+
+def _maxmin_weights(costs: Any, N: int, w0: NDArray[np.float64] | None = None, iters: int = 150) -> NDArray[np.float64]:
+    """Approximate ``argmax_w min_a F_a(w)`` on the simplex by exponentiated subgradient
+    ascent (averaged iterate); ``costs(w) -> (values, gradients (m, N))``."""
+    w = np.full(N, 1.0 / N) if w0 is None else np.maximum(w0, 1e-6) / np.maximum(w0, 1e-6).sum()
+    avg = np.zeros(N)
+    tot = 0.0
+    for k in range(iters):
+        F, G = costs(w)
+        a = int(np.argmin(F))
+        g = G[a]
+        scale = float(np.max(np.abs(g))) or 1.0
+        eta = 1.0 / math.sqrt(k + 1)
+        w = w * np.exp(eta * g / scale)
+        w = np.maximum(w / w.sum(), 1e-9)
+        w /= w.sum()
+        avg += w * (k + 1)
+        tot += k + 1
+    return avg / tot
+
+
+# ============================================================================ Track-and-Stop
+class _TrackAndStopExploration(_OptimalExploration):
+    """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm) or subgradient ascent
+    (sets), recomputed lazily (when t grew by 1% since the last solve); D-tracking
+    ``argmax_a t w*_a - N_a`` or C-tracking ``argmax_a sum_s w^{eps_s}(s)_a - N_a`` with
+    ``eps_s = (K^2 + s)^{-1/2} / 2``; forced exploration when some ``N_a < sqrt(t) - K/2``."""
+
+    def _setup(self) -> None:
+        self.w = np.full(self.N, 1.0 / self.N)
+        self.cum = np.zeros(self.N)
+        self._t_solved = -1.0
+
+    def _solve(self) -> None:
+        t = float(self.T.sum())
+        if self._t_solved > 0 and t - self._t_solved < max(1.0, 0.01 * t) and (
+                self.structure == "bai" or t - self._t_solved < max(float(self.N), 0.02 * t)):
+            return
+        self._t_solved = t
+        ans = self._answer
+        if self.structure == "bai":
+            div = self.divergence
+            if div == "bernoulli" and self.eps > 0:
+                div = "gaussian"
+            w, inv = bai_optimal_weights(self.mu, answer=ans, epsilon=self.eps, divergence=div, sigma=self.sigma)
+            self.w = w if inv > 0 else np.full(self.N, 1.0 / self.N)
+            return
+        if self.structure in ("topk", "swaps"):
+            I, J = self._pairs(ans)
+
+            def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
+                z, x, _, _ = self.pair_costs(w, ans, I, J)
+                a = int(np.argmin(z))
+                gi, gj = self.pair_gradients(x[a:a + 1], I[a:a + 1], J[a:a + 1])
+                G = np.zeros((z.shape[0], self.N))
+                G[a, I[a]], G[a, J[a]] = gi[0], gj[0]
+                return z, G
+        else:
+            alts = self._class_alternatives(ans, self.T.astype(float), self._beta_t)
+
+            def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
+                F, D, V = self.class_costs(w, ans, alts)
+                a = int(np.argmin(F))
+                G = np.zeros((F.shape[0], self.N))
+                G[a] = self.class_gradient(w, F, D, V, a)
+                return F, G
+        self.w = _maxmin_weights(costs, self.N, w0=self.w, iters=150 if self._t_solved <= self.N + 1 else 60)
+
+    def _prepare(self) -> None:
+        self._solve()
+
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        f = self._forced(cv)
+        t = float(cv.sum())
+        if self.solver.tracking == "C":
+            self.cum += _simplex_floor(self.w, 0.5 / math.sqrt(self.N ** 2 + t))
+            if f is not None:
+                return f
+            return int(np.argmax(self.cum - cv))
+        if f is not None:
+            return f
+        return int(np.argmax(t * self.w - cv))
+
+    def _info(self) -> dict[str, Any]:
+        out = super()._info()
+        out["tracking"] = self.solver.tracking
+        out["weights"] = self.w.copy()
+        return out
+
+
+@register_solver
+class TrackAndStop(_OptimalSolver):
+    """Track-and-Stop of Garivier & Kaufmann (2016), with the GLR stopping rule.
+
+    Sample every arm once; then, at each step, pull an under-sampled arm
+    (``N_a < sqrt(t) - K/2``, forced exploration) if any, else track the optimal proportions
+    ``w*(mu_hat)`` of the characteristic time (Theorem 5: ``w*_j = x_j(y*) w*_1`` with
+    ``y*`` the root of ``sum_j d(mu_1, m_j)/d(mu_j, m_j) = 1``) by D-tracking
+    (``argmax_a t w*_a - N_a``) or C-tracking (cumulative sums of ``w*`` projected on
+    ``{w >= eps_t}``, ``eps_t = (K^2 + t)^{-1/2} / 2``). For Best-K and decision classes w*
+    is approximated by exponentiated subgradient ascent on the pairs (or on the oracle's
+    alternatives found so far). Stop when the GLR exceeds the threshold (module docstring).
+
+    Parameters
+    ----------
+    K : int, default 1
+        1: best arm (answer: an index); K >= 2: the K best arms (answer: a bool mask).
+        Ignored when a decision class is given or the problem has one.
+    delta : float in (0, 1), default 0.01
+    epsilon : float >= 0, default 0
+        The answer is epsilon-good (sum of means for sets).
+    threshold : {"valid", "heuristic"}
+    divergence : {"auto", "gaussian", "bernoulli"}
+    sigma : float > 0, optional
+        Noise scale (default: the problem's; 1/2 for Bernoulli).
+    decision_class : DecisionClass, optional
+        Any class with ``argmax`` and ``argmax_excluding``.
+    batch_size : int >= 1, default 1
+    tracking : {"D", "C"}, default "D"
+
+    Examples
+    --------
+    >>> from combex.environments import GaussianArms
+    >>> env = GaussianArms([1.0, 0.5, 0.0], rng=0)
+    >>> res = TrackAndStop(delta=0.05).run(env, rng=1)
+    >>> res.status, res.answer, res.info["threshold"]
+    ('identified', 0, 'valid:pairs')
+    """
+
+    name = "track-and-stop"
+    exploration_class = _TrackAndStopExploration
+
+    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+                 divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
+                 batch_size: int = 1, tracking: str = "D") -> None:
+        super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
+                         decision_class=decision_class, batch_size=batch_size)
+        self.tracking = check_choice(tracking, "tracking", ("C", "D"), owner="TrackAndStop")
+
+
+# ============================================================================ Top-Two
+class _TopTwoExploration(_OptimalExploration):
+    """EB-TCI: leader = the empirical answer; challenger = the alternative minimizing
+    ``W(leader, j) + log N_j`` (transportation cost plus the "I" penalization); pull the
+    leader's arm with probability beta = 1/2, else the challenger's. Best-K: the pair
+    (i in the answer, j outside) minimizing ``W_ij + log(N_i + N_j)``. Decision classes: the
+    closest alternative S' found by the oracle; pull the least sampled arm of ``S \\ S'``
+    (leader side) or of ``S' \\ S`` (challenger side)."""
+
+    def _prepare(self) -> None:
+        if self.structure == "class":
+            self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
+
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        ans = self._answer
+        lead = self.rng.random() < self.solver.beta
+        if self.structure == "bai":
+            z, _, I, J = self.pair_costs(cv, ans)
+            if lead:
+                return int(ans)
+            return int(J[int(np.argmin(z + np.log(cv[J])))])
+        if self.structure in ("topk", "swaps"):
+            z, _, I, J = self.pair_costs(cv, ans)
+            k = int(np.argmin(z + np.log(cv[I] + cv[J])))
+            return int(I[k]) if lead else int(J[k])
+        F, D, V = self.class_costs(cv, ans, self._alts)
+        a = int(np.argmin(F + np.log(V ** -1)))
+        side = ans & D[a] if lead else (~ans) & D[a]
+        if not side.any():
+            side = D[a]
+        return int(np.argmin(np.where(side, cv, np.inf)))
+
+
+@register_solver
+class TopTwo(_OptimalSolver):
+    """Top-Two sampling EB-TCI (Jourdan, Degenne, Baudry, de Heide & Kaufmann 2022) with
+    ``beta = 1/2``; with ``epsilon > 0`` the transportation costs are the epsilon-shifted ones
+    of EB-TCeps (Jourdan, Degenne & Kaufmann 2023). GLR stopping (module docstring).
+
+    Leader: the empirical best answer (EB). Challenger: ``argmin_{j != B} W(B, j) + log N_j``
+    with ``W`` the pair GLR (TCI). Best-K and decision classes: see
+    :class:`_TopTwoExploration`. Parameters as :class:`TrackAndStop`, plus ``beta`` in (0, 1).
+
+    Examples
+    --------
+    >>> from combex.environments import GaussianArms
+    >>> res = TopTwo(delta=0.05).run(GaussianArms([1.0, 0.5, 0.0], rng=0), rng=1)
+    >>> res.status, res.answer
+    ('identified', 0)
+    """
+
+    name = "top-two"
+    exploration_class = _TopTwoExploration
+
+    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+                 divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
+                 batch_size: int = 1, beta: float = 0.5) -> None:
+        super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
+                         decision_class=decision_class, batch_size=batch_size)
+        self.beta = check_float(beta, "beta", owner="TopTwo", low=0.0, high=1.0, closed="neither")
+
+
+# ============================================================================ FW sampling
+class _FWExploration(_OptimalExploration):
+    """Frank-Wolfe sampling (Wang, Tzeng & Proutiere 2021, Algorithm 1): with proportions
+    ``x_t = N / t`` and the r-active alternatives ``H = {a : F_a(x_t) <= min F + r_t}``
+    (``r_t = t^{-0.9} / N`` relative to min F), the direction ``z_t = argmax_{z in simplex}
+    min_{a in H} <grad F_a(x_t), z - x_t>`` (a vertex when |H| = 1, a small LP otherwise);
+    the target ``c_{t+1} = c_t + z_t`` is tracked (``argmax c - N``); forced exploration
+    (uniform) when some ``N_a < sqrt(t) - N/2``."""
+
+    def _setup(self) -> None:
+        self.cum = np.zeros(self.N)
+
+    def _prepare(self) -> None:
+        if self.structure == "class":
+            self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
+
+    def _values_grads(self, x: NDArray[np.float64]) -> tuple[Any, Any]:
+        ans = self._answer
+        if self.structure == "class":
+            F, D, V = self.class_costs(x, ans, self._alts)
+            G = F[:, None] * D * (1.0 / x ** 2)[None, :] / V[:, None]
+            return F, G
+        z, xx, I, J = self.pair_costs(x, ans)
+        gi, gj = self.pair_gradients(xx, I, J)
+        G = np.zeros((z.shape[0], self.N))
+        r = np.arange(z.shape[0])
+        G[r, I] = gi
+        G[r, J] = gj
+        return z, G
+
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        f = self._forced(cv)
+        if f is not None:
+            return f
+        t = float(cv.sum())
+        x = cv / t
+        F, G = self._values_grads(x)
+        fmin = float(F.min())
+        r = t ** -0.9 / self.N
+        H = np.flatnonzero(F <= fmin + r * max(fmin, 1e-12))
+        if H.size == 1:
+            z = np.zeros(self.N)
+            z[int(np.argmax(G[H[0]]))] = 1.0
+        else:
+            z = self._game(G[H], x)
+        self.cum += z
+        return int(np.argmax(self.cum - cv + 1.0 - 1e-9 * cv))
+
+    def _game(self, G: NDArray[np.float64], x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """max_{z in simplex} min_h <G_h, z - x> as an LP (scipy HiGHS)."""
+        from scipy.optimize import linprog
+
+        m, n = G.shape
+        # variables (z_1..z_n, u): maximize u s.t. u - G_h z <= -G_h x
+        c = np.zeros(n + 1)
+        c[-1] = -1.0
+        A = np.hstack([-G, np.ones((m, 1))])
+        b = -(G @ x)
+        Aeq = np.hstack([np.ones((1, n)), np.zeros((1, 1))])
+        res = linprog(c, A_ub=A, b_ub=b, A_eq=Aeq, b_eq=[1.0], bounds=[(0, None)] * n + [(None, None)],
+                      method="highs")
+        if not res.success:  # pragma: no cover - degenerate game
+            z = np.zeros(n)
+            z[int(np.argmax(G.mean(axis=0)))] = 1.0
+            return z
+        z = np.maximum(res.x[:n], 0.0)
+        return z / z.sum()
+
+
+@register_solver
+class FWSampling(_OptimalSolver):
+    """Frank-Wolfe sampling of Wang, Tzeng & Proutiere (2021) with GLR stopping.
+
+    Best arm, Best-K (pairs) and decision classes (the alternatives found by the oracle). See
+    :class:`_FWExploration`; parameters as :class:`TrackAndStop`.
+
+    Examples
+    --------
+    >>> from combex.environments import GaussianArms
+    >>> res = FWSampling(delta=0.05).run(GaussianArms([1.0, 0.5, 0.0], rng=0), rng=1)
+    >>> res.status, res.answer
+    ('identified', 0)
+    """
+
+    name = "fw-sampling"
+    exploration_class = _FWExploration
+
+
+# ============================================================================ CombGame
+class _CombGameExploration(_OptimalExploration):
+    """The game of Jourdan, Mutny, Kirschner & Krause (ALT 2021): the learner plays
+    ``w_t`` (AdaHedge over the arms); nature best-responds with the closest alternative
+    ``lambda_t`` to ``mu_hat`` under ``w_t`` (pairs, or the oracle: ``argmax_excluding``);
+    the learner gains the optimistic ``U_i = max_{xi in CI_i} d(xi, lambda_i)`` with
+    ``CI_i = [mu_i -+ sqrt(2 sigma^2 log(t) / N_i)]``; arms are pulled by tracking the
+    cumulative ``w`` (``argmax sum_s w_s - N``)."""
+
+    def _setup(self) -> None:
+        self.L = np.zeros(self.N)  # cumulative losses (negative gains)
+        self.Delta = 0.0  # AdaHedge's cumulative mixability gap
+        self.cum = np.zeros(self.N)
+
+    def _prepare(self) -> None:
+        if self.structure == "class":
+            self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
+
+    def _hedge(self) -> NDArray[np.float64]:
+        eta = math.log(self.N) / self.Delta if self.Delta > 0 else math.inf
+        if not math.isfinite(eta):
+            m = self.L == self.L.min()
+            return m / m.sum()
+        a = -eta * (self.L - self.L.min())
+        w = np.exp(a)
+        return w / w.sum()
+
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        w = self._hedge()
+        t = float(cv.sum())
+        ans = self._answer
+        wf = np.maximum(w, 1e-12)
+        lam = self.mu.copy()
+        if self.structure == "class":
+            F, D, V = self.class_costs(wf, ans, self._alts)
+            a = int(np.argmin(F))
+            g = float(self.mu[ans].sum() - self.mu[self._alts[a]].sum()) + self.eps
+            if g > 0:
+                sign = np.where(ans, -1.0, 1.0)
+                lam = self.mu + D[a] * sign * g * (1.0 / wf) / V[a]
+        else:
+            z, x, I, J = self.pair_costs(wf, ans)
+            k = int(np.argmin(z))
+            if z[k] > 0:
+                lam[I[k]], lam[J[k]] = x[k], x[k] + self.eps
+        rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
+        if self.divergence == "gaussian":
+            gains = (np.abs(self.mu - lam) + rad) ** 2 / (2.0 * self.sigma ** 2)
+        else:
+            lo = np.clip(self.mu - rad, 0.0, 1.0)
+            hi = np.clip(self.mu + rad, 0.0, 1.0)
+            gains = np.maximum(kl_bernoulli(lo, lam), kl_bernoulli(hi, lam))
+        loss = -gains
+        # AdaHedge update (de Rooij et al. 2014): mixability gap of this round
+        h = float(w @ loss)
+        eta = math.log(self.N) / self.Delta if self.Delta > 0 else math.inf
+        if math.isfinite(eta):
+            mn = float(loss.min())
+            mix = mn - math.log(float(w @ np.exp(-eta * (loss - mn)))) / eta
+        else:
+            mix = float(loss[w > 0].min())
+        self.Delta += max(h - mix, 0.0)
+        self.L += loss
+        self.cum += w
+        return int(np.argmax(self.cum - cv))
+
+
+@register_solver
+class CombGame(_OptimalSolver):
+    """The oracle-efficient game of Jourdan, Mutny, Kirschner & Krause (ALT 2021, CombGame)
+    with GLR stopping: works for every decision class with ``argmax_excluding`` (matroids,
+    paths, matchings, CP-SAT classes), Best-K and the best arm. See
+    :class:`_CombGameExploration`; parameters as :class:`TrackAndStop`.
+
+    Examples
+    --------
+    >>> from combex.environments import GaussianArms
+    >>> res = CombGame(delta=0.05).run(GaussianArms([1.0, 0.5, 0.0], rng=0), rng=1)
+    >>> res.status, res.answer
+    ('identified', 0)
+    """
+
+    name = "comb-game"
+    exploration_class = _CombGameExploration
+
+
+
+# ============================================================================ oracle sampler
+class _OracleExploration(_OptimalExploration):
+    """D-tracking of fixed proportions (the true w*), no forced exploration."""
+
+    def _setup(self) -> None:
+        w = np.asarray(self.solver.weights, dtype=np.float64)
+        if w.shape != (self.N,) or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
+            raise param_error("weights", "OracleTracking", f"{self.N} nonnegative proportions", self.solver.weights)
+        self.w = w / w.sum()
+
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        return int(np.argmax(float(cv.sum()) * self.w - cv))
+
+
+class OracleTracking(_OptimalSolver):
+    """The *oracle sampler* of the benchmarks: tracks given proportions (the optimal
+    allocation w*(mu) of the true means, :func:`bandit_characteristic_time`) and stops with
+    the same GLR rule as the other solvers. ``samples(algorithm) / samples(oracle)`` with
+    the same threshold isolates the cost of the sampling rule. Not registered (it needs the
+    truth)."""
+
+    name = "oracle-tracking"
+    exploration_class = _OracleExploration
+
+    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0,
+                 threshold: str = "valid", divergence: str = "auto", sigma: float | None = None,
+                 decision_class: Any = None, batch_size: int = 1) -> None:
+        super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
+                         decision_class=decision_class, batch_size=batch_size)
+        self.weights = np.asarray(weights, dtype=np.float64)

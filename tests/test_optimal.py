@@ -1,0 +1,290 @@
+"""Asymptotically optimal solvers (issue 15, MAB / Best-K / decision classes) and GLR stopping."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, soare
+from combex.environments import NoiseModel, Problem
+from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
+from combex.exceptions import CombexError, InvalidParameterError
+from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
+from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop, get_solver
+from combex.solvers._lower_bound_bandit import _cvx_time, bai_optimal_weights, bandit_characteristic_time
+
+ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
+
+
+# ----------------------------------------------------------------------------- thresholds
+def test_threshold_functions_match_their_asymptotics():
+    for x in (10.0, 20.0, 50.0):
+        assert kk_T(x) == pytest.approx(x + 4 * math.log(1 + x + math.sqrt(2 * x)), rel=0.05)
+        assert x < kk_C_gauss(x) < x + math.log(x) + 1
+    b = GLRThreshold(0.01, "valid", structure="pairs", n_alternatives=4)
+    assert b(1e5) == pytest.approx(2 * kk_C_gauss(math.log(400) / 2) + 4 * math.log(4 + math.log(5e4)))
+    assert b(10) < b(100) < b(1e6)
+    h = GLRThreshold(0.01, "heuristic")
+    assert h(1000) == pytest.approx(math.log((1 + math.log(1000)) / 0.01))
+    assert h.name == "heuristic" and b.name == "valid:pairs"
+    with pytest.raises(InvalidParameterError, match="threshold"):
+        GLRThreshold(0.01, "papers")
+
+
+def test_valid_pair_threshold_is_calibrated_under_the_null_gaussian():
+    delta = 0.1
+    rng = np.random.default_rng(0)
+    runs, half = 4000, 2000
+    n = np.arange(1, half + 1, dtype=float)
+    m0 = np.cumsum(rng.standard_normal((runs, half)), 1) / n
+    m1 = np.cumsum(rng.standard_normal((runs, half)), 1) / n
+    z = np.maximum(pair_glr(m0, m1, n, n)[0], pair_glr(m1, m0, n, n)[0])  # both answers
+    valid = GLRThreshold(delta, "valid", structure="pairs", n_alternatives=1)
+    heur = GLRThreshold(delta, "heuristic")
+    bv = np.array([valid(2 * k) for k in n])
+    bh = np.array([heur(2 * k) for k in n])
+    freq_valid = float(np.mean((z >= bv).any(axis=1)))
+    freq_heur = float(np.mean((z >= bh).any(axis=1)))
+    assert freq_valid <= delta
+    assert freq_heur > freq_valid  # the heuristic is not conservative
+
+
+def test_valid_kl_threshold_is_calibrated_under_the_null_bernoulli():
+    delta = 0.1
+    rng = np.random.default_rng(1)
+    runs, half = 1000, 500
+    n = np.arange(1, half + 1, dtype=float)
+    m0 = np.cumsum(rng.random((runs, half)) < 0.3, 1) / n
+    m1 = np.cumsum(rng.random((runs, half)) < 0.3, 1) / n
+    z = np.maximum(pair_glr(m0, m1, n, n, divergence="bernoulli")[0],
+                   pair_glr(m1, m0, n, n, divergence="bernoulli")[0])
+    valid = GLRThreshold(delta, "valid", structure="pairs-kl", n_alternatives=1)
+    bv = np.array([valid(2 * k) for k in n])
+    assert float(np.mean((z >= bv).any(axis=1))) <= delta
+
+
+def test_pair_glr_gaussian_closed_form_and_bernoulli_minimizer():
+    z, x = pair_glr(1.0, 0.0, 4.0, 4.0, sigma=1.0)
+    assert z == pytest.approx(1.0 / (2 * 0.5)) and x == pytest.approx(0.5)
+    assert pair_glr(0.0, 1.0, 4.0, 4.0)[0] == 0.0
+    assert pair_glr(0.0, 0.0, 4.0, 4.0, epsilon=0.1)[0] > 0  # ties end with epsilon > 0
+    # Bernoulli: the bisection minimizer beats a grid
+    mi, mj, ni, nj = 0.7, 0.4, 30.0, 50.0
+    zb, xb = pair_glr(mi, mj, ni, nj, divergence="bernoulli")
+    from combex.estimation._glr import kl_bernoulli
+
+    grid = np.linspace(0.4, 0.7, 3001)
+    vals = ni * kl_bernoulli(mi, grid) + nj * kl_bernoulli(mj, grid)
+    assert zb == pytest.approx(vals.min(), rel=1e-6)
+
+
+def test_class_glr_is_a_certified_lower_bound():
+    rng = np.random.default_rng(3)
+    dc = TopK(7, 3)
+    members = [np.asarray(m, dtype=bool) for m in dc.enumerate()]
+    for _ in range(20):
+        mu = rng.normal(size=7)
+        N = rng.integers(1, 50, size=7).astype(float)
+        S = dc.argmax(mu)
+        for eps in (0.0, 0.3):
+            beta = float(rng.uniform(0.5, 8.0))
+            c = math.sqrt(2 * beta)
+            exact = min(
+                float(mu[S].sum() - mu[m].sum() + eps - c * math.sqrt((1 / N)[S ^ m].sum()))
+                for m in members if not np.array_equal(m, S)
+            )
+            res = class_glr_lower_bound(dc, S, mu, N, epsilon=eps, sigma=1.0, beta=beta)
+            assert res["lower"] <= exact + 1e-9 <= res["upper"] + 2e-9
+
+
+# ----------------------------------------------------------------------------- lower bound
+def test_bai_weights_theorem5_matches_the_convex_program():
+    mu = np.array([1.0, 0.8, 0.6, 0.4, 0.2])
+    w, inv = bai_optimal_weights(mu)
+    S = np.eye(5, dtype=bool)[0]
+    T_cvx, w_cvx = _cvx_time(mu, S, [np.eye(5, dtype=bool)[j] for j in range(1, 5)], 0.0, 1.0)
+    assert 1 / inv == pytest.approx(T_cvx, rel=1e-3)
+    assert np.allclose(w, w_cvx, atol=2e-3)
+    # Bernoulli: at w* every pair cost is equal (Theorem 5's equalization)
+    mub = np.array([0.6, 0.5, 0.45, 0.2])
+    wb, invb = bai_optimal_weights(mub, divergence="bernoulli")
+    z = pair_glr(mub[0], mub[1:], wb[0], wb[1:], divergence="bernoulli")[0]
+    assert np.ptp(z) <= 1e-6 * z.max() + 1e-9 and invb == pytest.approx(z.min(), rel=1e-4)
+
+
+def test_characteristic_time_two_arms_and_sets():
+    assert bandit_characteristic_time([1.0, 0.0]).T_star == pytest.approx(8.0, rel=1e-9)
+    lb = bandit_characteristic_time([1.0, 0.8, 0.6, 0.4, 0.2], K=2)
+    assert lb.exact and lb.answer.tolist() == [True, True, False, False, False]
+    # epsilon makes it smaller; ties give infinity without epsilon
+    assert bandit_characteristic_time([1, .8, .6, .4, .2], epsilon=0.25).T_star < bandit_characteristic_time(
+        [1, .8, .6, .4, .2]).T_star
+    assert math.isinf(bandit_characteristic_time([1.0, 1.0, 0.0]).T_star)
+    assert math.isfinite(bandit_characteristic_time([1.0, 1.0, 0.0], epsilon=0.1).T_star)
+
+
+# ----------------------------------------------------------------------------- solvers
+@pytest.mark.parametrize("cls", ALL)
+def test_best_arm_identified_with_ratio_and_threshold_label(cls):
+    env = GaussianArms([1.0, 0.6, 0.3, 0.0], rng=0)
+    res = cls(delta=0.05).run(env, rng=1)
+    assert res.identified and res.answer == 0
+    assert res.info["threshold"] == "valid:pairs" and res.certificate["glr"] >= res.certificate["threshold_value"]
+    assert 1.0 < res.info["lower_bound_ratio"] < 30
+    assert res.pulls.sum() == res.samples
+    h = cls(delta=0.05, threshold="heuristic").run(env.spawn(0), rng=1)
+    assert h.info["threshold"] == "heuristic" and h.samples < res.samples
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_best_k_and_decision_classes(cls):
+    env = BestKGaussianArms([1.0, 0.9, 0.3, 0.2, 0.0], K=2, sigma=0.5, rng=0)
+    res = cls(K=2, delta=0.05).run(env, rng=1)
+    assert res.identified and res.answer.tolist() == [True, True, False, False, False]
+    assert res.info["structure"] == "topk" and "lower_bound_ratio" in res.info
+    # a partition matroid (one of {0,1,2}, one of {3,4}): any class with argmax_excluding
+    pm = PartitionMatroid([0, 0, 0, 1, 1], [1, 1], base=True)
+    env2 = GaussianArms([0.2, 1.0, 0.0, 0.5, 0.9], sigma=0.5, rng=2)
+    r2 = cls(decision_class=pm, delta=0.05).run(env2, rng=3)
+    assert r2.identified and np.flatnonzero(r2.answer).tolist() == [1, 4]
+    assert r2.info["structure"] == "swaps" and r2.info["threshold"] == "valid:pairs"  # matroid bases: exchanges
+    # a class that is not a matroid: the oracle's Lagrangian certificate, all-arms threshold
+    fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
+    env3 = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
+    r3 = cls(decision_class=fam, delta=0.05).run(env3, rng=5)
+    assert r3.identified and np.flatnonzero(r3.answer).tolist() == [3, 4]
+    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms"
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_epsilon_good_answers_end_ties(cls):
+    env = GaussianArms([1.0, 1.0, 0.0], sigma=0.5, rng=0)
+    res = cls(delta=0.05, epsilon=0.3).run(env, rng=1, budget=200_000)
+    assert res.identified and res.answer in (0, 1)
+    env2 = BestKGaussianArms([1.0, 0.5, 0.5, 0.0], K=2, sigma=0.5, rng=0)
+    r2 = cls(K=2, delta=0.05, epsilon=0.3).run(env2, rng=1, budget=200_000)
+    assert r2.identified and env2.is_correct(r2.answer, 0.3) and r2.info["structure"] == "class"
+
+
+def test_bernoulli_uses_kl_and_batches_cost_little():
+    env = BernoulliArms([0.8, 0.5, 0.4], rng=0)
+    res = TopTwo(delta=0.05).run(env, rng=1)
+    assert res.identified and res.answer == 0
+    assert res.info["divergence"] == "bernoulli" and res.info["threshold"] == "valid:pairs-kl"
+    g = GaussianArms([1.0, 0.5, 0.0], rng=0)
+    one = [TopTwo(delta=0.05).run(g.spawn(s), rng=s).samples for s in range(5)]
+    batched = TopTwo(delta=0.05, batch_size=50).run(g.spawn(0), rng=0)
+    assert batched.identified and batched.rounds <= batched.samples / 40
+    assert batched.samples <= 3 * max(one) + 50 * 3
+
+
+def test_track_and_stop_c_and_d_tracking():
+    env = GaussianArms([1.0, 0.7, 0.2], rng=0)
+    for tr in ("C", "D"):
+        res = TrackAndStop(delta=0.05, tracking=tr).run(env.spawn(1), rng=2)
+        assert res.identified and res.answer == 0 and res.info["tracking"] == tr
+        w = res.info["weights"]
+        assert np.allclose(res.pulls / res.samples, w, atol=0.15)
+
+
+def test_registry_names_and_bad_input():
+    assert get_solver("track-and-stop") is TrackAndStop and get_solver("comb-game") is CombGame
+    assert get_solver("top-two") is TopTwo and get_solver("fw-sampling") is FWSampling
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        TopTwo(epsilon=-0.1)
+    with pytest.raises(InvalidParameterError, match="tracking"):
+        TrackAndStop(tracking="E")
+    with pytest.raises(InvalidParameterError, match="batch_size"):
+        FWSampling(batch_size=0)
+    with pytest.raises(InvalidParameterError, match="decision_class"):
+        CombGame(decision_class=object())
+    with pytest.raises(InvalidParameterError, match="K"):
+        TopTwo(K=5).start(GaussianArms([1.0, 0.0]))
+    with pytest.raises(InvalidParameterError, match="divergence"):
+        TopTwo(K=2, epsilon=0.1, divergence="bernoulli").start(BernoulliArms([0.5, 0.4, 0.3]))
+    # linear problems: top-two / fw-sampling dispatch to the linear solvers; the others refuse
+    with pytest.raises(CombexError, match="lingame"):
+        TrackAndStop().start(soare(3))
+
+
+def test_ask_tell_by_hand_matches_run():
+    env = GaussianArms([1.0, 0.5, 0.0], rng=5)
+    ref = TopTwo(delta=0.05).run(env.spawn(7), rng=3)
+    exp = TopTwo(delta=0.05).start(Problem(3, NoiseModel("gaussian", 1.0)), rng=3)
+    e = env.spawn(7)
+    while not exp.done:
+        b = exp.ask()
+        assert exp.ask() is b
+        exp.tell_batch(b, e.pull_many(b.arms, b.counts))
+    assert exp.samples == ref.samples and exp.result().answer == ref.answer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", ALL)
+def test_error_rate_at_most_delta_over_200_runs(cls):
+    from scipy.stats import beta as beta_dist
+
+    delta = 0.1
+    runs = 200
+    cases = [
+        (GaussianArms([0.5, 0.3, 0.28], sigma=0.5), {}, 0.0),             # near tie behind the best
+        (BestKGaussianArms([0.6, 0.5, 0.3, 0.28], K=2, sigma=0.5), {"K": 2}, 0.0),
+        (GaussianArms([0.5, 0.47, 0.0], sigma=0.5), {"epsilon": 0.2}, 0.2),  # near tie at the top, epsilon-good
+    ]
+    for env0, kw, tol in cases:
+        errors = 0
+        for s in range(runs):
+            res = cls(delta=delta, **kw).run(env0.spawn(10_000 + s), rng=s)
+            errors += not env0.is_correct(res.answer, tol)
+        # Clopper-Pearson lower confidence limit of the error rate below delta
+        lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
+        assert lo <= delta, (cls.name, kw, errors)
+
+
+def test_lucb_family_reports_the_lower_bound_ratio():
+    from combex.solvers import LilRandLUCB, LUCB
+
+    env = BestKGaussianArms([1.0, 0.9, 0.3, 0.2, 0.0], K=2, sigma=0.5, rng=0)
+    for cls in (LUCB, LilRandLUCB):
+        res = cls(2, mode="heuristic").run(env.spawn(1), rng=2)
+        lb = bandit_characteristic_time(env.means(), K=2, sigma=0.5)
+        assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (lb.T_star * math.log(100)))
+
+
+def test_oracle_sampler_tracks_the_true_weights():
+    from combex.solvers.optimal import OracleTracking
+
+    mu = [1.0, 0.7, 0.2]
+    w = bandit_characteristic_time(mu).allocation
+    res = OracleTracking(w, delta=0.05).run(GaussianArms(mu, rng=0), rng=1)
+    assert res.identified and np.allclose(res.pulls / res.samples, w, atol=0.02)
+    with pytest.raises(InvalidParameterError, match="weights"):
+        OracleTracking([1.0, -1.0, 0.0]).start(GaussianArms(mu))
+
+
+def test_top_two_and_fw_sampling_dispatch_to_the_linear_solvers_on_linear_problems():
+    from combex.environments import soare
+    from combex.solvers import get_solver
+    from combex.solvers.optimal_linear import LinearFWSampling, LinearTopTwo
+
+    for name, cls in (("top-two", LinearTopTwo), ("fw-sampling", LinearFWSampling)):
+        a = get_solver(name)(delta=0.1).run(soare(d=2, rng=0), rng=3)
+        b = cls(delta=0.1).run(soare(d=2, rng=0), rng=3)
+        assert (a.answer, a.samples) == (b.answer, b.samples)
+        assert a.info["lower_bound_ratio"] == pytest.approx(b.info["lower_bound_ratio"])
+        assert a.info["lower_bound_ratio"] > 1.0  # the linear T*(theta), not the bandit one
+
+
+def test_budget_and_unsupported_save():
+    from combex.exceptions import StateError
+
+    env = GaussianArms([0.5, 0.49, 0.0], rng=0)
+    res = TopTwo(delta=0.01).run(env, rng=1, budget=2)
+    assert res.status == "budget_exhausted" and res.samples == 2
+    res = FWSampling(delta=0.01).run(env.spawn(1), rng=1, budget=300)
+    assert res.status == "budget_exhausted" and res.samples == 300 and res.answer in (0, 1, 2)
+    exp = CombGame().start(env)
+    with pytest.raises(StateError):
+        exp.state_dict()
