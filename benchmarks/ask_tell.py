@@ -209,8 +209,8 @@ def semi_section() -> None:
                                            lambda: solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0))
         _semi_row("lil'UCB (heuristic)", n, n_p, r_p, t_p, res, t_c)
         solver = get_solver("lucb")(K=1)
-        mu2 = mu.copy()
-        mu2[1] = 0.35  # LUCB needs about 20x the samples of lil'UCB at the same gap
+        mu2 = np.minimum(mu, 0.35)  # LUCB needs about 20x the samples of lil'UCB at the same gap
+        mu2[0] = 0.5
         solver.run(GaussianArms(mu2, sigma=sigma, rng=0), rng=0)
         delta = solver.confidence_parameters(n)["delta"]
         n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lucb(mu2, sigma, 1, 7, delta),
