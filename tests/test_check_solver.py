@@ -163,7 +163,7 @@ class _RRExploration(Exploration):
         self.rounds += 1
         mu = self.S / np.maximum(self.T, 1)
         r = self._radius()
-        top = self.recommendation
+        top = self.answer
         if (mu - r)[top].min() >= (mu + r)[~top].max() - self.solver.epsilon:
             self.stop("identified")
 
