@@ -21,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _studies_helpers import PgCluster  # noqa: E402
 from _study_worker import MEANS, reward  # noqa: E402
 
+#: ICB with a geometric check schedule (a handful of batches of many tickets each)
+ICB = {"delta": 0.1, "growth": 0.5}
 WORKER = str(Path(__file__).parent / "_study_worker.py")
 pytest.importorskip("sqlalchemy")
 
@@ -172,7 +174,7 @@ def _assert_same_state(a, b):
 
 def test_batch_study_out_of_order_equals_sequential_run():
     """Batch policy: results arriving in any order give exactly the sequential run."""
-    params = {"delta": 0.1}
+    params = ICB
     ref = sequential_reference("icb", params, full_problem(), seed=5)
     for window, order in [(1, None), (7, np.random.default_rng(0))]:
         study = cs.create_study(name=f"w{window}", problem=full_problem(), solver="icb", solver_params=params,
@@ -185,7 +187,7 @@ def test_batch_study_out_of_order_equals_sequential_run():
 
 
 def test_batch_policy_waits_when_the_batch_is_out():
-    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params={"delta": 0.1})
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB)
     first = study.ask(n=1000)
     assert len(first) == len({t.entry for t in first}) and study.ask() is None and study.ask(n=3) == []
     study.tell_many([(t, reward(t)) for t in first])
@@ -259,7 +261,7 @@ def test_user_decision_class_is_stored_by_name(tmp_path):
     spec = cs.problem_spec(dc.n, noise="bernoulli", arm_type="mask", decision_class=dc)
     assert spec["decision_class"]["name"] == type(dc).name
     path = str(tmp_path / "s.db")
-    cs.create_study(storage=path, name="s", problem=spec, solver="icb", solver_params={"delta": 0.1})
+    cs.create_study(storage=path, name="s", problem=spec, solver="icb", solver_params=ICB)
     import sqlite3
 
     text = sqlite3.connect(path).execute("select problem from combex_studies").fetchone()[0]
@@ -312,7 +314,7 @@ def _check_log(storage, name):
 
 def _concurrent(url, workers):
     study = cs.create_study(storage=url, name="c", problem=full_problem(), solver="icb",
-                            solver_params={"delta": 0.1}, seed=2, snapshot_every=20)
+                            solver_params=ICB, seed=2, snapshot_every=20)
     procs = [_spawn(url, "c", "work", i) for i in range(workers)]
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
@@ -320,7 +322,7 @@ def _concurrent(url, workers):
     st = study.storage
     rows = _check_log(st, "c")
     res = st.get_study("c").result
-    ref = sequential_reference("icb", {"delta": 0.1}, full_problem(), seed=2)
+    ref = sequential_reference("icb", ICB, full_problem(), seed=2)
     assert res["answer"] == [0, 1] and res["samples"] == ref.samples
     assert done == st.get_study("c").n_told == len([r for r in rows if r.state == "told"])
 
@@ -341,7 +343,7 @@ def test_kill_9_mid_transaction(backend, mode, tmp_path, request):
     with the answer (and samples) of an uninterrupted run."""
     url = str(tmp_path / "k.db") if backend == "sqlite" else request.getfixturevalue("pg").new_database()
     study = cs.create_study(storage=url, name="k", problem=full_problem(), solver="icb",
-                            solver_params={"delta": 0.1}, seed=4, lease_seconds=1.0)
+                            solver_params=ICB, seed=4, lease_seconds=1.0)
     # some progress first
     for t in study.ask(n=5):
         study.tell(t, reward(t))
@@ -360,5 +362,5 @@ def test_kill_9_mid_transaction(backend, mode, tmp_path, request):
     run_to_end(study)
     _check_log(st, "k")
     res = st.get_study("k").result
-    ref = sequential_reference("icb", {"delta": 0.1}, full_problem(), seed=4)
+    ref = sequential_reference("icb", ICB, full_problem(), seed=4)
     assert res["answer"] == [0, 1] and res["samples"] == ref.samples and res["rounds"] == ref.rounds
