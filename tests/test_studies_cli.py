@@ -161,3 +161,19 @@ def test_dashboard_command_serves(tmp_path):
     finally:
         p.terminate()
         p.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_lab_study_example(tmp_path):
+    """examples/lab_study.py: workers killed with SIGKILL midway, restarted, identified team."""
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "lab_study.py"
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "lab.db")], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert "killed 4 workers" in out.stdout and "identified after" in out.stdout
+    lines = out.stdout.splitlines()
+    team = [l for l in lines if l.startswith("identified team:")][0].split(":", 1)[1]
+    top = [l for l in lines if l.startswith("top-5 accuracy")][0].split(":", 1)[1].split("accuracies")[0]
+    assert team.strip() == top.strip()
