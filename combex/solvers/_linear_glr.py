@@ -41,6 +41,12 @@ probability >= 1 - delta: if ``x_hat`` is not epsilon-good, some ``x`` has
 sqrt(2 sigma^2 beta_x) ||y_x||_{A_t^{-1}}``, i.e. ``Z_x <= beta_x``. No bound S on
 ``||theta||`` is needed (the bias term of the regularized estimate is avoided by using OLS).
 
+The bound holds for every ``lam > 0`` fixed in advance, and the best ``lam`` depends on the
+scale of ``A_t`` at the stop; with ``n_ridges = J`` the threshold of each direction is the
+smallest over the grid ``lam_j = ridge 10^j`` (j < J), each at ``delta / J``. All J events
+hold at once with probability >= 1 - delta (union bound), so the rule stays valid (the
+solvers' default is J = 6).
+
 ``"heuristic"``: ``beta(t) = log((1 + log t) / delta)``, the threshold of the papers'
 experiments (Degenne et al. 2020, Section 6). It is *not* a valid deviation bound in
 dimension d > 1 (its calibration test shows the violation rate) and is offered only for
