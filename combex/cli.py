@@ -231,7 +231,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             docs.append(run_many(
                 solver, args.instance, params, runs=args.runs, seed=args.seed, jobs=args.jobs,
                 budget=args.budget, backend=args.backend, scheduler=args.scheduler,
-                progress=None if args.progress is None else args.progress,
+                progress=None if args.progress is None else args.progress, time_limit=args.time_limit,
                 on_result=None if out is None else (lambda i, rec: out.add(rec))))
         out_obj: Any = docs[0] if len(docs) == 1 else docs
         text = json.dumps(out_obj, indent=None if args.json else 2)
@@ -454,6 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"maximum samples per run (default {DEFAULT_BUDGET:.0e}; 0: no limit); a run "
                          "that reaches it ends with status budget_exhausted and lists the candidates "
                          "still indistinguishable from its leader")
+    sr.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="end each run at its first check after this many seconds (status budget_exhausted)")
     _add_backend_options(sr)
     sr.add_argument("--json", action="store_true", help="print one JSON object (a list with several solvers)")
     sr.add_argument("--out", default=None,
@@ -526,6 +528,12 @@ def build_parser() -> argparse.ArgumentParser:
     sd.add_argument("--quick", action="store_true", help="a smaller run (seconds)")
     sd.add_argument("--out-dir", default=".", help="where to save the plot (default .)")
     sd.set_defaults(func=_cmd_demo)
+
+    from .dashboard import add_dashboard_command  # live studies (combex.studies) and their dashboard
+    from .studies._cli import add_study_command
+
+    add_study_command(sub)
+    add_dashboard_command(sub)
     return p
 
 

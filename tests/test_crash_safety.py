@@ -46,7 +46,7 @@ def kill_loop(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
     reference = solver.run(env, rng=a)
     path = tmp_path / "study.json"
     rs = np.random.default_rng(seed)
-    counts = {"kills": 0, "recovered": 0, "mid_save": 0, "restarts": 0}
+    counts = {"kills": 0, "recovered": 0, "mid_save": 0, "restarts": 0, "no_save": 0}
     for _ in range(kills):
         if path.exists() and load_state(path)["status"] != "running":
             shutil.rmtree(tmp_path / "s", ignore_errors=True)
@@ -70,6 +70,7 @@ def kill_loop(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
         if any(f.name.endswith(".tmp") for f in tmp_path.iterdir()):
             counts["mid_save"] += 1  # the kill landed inside a save
         if not path.exists():  # killed before the first save
+            counts["no_save"] += 1
             continue
         fresh, _ = _env()
         fresh.reset(999)  # resuming restores the saved noise stream
@@ -84,14 +85,17 @@ def kill_loop(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
 
 def test_sigkill_at_random_instants_leaves_a_resumable_save(tmp_path):
     counts = kill_loop(tmp_path, 100, seed=1)
-    assert counts["kills"] == 100 and counts["recovered"] >= 90
+    # every kill that left a save recovered exactly; on a loaded machine more kills land
+    # before the first save, so only a floor on the number of recoveries
+    assert counts["kills"] == 100 and counts["recovered"] == 100 - counts["no_save"], counts
+    assert counts["recovered"] >= 50, counts
     assert counts["mid_save"] >= 5, counts  # the kills did land inside saves
 
 
 @pytest.mark.slow
 def test_sigkill_many_instants(tmp_path):
     counts = kill_loop(tmp_path, 500, seed=2)
-    assert counts["recovered"] >= 450 and counts["mid_save"] >= 50, counts
+    assert counts["recovered"] == 500 - counts["no_save"] and counts["recovered"] >= 250 and counts["mid_save"] >= 50, counts
 
 
 def test_temporary_names_are_not_followed_through_symlinks(tmp_path):

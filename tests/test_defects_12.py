@@ -253,8 +253,24 @@ def test_best_k_budget_exhausted_lists_the_arms_across_the_boundary():
     from combex.exceptions import TieWarning
 
     env = GaussianArms([1.0, 0.5, 0.5, 0.0], rng=0)  # K = 2: arms 1 and 2 tie
+    seen = []
     with pytest.warns(TieWarning):
-        res = get_solver("lil-randlucb")(2).run(env, rng=0, budget=20_000)
+        res = get_solver("lil-randlucb")(2).run(env, rng=0, budget=20_000, callback=lambda e: seen.append(e.progress()))
     assert res.status == "budget_exhausted"
+    assert np.isfinite(seen[-1]["statistic"]) and seen[-1]["statistic"] > seen[-1]["threshold"] == 0.0
     ind = res.info["indistinguishable"]
     assert {1, 2} <= set(ind["in_answer"]) | set(ind["outside"])
+
+
+def test_cli_time_limit_ends_a_tied_run_with_budget_exhausted(capsys):
+    from combex.cli import main
+    from combex.exceptions import TieWarning
+
+    with pytest.warns(TieWarning):
+        assert main(["run", "icb", "--instance", "crowd", "--set", "k=10", "--time-limit", "0.5", "--json",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    import json
+
+    run = json.loads(out)["runs"][0]
+    assert run["status"] == "budget_exhausted" and run["indistinguishable"]

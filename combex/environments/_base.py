@@ -28,6 +28,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
+from .._state import restore_generator
 from .._validation import check_float, check_int, check_mask, check_rng, param_error
 from ..exceptions import InvalidParameterError
 
@@ -195,13 +196,15 @@ class Environment(ABC):
                 f"The 'state' parameter of {type(self).__name__}.load_state_dict must come from the "
                 f"state_dict() of a {type(self).__name__} with {self.n_arms} arms. Got {got!r} instead."
             )
+        # validated through the allow-list of bit generators (a saved file never chooses
+        # which function of numpy.random is called)
+        new = restore_generator(state.get("rng_type"), state.get("rng"), source=f"The state given to "
+                                f"{type(self).__name__}.load_state_dict", field="rng")
         bg = self.rng.bit_generator
-        if type(bg).__name__ == state["rng_type"]:
-            bg.state = state["rng"]  # in place: same generator object, same stream
+        if type(bg) is type(new.bit_generator):
+            bg.state = new.bit_generator.state  # in place: same generator object, same stream
         else:
-            new = getattr(np.random, str(state["rng_type"]))()
-            new.state = state["rng"]
-            self.rng = np.random.Generator(new)
+            self.rng = new
         return self
 
     def value(self, arm: Any) -> float:

@@ -79,22 +79,36 @@ class ProgressLine:
 
 
 def simulate(solver: Solver, env: Any, *, rng: Any = None, budget: int | None = None,
-             progress: bool | None = False, desc: str | None = None, every: float = 2.0) -> Any:
+             progress: bool | None = False, desc: str | None = None, every: float = 2.0,
+             time_limit: float | None = None) -> Any:
     """``solver.run(env, rng=rng, budget=budget)``, with a progress line on stderr.
 
-    Without progress this is exactly ``solver.run``. With it (``None``: when stderr is a
-    terminal), the run gets a :class:`ProgressLine` callback (every ``every`` seconds:
-    samples, stopping statistic vs threshold, leader); the callback only reads the state,
-    so the result is the same. Solvers whose ``run`` takes no ``callback`` run as is.
+    Without progress or time limit this is exactly ``solver.run``. With progress
+    (``None``: when stderr is a terminal), the run gets a :class:`ProgressLine` callback
+    (every ``every`` seconds: samples, stopping statistic vs threshold, leader); the
+    callback only reads the state, so the result is the same. ``time_limit`` (seconds)
+    ends the run at the first check after it with status ``"budget_exhausted"``. Solvers
+    whose ``run`` takes no ``callback`` run as is.
     """
     import inspect
     import sys
 
     if progress is None:
         progress = sys.stderr.isatty()
-    if not progress or "callback" not in inspect.signature(type(solver).run).parameters:
+    if time_limit is not None:
+        time_limit = check_float(time_limit, "time_limit", owner="simulate", low=0.0, closed="neither")
+    if (not progress and time_limit is None) or "callback" not in inspect.signature(type(solver).run).parameters:
         return solver.run(env, rng=rng, budget=budget)
-    return solver.run(env, rng=rng, budget=budget, callback=ProgressLine(desc or solver.name, every=every))
+    line = ProgressLine(desc or solver.name, every=every) if progress else None
+    t0 = time.perf_counter()
+
+    def callback(exp: Any) -> None:
+        if line is not None:
+            line(exp)
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            exp.stop("budget_exhausted", f"time limit of {time_limit:g} s reached")
+
+    return solver.run(env, rng=rng, budget=budget, callback=callback)
 
 
 def run_once(
@@ -108,6 +122,7 @@ def run_once(
     budget: int | None = None,
     epsilon: float = 0.0,
     progress: bool | None = False,
+    time_limit: float | None = None,
 ) -> dict[str, Any]:
     """One seeded run; returns the ``runs`` record of the CLI's JSON schema.
 
@@ -128,7 +143,7 @@ def run_once(
             "certificate": None, "regret": rec["regret"], "preprocess_seconds": rec["preprocess_seconds"],
             "online_seconds": rec["online_seconds"], "index_maintenance_seconds": rec["index_maintenance_seconds"],
         }
-    res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress)
+    res = simulate(solver, env, rng=alg_rng, budget=budget, progress=progress, time_limit=time_limit)
     rec = res.to_dict()
     rec = {
         "seed": root_seed,
@@ -174,6 +189,7 @@ class RunTask:
     budget: int | None = None
     epsilon: float | None = None
     progress: bool | None = False
+    time_limit: float | None = None
 
     def build_solver(self) -> Solver:
         """The solver object; a named solver that takes ``K`` gets the instance's ``K``
@@ -249,7 +265,7 @@ def execute_task(task: RunTask) -> dict[str, Any]:
     solver = task.build_solver()
     eps = _tolerance(solver) if task.epsilon is None else float(task.epsilon)
     return run_once(solver, task.instance, task.params, root_seed=task.root_seed, index=task.index,
-                    budget=task.budget, epsilon=eps, progress=task.progress)
+                    budget=task.budget, epsilon=eps, progress=task.progress, time_limit=task.time_limit)
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -292,6 +308,7 @@ def run_many(
     backend: str | None = None,
     scheduler: Any = None,
     progress: bool | None = False,
+    time_limit: float | None = None,
     on_result: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``solver`` ``runs`` times on ``instance``; return the CLI's JSON document.
@@ -316,7 +333,11 @@ def run_many(
         A run is "correct" when its answer is epsilon-optimal (default: the solver's PAC
         tolerance, :attr:`Solver.tolerance`).
     progress : bool or None
-        tqdm bar over the runs (None: when stderr is a terminal).
+        tqdm bar over the runs (None: when stderr is a terminal); serial runs also print
+        progress lines inside each run (:class:`ProgressLine`).
+    time_limit : float, optional
+        Seconds per run; a run past it ends at its next check with status
+        ``"budget_exhausted"``.
     on_result : callable, optional
         ``on_result(index, record)`` as each run finishes (completion order), e.g. to
         write it out at once.
@@ -344,7 +365,9 @@ def run_many(
         backend = "dask" if scheduler is not None else ("processes" if jobs > 1 and runs > 1 else "serial")
     # in-run progress lines (samples, statistic vs threshold, leader) for serial runs
     in_run = progress if backend == "serial" else False
-    tasks = [RunTask(solver, instance, params, seed, i, budget, eps, in_run) for i in range(runs)]
+    if time_limit is not None:
+        time_limit = check_float(time_limit, "time_limit", owner="run_many", low=0.0, closed="neither")
+    tasks = [RunTask(solver, instance, params, seed, i, budget, eps, in_run, time_limit) for i in range(runs)]
     t0 = time.perf_counter()
     records = execute(execute_task, tasks, backend=backend, jobs=jobs, scheduler=scheduler,
                       progress=progress, desc=f"{solver.name} on {instance}", on_result=on_result)

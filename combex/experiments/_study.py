@@ -23,9 +23,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._state import load_state, restore_generator, save_state
+from .._state import load_state, save_state
 from .._validation import check_int
-from ..exceptions import StateError
+from ..exceptions import InvalidParameterError, StateError
 
 __all__ = ["environment_state", "restore_environment_state", "save_study", "load_study", "run_study"]
 
@@ -46,19 +46,16 @@ def restore_environment_state(env: Any, state: dict[str, Any]) -> Any:
             f"The saved environment state is of a {state.get('type')} with {state.get('n_arms')} arms; "
             f"the environment given is a {type(env).__name__} with {env.n_arms} arms."
         )
-    rng = restore_generator(state.get("rng_type"), state.get("rng"), source="The saved environment state",
-                            field="environment.rng")
-    pos = None
     if "positions" in state:
         pos = np.asarray(state["positions"])
-        if pos.dtype.kind not in "iu" or pos.shape != np.shape(getattr(env, "_pos", pos)) or np.any(pos < 0):
+        want = np.shape(getattr(env, "_pos", ()))
+        if pos.dtype.kind not in "iu" or pos.shape != want or np.any(pos < 0):
             raise StateError("The field 'environment.positions' of the saved state must hold nonnegative "
-                             f"integer read positions of shape {np.shape(getattr(env, '_pos', pos))}. "
-                             f"Got {pos.tolist()!r} instead.")
-    env.rng = rng
-    if pos is not None:
-        env._pos = pos.astype(np.int64).copy()
-    return env
+                             f"integer read positions of shape {want}. Got {pos.tolist()!r} instead.")
+    try:
+        return env.load_state_dict(state)
+    except InvalidParameterError as exc:  # malformed positions etc.: a damaged file, not bad code
+        raise StateError(f"The saved environment state is malformed: {exc}") from None
 
 
 def save_study(path: str | os.PathLike[str], exploration: Any, env: Any) -> Path:

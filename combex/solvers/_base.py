@@ -465,6 +465,18 @@ def check_family(solver: Any, problem: Any) -> None:
 
 
 # ---------------------------------------------------------------------- Exploration
+def _check_problem(problem: Any, owner: str) -> Any:
+    """``problem`` (or an environment's ``problem``) if it looks like a
+    :class:`~combex.environments.Problem` (``n_arms`` and ``noise``); a clear error otherwise."""
+    pb = getattr(problem, "problem", problem)
+    n = getattr(pb, "n_arms", None)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1 or not hasattr(pb, "noise"):
+        raise param_error(
+            "problem", owner, "a combex.environments.Problem or an environment (with n_arms and noise)", problem
+        )
+    return pb
+
+
 def _recommendation_alias(self: "Exploration") -> Any:
     import warnings
 
@@ -477,18 +489,6 @@ def _recommendation_alias(self: "Exploration") -> Any:
 
 
 _deprecated_recommendation = property(_recommendation_alias, doc="Deprecated alias of :attr:`Exploration.answer`.")
-
-
-def _check_problem(problem: Any, owner: str) -> Any:
-    """``problem`` (or an environment's ``problem``) if it looks like a
-    :class:`~combex.environments.Problem` (``n_arms`` and ``noise``); a clear error otherwise."""
-    pb = getattr(problem, "problem", problem)
-    n = getattr(pb, "n_arms", None)
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1 or not hasattr(pb, "noise"):
-        raise param_error(
-            "problem", owner, "a combex.environments.Problem or an environment (with n_arms and noise)", problem
-        )
-    return pb
 
 
 class Exploration(ABC):
@@ -582,7 +582,7 @@ class Exploration(ABC):
         try:
             sums = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
-            raise param_error("reward_sums", type(self).__name__, "an array of finite floats", reward_sums) from None
+            raise param_error("reward_sums", type(self.solver).__name__, "an array of finite floats", reward_sums) from None
         if batch is not self._pending:  # a batch the exploration did not make: validate it
             self._check_batch(batch)
         m = batch.counts.shape[0]
@@ -606,15 +606,13 @@ class Exploration(ABC):
         try:
             value = float(reward_sum)
         except (TypeError, ValueError):
-            raise param_error("reward_sum", type(self).__name__, "a finite float", reward_sum) from None
-        if not np.isfinite(value):
-            raise param_error("reward_sum", type(self).__name__, "a finite float", reward_sum)
+            raise param_error("reward_sum", type(self.solver).__name__, "a finite float", reward_sum) from None
         self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [value])
 
     def _check_batch(self, batch: Batch) -> None:
         """Validate the arms and counts of a batch given to :meth:`tell_batch` (an index in
         ``[0, n_arms)`` or a 0/1 mask of length ``n_arms`` per arm; counts >= 0)."""
-        owner = type(self).__name__
+        owner = type(self.solver).__name__
         n = int(self.problem.n_arms)
         arms = np.asarray(batch.arms)
         counts = np.asarray(batch.counts)
@@ -659,7 +657,7 @@ class Exploration(ABC):
                 stat = float(self.B)
         threshold = 0.0 if "lhs" in c else float(getattr(self.solver, "epsilon", 0.0) or 0.0)
         try:
-            lead = np.asarray(self.recommendation)
+            lead = np.asarray(self.answer)
         except Exception:  # noqa: BLE001 - before the first pull some solvers have none
             lead = None
         if lead is not None and lead.dtype == bool:

@@ -202,7 +202,8 @@ class _SemiBanditSolver(Solver):
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Any:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Any:
         """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/nu))
         from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`; nu is the
         required error probability)."""
@@ -210,7 +211,7 @@ class _SemiBanditSolver(Solver):
 
         from ._lower_bound_bandit import bandit_lower_bound_info
 
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         dc = getattr(self, "decision_class", None)
         info = dict(result.info)
         info.update(bandit_lower_bound_info(env, self.nu, result.samples, K=self.K if dc is None else 1,
@@ -557,6 +558,15 @@ class _BestKExploration(_ArmStatsExploration):
             "error_bound": p["error_bound"],
             "sigma": self.sigma,
         }
+
+    def progress(self) -> dict[str, Any]:
+        """:meth:`Exploration.progress` with the statistic ``-gap = UCB_l - LCB_h`` (the run
+        stops once it is below the threshold: 0, or LUCB's epsilon)."""
+        out = super().progress()
+        if math.isfinite(self._gap):
+            out["statistic"] = -float(self._gap)
+            out["threshold"] = float(self.params.get("pac_epsilon", 0.0) or 0.0)
+        return out
 
     def _info(self) -> dict[str, Any]:
         out: dict[str, Any] = {"K": self.K, "omegas": dict(self.params["omegas"])}

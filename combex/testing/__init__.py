@@ -9,7 +9,15 @@
 from __future__ import annotations
 
 from ._decision_class import check_decision_class
-from ._solver import CHECKS, CaseReport, check_solver, clopper_pearson, solver_family, yield_solver_checks
+from ._solver import (
+    CHECKS,
+    CaseReport,
+    check_solver,
+    clopper_pearson,
+    solver_families,
+    solver_family,
+    yield_solver_checks,
+)
 
-__all__ = ["check_decision_class", "check_solver", "yield_solver_checks", "solver_family", "clopper_pearson",
+__all__ = ["check_decision_class", "check_solver", "yield_solver_checks", "solver_family", "solver_families", "clopper_pearson",
            "CaseReport", "CHECKS"]
