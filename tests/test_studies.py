@@ -181,7 +181,7 @@ def test_batch_study_out_of_order_equals_sequential_run():
                                 seed=5, snapshot_every=7)
         run_to_end(study, order, window)
         res = study.storage.get_study(study.name).result
-        assert res["answer"] == np.flatnonzero(ref.recommendation).tolist() == [0, 1]
+        assert res["answer"] == np.flatnonzero(ref.answer).tolist() == [0, 1]
         assert res["samples"] == ref.samples and res["rounds"] == ref.rounds
         assert res["certificate"]["statistic"] == pytest.approx(ref.certificate["statistic"], rel=0, abs=0)
 

@@ -451,7 +451,7 @@ class Study:
             return {"status": rec.status, "answer": rec.result["answer"], "labels": rec.result.get("answer_labels"),
                     "evaluations": rec.n_told, "certificate": rec.result.get("certificate", {})}
         rp = self.exploration_state()
-        ans = _from_arm(rp.exp.recommendation)
+        ans = _from_arm(rp.exp.answer)
         return {"status": rec.status, "answer": ans, "labels": self._labels(ans), "evaluations": rp.seq,
                 "certificate": _js(rp.exp.certificate)}
 
