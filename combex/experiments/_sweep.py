@@ -63,8 +63,8 @@ RESULT_COLUMNS = ["sweep", "root_seed", "solver", "solver_params", "instance", "
                   "certificate"]
 #: Extra columns of sweeps that hold regret policies (``contract == "regret"``).
 REGRET_COLUMNS = ["regret", "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
-#: Column of every sweep: samples / (T* log(1/delta)) where the instance's truth gives T*
-#: (empty otherwise).
+#: Column of every sweep with a pure-exploration solver: samples / (T* log(1/delta)) where
+#: the instance's truth gives T* (empty otherwise).
 BOUND_COLUMNS = ["lower_bound_ratio"]
 _JSON_COLUMNS = ("solver_params", "params", "answer", "pulls", "certificate")
 _SUFFIXES = (".csv", ".json", ".parquet")
@@ -263,8 +263,11 @@ class Sweep:
 
     def columns(self) -> list[str]:
         extra = REGRET_COLUMNS if self.has_regret_solvers() else []
+        from ..solvers import get_solver
+
+        pac = any(get_solver(n).contract != "regret" for n, _ in self.solvers)
         return (RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra
-                + BOUND_COLUMNS)
+                + (BOUND_COLUMNS if pac else []))
 
     def tasks(self) -> list[tuple[tuple[str, str, str, str, int], RunTask]]:
         """Every run with its key ``(solver, settings json, instance, params json, run)``,
@@ -721,7 +724,7 @@ def _make_row(sweep: Sweep, cols: dict[tuple[str, str], str], key: tuple[Any, ..
     for c in REGRET_COLUMNS:
         if c in rec:
             row[c] = rec[c]
-    for c in BOUND_COLUMNS:
+    for c in BOUND_COLUMNS if "regret" not in rec else ():  # regret records have no T*
         v = rec.get(c)
         row[c] = None if v is None or (isinstance(v, float) and v != v) else float(v)
     return row
