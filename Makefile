@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -e . && touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask,sweep,docs]"
+	$(PIP) install -e ".[test,mips,plots,data,notebooks,dask,sweep,docs,studies]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@ $(VENV)/.installed
 

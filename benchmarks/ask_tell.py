@@ -205,21 +205,31 @@ def semi_section() -> None:
         p = solver.confidence_parameters(n)
         U = LILRadius(p["delta"], epsilon=p["epsilon"], sigma=sigma)
         solver.run(GaussianArms(mu, sigma=sigma, rng=0), rng=0)  # warm-up
-        n_p, r_p, t_p = plain_lil_ucb(mu, sigma, 7, U, 1.0 + p["beta"], p["lambda"])
-        t0 = time.perf_counter()
-        res = solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0)
-        t_c = time.perf_counter() - t0
+        n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lil_ucb(mu, sigma, 7, U, 1.0 + p["beta"], p["lambda"]),
+                                           lambda: solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0))
         _semi_row("lil'UCB (heuristic)", n, n_p, r_p, t_p, res, t_c)
         solver = get_solver("lucb")(K=1)
-        mu2 = mu.copy()
-        mu2[1] = 0.35  # LUCB needs about 20x the samples of lil'UCB at the same gap
+        mu2 = np.minimum(mu, 0.35)  # LUCB needs about 20x the samples of lil'UCB at the same gap
+        mu2[0] = 0.5
         solver.run(GaussianArms(mu2, sigma=sigma, rng=0), rng=0)
-        n_p, r_p, t_p = plain_lucb(mu2, sigma, 1, 7, solver.confidence_parameters(n)["delta"])
-        t0 = time.perf_counter()
-        res = solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0)
-        t_c = time.perf_counter() - t0
+        delta = solver.confidence_parameters(n)["delta"]
+        n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lucb(mu2, sigma, 1, 7, delta),
+                                           lambda: solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0),
+                                           repeats=3 if n <= 10 else 1)
         _semi_row("LUCB", n, n_p, r_p, t_p, res, t_c)
     print()
+
+
+def _best_of(plain, combex, repeats=5):
+    """Alternate the two runs ``repeats`` times; the fastest of each (a loaded machine)."""
+    t_p = t_c = math.inf
+    for _ in range(repeats):
+        n_p, r_p, tp = plain()
+        t_p = min(t_p, tp)
+        t0 = time.perf_counter()
+        res = combex()
+        t_c = min(t_c, time.perf_counter() - t0)
+    return n_p, r_p, t_p, res, t_c
 
 
 def _semi_row(label, n, n_p, r_p, t_p, res, t_c):
@@ -228,8 +238,32 @@ def _semi_row(label, n, n_p, r_p, t_p, res, t_c):
     print(f"| {label} | {n} | {n_p:,} / {res.samples:,}{same} | {up:.1f} | {uc:.1f} | {uc / up:.2f} |", flush=True)
 
 
-def saqm_section() -> None:  # filled below
-    pass
+def saqm_section(checks: int = 40, exhaustive_checks: int = 5) -> None:
+    """SAQM (default: certified alpha) and SAQM(alpha="theorem1") against Exhaustive:
+    mean time of a stopping check (check_every=1) after the initial phase, n = 24, k = 12
+    (the measurement of benchmarks/full_bandit.py's Figure 2)."""
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from full_bandit import synthetic, time_checks
+
+    from combex.solvers.full_bandit import SAQM, Exhaustive
+
+    n, k = 24, 12
+    print(f"## SAQM against Exhaustive: time per stopping check, n = {n}, k = {k} ({math.comb(n, k):,} members)\n")
+    print("| solver | ms per check | Exhaustive / solver |")
+    print("|---|---|---|")
+    child = np.random.SeedSequence(0)
+    res = {}
+    for name, make, cnt in (("SAQM (certified alpha, default)", lambda: SAQM(check_every=1), checks),
+                            ("SAQM (alpha = theorem1)", lambda: SAQM(check_every=1, alpha="theorem1"), checks),
+                            ("Exhaustive", lambda: Exhaustive(check_every=1), exhaustive_checks)):
+        res[name] = time_checks(make(), synthetic(n, k, 0.1, child), cnt, 0)[0]
+    ex = res["Exhaustive"]
+    for name, sec in res.items():
+        print(f"| {name} | {1e3 * sec:.3f} | {ex / sec:,.0f} |", flush=True)
+    print()
 
 
 if __name__ == "__main__":

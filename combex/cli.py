@@ -528,6 +528,12 @@ def build_parser() -> argparse.ArgumentParser:
     sd.add_argument("--quick", action="store_true", help="a smaller run (seconds)")
     sd.add_argument("--out-dir", default=".", help="where to save the plot (default .)")
     sd.set_defaults(func=_cmd_demo)
+
+    from .dashboard import add_dashboard_command  # live studies (combex.studies) and their dashboard
+    from .studies._cli import add_study_command
+
+    add_study_command(sub)
+    add_dashboard_command(sub)
     return p
 
 

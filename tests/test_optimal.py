@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, soare
-from combex.environments import NoiseModel, Problem
+from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, NoiseModel, Problem, soare
 from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
 from combex.exceptions import CombexError, InvalidParameterError
 from combex.oracles import ExplicitFamily, PartitionMatroid, TopK

@@ -70,7 +70,7 @@ def test_mixture_threshold_is_larger_than_beta0_and_heuristic_is_log_log():
     assert heuristic_threshold(104, 0.05) == pytest.approx(math.log((1 + math.log(104)) / 0.05))
 
 
-def _calibration_violations(d: int, runs: int, horizon: int, delta: float, rng: int):
+def _calibration_violations(d: int, runs: int, horizon: int, delta: float, rng: int, lam: float = 1.0):
     """Fraction of runs in which, at some t <= horizon, the deviation ||theta_hat - theta||
     exceeds the threshold in some direction: mixture (valid) vs heuristic."""
     g = np.random.default_rng(rng)
@@ -91,10 +91,10 @@ def _calibration_violations(d: int, runs: int, horizon: int, delta: float, rng: 
             # worst direction y: sup_y (y^T A^{-1} S)^2 / ||A^{-1} y||^2_V = S^T A^{-1} V^{-1}... use
             # the generalized eigenvalue: dev(y) = (y^T A^{-1} S)^2 / (2 ||A^{-1} y||^2_{A + I})
             # maximized over u = A^{-1} y: (u^T S)^2 / (2 u^T V u) = S^T V^{-1} S / 2
-            V = A + np.eye(d)
+            V = A + lam * np.eye(d)
             dev_valid = 0.5 * S @ np.linalg.solve(V, S)
             dev_glr = 0.5 * S @ np.linalg.solve(A, S)  # ||theta_hat - theta||^2_A / 2
-            v_bad |= dev_valid > mixture_beta0(A, delta, 1.0)
+            v_bad |= dev_valid > mixture_beta0(A, delta, lam)
             h_bad |= dev_glr > heuristic_threshold(t, delta)
             if v_bad and h_bad:
                 break
@@ -111,6 +111,21 @@ def test_threshold_calibration_mixture_valid_heuristic_not():
     assert clopper_pearson_upper(valid, runs, 0.01) >= valid / runs  # sanity
     assert valid / runs <= delta
     assert heur / runs > delta  # not a valid deviation bound in d = 4 (documented)
+    # a large prior precision (as in the grid of n_ridges) is calibrated too
+    valid, _ = _calibration_violations(d=4, runs=runs, horizon=300, delta=delta, rng=6, lam=100.0)
+    assert valid / runs <= delta
+
+
+def test_grid_threshold_is_the_per_direction_minimum_over_the_ridges():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5, 3))
+    A = np.diag([500.0, 40.0, 3.0])
+    b = rng.normal(size=3) * 10
+    grid = linear_glr(X, A, b, 543, 0.05, ridge=1.0, n_ridges=4)
+    singles = [linear_glr(X, A, b, 543, 0.05 / 4, ridge=10.0**j) for j in range(4)]
+    fin = np.isfinite(grid.Z)
+    assert np.allclose(grid.beta[fin], np.min([g.beta[fin] for g in singles], axis=0))
+    assert np.allclose(grid.Z, singles[0].Z)
 
 
 # ---------------------------------------------------------------------- solvers
@@ -295,3 +310,34 @@ def test_oracle_path_past_max_enumerate_stops_validly(cls):
     assert np.flatnonzero(res.answer).tolist() == [0, 1]
     assert res.info["oracle_path"] is True
     assert res.certificate["Z_lower"] > res.certificate["beta"]
+
+
+@pytest.mark.parametrize("cls", GLR_SOLVERS + [RAGE])
+@pytest.mark.parametrize("team", [False, True])
+def test_save_and_resume_gives_the_uninterrupted_run(cls, team, tmp_path):
+    def make_env():
+        if team:
+            means = [1.0, 0.9, 0.85, 0.1, 0.0] if cls is RAGE else [3.0, 3.0, 0.5, 0.0, 0.0]
+            return FullBandit(means, k=2, rng=7)
+        return soare(3, rng=7) if cls is RAGE else small_instance(gap=0.4, rng=7)
+
+    def drive(exp, env, steps=None):
+        n = 0
+        while not exp.done and (steps is None or n < steps):
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            n += 1
+        return exp
+
+    kw = {} if cls is RAGE else {"max_enumerate": 4} if team and cls is LinGame else {}
+    solver = cls(**kw)
+    ref = drive(solver.start(make_env(), rng=3), make_env()).result()
+    env = make_env()
+    exp = drive(solver.start(env, rng=3), env, steps=1 if cls is RAGE else 3)
+    assert not exp.done
+    exp.ask()  # a pending batch is saved too
+    path = exp.save(tmp_path / "state")
+    resumed = drive(solver.load(path, env), env).result()
+    assert resumed.samples == ref.samples
+    assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
+    assert np.array_equal(resumed.pulls, ref.pulls)

@@ -636,3 +636,29 @@ def test_bad_options():
 def test_module_doctest():
     failures, _ = doctest.testmod(qmod, verbose=False)
     assert failures == 0
+
+
+def test_shift_hint_keeps_the_upper_bound_valid_and_tight():
+    """SAQM's warm start of the shifted-spectral bound (issue 17): with any hint the
+    certificate's upper bound stays >= the true optimum (brute force), and the hint of the
+    previous certificate gives the same bound up to 1e-3."""
+    import itertools
+
+    from combex.oracles.quadratic import QuadraticMaximization
+
+    rng = np.random.default_rng(5)
+    n, k = 10, 5
+    qm = QuadraticMaximization(dks="peeling")
+    for _ in range(5):
+        B = rng.normal(size=(n, n))
+        W = np.linalg.inv(B @ B.T + n * np.eye(n) + 3.0 * np.ones((n, n)))
+        W = 0.5 * (W + W.T)
+        opt = max(W[np.ix_(c, c)].sum() for c in map(list, itertools.combinations(range(n), k)))
+        _, cert = qm.maximize(W, k)
+        assert cert.upper_bound >= opt - 1e-12 and np.isfinite(cert.spectral_shift)
+        _, warm = qm.maximize(W, k, shift_hint=cert.spectral_shift)
+        assert warm.upper_bound >= opt - 1e-12
+        assert warm.upper_bound <= cert.upper_bound * (1 + 1e-3)
+        for hint in rng.normal(size=4) * 10:
+            _, c2 = qm.maximize(W, k, shift_hint=float(hint))
+            assert c2.upper_bound >= opt - 1e-12

@@ -657,7 +657,7 @@ class Exploration(ABC):
                 stat = float(self.B)
         threshold = 0.0 if "lhs" in c else float(getattr(self.solver, "epsilon", 0.0) or 0.0)
         try:
-            lead = np.asarray(self.recommendation)
+            lead = np.asarray(self.answer)
         except Exception:  # noqa: BLE001 - before the first pull some solvers have none
             lead = None
         if lead is not None and lead.dtype == bool:

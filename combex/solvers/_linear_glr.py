@@ -129,6 +129,7 @@ def linear_glr(
     epsilon: float = 0.0,
     threshold: str = "mixture",
     ridge: float = 1.0,
+    n_ridges: int = 1,
 ) -> LinearGLR:
     """The GLR statistic ``Z_x(t)`` of every alternative row and the stopping decision.
 
@@ -142,6 +143,11 @@ def linear_glr(
         Number of samples so far.
     delta, sigma, epsilon, threshold, ridge
         See the module docstring.
+    n_ridges : int, default 1
+        Mixture threshold over the grid of prior precisions ``lam_j = ridge 10^j``,
+        ``j < n_ridges``, each at confidence ``delta / n_ridges`` (union bound over the
+        grid); every direction takes the smallest of its thresholds ``beta_0(lam_j)
+        kappa_x(lam_j)`` (all the events hold at once with probability >= 1 - delta).
 
     Examples
     --------
@@ -170,9 +176,13 @@ def linear_glr(
     Z = np.full(X.shape[0], np.inf)
     Z[alt] = num[alt] ** 2 / (2.0 * sigma**2 * np.maximum(nA[alt], 1e-300))
     if threshold == "mixture":
-        kappa = np.ones(X.shape[0])
-        kappa[alt] = 1.0 + ridge * np.einsum("ij,ij->i", AiY[alt], AiY[alt]) / np.maximum(nA[alt], 1e-300)
-        beta = mixture_beta0(A, delta, ridge) * kappa
+        q = np.einsum("ij,ij->i", AiY, AiY) / np.maximum(nA, 1e-300)
+        beta = np.full(X.shape[0], np.inf)
+        for j in range(max(1, int(n_ridges))):
+            lam = ridge * 10.0**j
+            bj = mixture_beta0(A, delta / max(1, int(n_ridges)), lam) * (1.0 + lam * q)
+            beta = np.minimum(beta, bj)
+        beta[~alt] = mixture_beta0(A, delta, ridge)
     else:
         beta = np.full(X.shape[0], heuristic_threshold(t, delta))
     ratio = np.where(alt, Z / beta, np.inf)

@@ -386,7 +386,7 @@ class _StaticExploration(Exploration):
         theta = self._theta()
         A_inv = self._A_inv()
         C = self._radius()
-        lead = np.asarray(self.recommendation, dtype=bool)
+        lead = np.asarray(self.answer, dtype=bool)
         x0 = lead.astype(np.float64)
         if (self.dc.size or math.inf) <= self.solver.max_enumerate:
             cands = (np.asarray(m, dtype=bool) for m in self.dc.enumerate())
@@ -491,7 +491,13 @@ class _SAQMExploration(_StaticExploration):
             return
         val_other = float(theta[other].sum())
         if s.alpha == "certified":
-            _, cert = s._qm().maximize(A_inv, self.k)
+            # the shift of the shifted-spectral bound found at the previous check, rescaled
+            # by trace(A^-1): A^-1 shrinks about as 1/t under the static allocation
+            tr = float(np.trace(A_inv))
+            hint = self._c_per_trace * tr if getattr(self, "_c_per_trace", None) is not None else None
+            _, cert = s._qm().maximize(A_inv, self.k, shift_hint=hint)
+            c = cert.spectral_shift
+            self._c_per_trace = c / tr if (tr > 0 and c == c) else None
             th1, cr = cert.worst_case_ratio, cert.certified_ratio
         else:
             # Theorem 1 only needs the spectrum: lambda(A^-1) = 1 / lambda(A).

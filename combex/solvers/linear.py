@@ -633,7 +633,18 @@ class LinGapEExploration(Exploration):
         if self.phase == "init":
             k = self.X.shape[0]
             return Batch(np.arange(k), np.ones(k, dtype=np.int64))
-        return Batch(np.array([self.next_arm]), np.array([self.next_count], dtype=np.int64))
+        if self.next_count != 1:
+            return Batch(np.array([self.next_arm]), np.array([self.next_count], dtype=np.int64))
+        # one pull of one arm (Algorithm 1): one immutable batch per arm, made once
+        cache = self.__dict__.setdefault("_one_pull", {})
+        b = cache.get(self.next_arm)
+        if b is None:
+            arms = np.array([self.next_arm])
+            counts = np.ones(1, dtype=np.int64)
+            arms.setflags(write=False)
+            counts.setflags(write=False)
+            b = cache[self.next_arm] = Batch(arms, counts)
+        return b
 
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
         arms = batch.arms
@@ -684,14 +695,14 @@ class LinGapEExploration(Exploration):
                 last_len[a] = 0
             if budget is not None:
                 m = min(m, budget - self.samples)
-            if m <= 2:  # round by round: the ask / tell step without its checks
+            if m < 8:  # round by round: the ask / tell step without its checks
                 r1 = float(env.pull_many(np.full(1, a, dtype=np.intp), one)[0])
                 self._pending = None
                 self.samples += 1
                 self._tell_one(a, 1, r1)
                 self._decide()
                 last_len[a] += 1
-                m = 4 if last_len[a] >= 4 and self.next_arm == a else m
+                m = 8 if last_len[a] >= 8 and self.next_arm == a else m
                 continue
             state = env.state_dict()
             r = env.pull_many(np.full(m, a, dtype=np.intp), np.ones(m, dtype=np.int64))

@@ -153,11 +153,12 @@ class _OptimalSolver(Solver):
             )
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Result:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
         lin = self._linear_delegate(env)
         if lin is not None:  # the linear solver adds the linear T*(theta)
-            return lin.run(env, rng=rng, budget=budget, trace=trace)
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+            return lin.run(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         info = dict(result.info)
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         k = getattr(env, "K", self.K) if dc is None else 1
@@ -318,12 +319,14 @@ class _OptimalExploration(Exploration):
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
         """The pool of alternatives (members found by the oracle), refreshed through the
-        Lagrangian search every 8 checks or when the answer changes."""
+        Lagrangian search when the answer changes or after max(8, rounds/20) checks."""
         key = ans.tobytes()
         known = [m for m in self._pool if not np.array_equal(m, ans)]
-        if known and getattr(self, "_pool_key", None) == key and self.rounds % 8:
+        last = getattr(self, "_pool_round", -10 ** 9)
+        if known and getattr(self, "_pool_key", None) == key and self.rounds - last < max(8, self.rounds // 20):
             return known
         self._pool_key = key
+        self._pool_round = self.rounds
         res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6)
         pool = [m for m in self._pool if not np.array_equal(m, ans)]
         keys = {m.tobytes() for m in pool}
@@ -608,8 +611,9 @@ class _TopTwoExploration(_OptimalExploration):
     ``W(leader, j) + log N_j`` (transportation cost plus the "I" penalization); pull the
     leader's arm with probability beta = 1/2, else the challenger's. Best-K: the pair
     (i in the answer, j outside) minimizing ``W_ij + log(N_i + N_j)``. Decision classes: the
-    closest alternative S' found by the oracle; pull the least sampled arm of ``S \\ S'``
-    (leader side) or of ``S' \\ S`` (challenger side)."""
+    closest alternative S' found by the oracle (``W + log(1/V)``); pull the least sampled arm
+    of ``S \\ S'`` (leader side, probability ``2 beta |S \\ S'| / |S xor S'|``) or of
+    ``S' \\ S`` (challenger side)."""
 
     def _prepare(self) -> None:
         if self.structure == "class":
@@ -617,7 +621,8 @@ class _TopTwoExploration(_OptimalExploration):
 
     def _select(self, cv: NDArray[np.float64]) -> int:
         ans = self._answer
-        lead = self.rng.random() < self.solver.beta
+        u = self.rng.random()
+        lead = u < self.solver.beta
         if self.structure == "bai":
             z, _, I, J = self.pair_costs(cv, ans)
             if lead:
@@ -629,7 +634,12 @@ class _TopTwoExploration(_OptimalExploration):
             return int(I[k]) if lead else int(J[k])
         F, D, V = self.class_costs(cv, ans, self._alts)
         a = int(np.argmin(F + np.log(V ** -1)))
-        side = ans & D[a] if lead else (~ans) & D[a]
+        # leader side with probability 2 beta |S minus S'| / |S xor S'| (1/2 for a swap): with
+        # beta = 1/2 every arm of the difference is drawn equally often, the optimal
+        # allocation against a single Gaussian alternative
+        d = D[a]
+        lead = u < min(1.0, 2.0 * self.solver.beta * float((ans & d).sum()) / max(float(d.sum()), 1.0))
+        side = ans & d if lead else (~ans) & d
         if not side.any():
             side = D[a]
         return int(np.argmin(np.where(side, cv, np.inf)))

@@ -202,7 +202,8 @@ class _SemiBanditSolver(Solver):
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False) -> Any:
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Any:
         """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/nu))
         from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`; nu is the
         required error probability)."""
@@ -210,7 +211,7 @@ class _SemiBanditSolver(Solver):
 
         from ._lower_bound_bandit import bandit_lower_bound_info
 
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace)
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         dc = getattr(self, "decision_class", None)
         info = dict(result.info)
         info.update(bandit_lower_bound_info(env, self.nu, result.samples, K=self.K if dc is None else 1,

@@ -1,0 +1,194 @@
+"""``combex study create|ask|tell|status|export|list|delete``: live studies from scripts.
+
+Every command prints one JSON document on stdout (errors: a message on stderr, exit 2).
+STORAGE is a file path (SQLite) or a SQLAlchemy URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..exceptions import InvalidParameterError
+from ._errors import StudyFinishedError
+
+__all__ = ["add_study_command"]
+
+
+def _print(doc: Any) -> None:
+    print(json.dumps(doc, indent=None, sort_keys=False, allow_nan=False, default=str))
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _assignments(items: Any, option: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, val = item.partition("=")
+        if not sep or not key:
+            raise InvalidParameterError(f"The {option} option takes KEY=VALUE. Got {item!r} instead.")
+        out[key.strip()] = _value(val.strip())
+    return out
+
+
+def _problem(args: argparse.Namespace) -> dict[str, Any]:
+    from ._problem import problem_spec
+
+    if args.problem:
+        text = args.problem
+        if text.startswith("@"):
+            with open(text[1:], encoding="utf-8") as fh:
+                text = fh.read()
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParameterError(f"The --problem option must be a JSON object ({exc}).") from None
+        if not isinstance(doc, dict):
+            raise InvalidParameterError(f"The --problem option must be a JSON object. Got {doc!r} instead.")
+        return problem_spec(**doc)
+    if args.n_arms is None:
+        raise InvalidParameterError("Give the problem: --problem JSON (or @file) or --n-arms N [--noise ...].")
+    dc = None
+    if args.decision_class:
+        dc = {"name": args.decision_class, "params": _assignments(args.dc_param, "--dc-param")}
+    noise: Any = args.noise
+    if args.sigma is not None:
+        noise = {"kind": args.noise, "sigma": args.sigma}
+    labels = args.labels.split(",") if args.labels else None
+    rr = [float(x) for x in args.reward_range.split(",")] if args.reward_range else None
+    return problem_spec(args.n_arms, noise=noise, arm_type=args.arm_type, decision_class=dc,
+                        reward_range=rr, labels=labels)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    from . import _study as S
+
+    action = args.action
+    if action == "list":
+        st = S.get_storage(args.storage)
+        _print([S.Study(st, r).summary() for r in st.list_studies()])
+        return 0
+    if action == "create":
+        study = S.create_study(storage=args.storage, name=args.name, problem=_problem(args), solver=args.solver,
+                               solver_params=_assignments(args.param, "--param"), seed=args.seed,
+                               lease_seconds=args.lease, snapshot_every=args.snapshot_every,
+                               load_if_exists=args.load_if_exists)
+        _print(study.summary())
+        return 0
+    if action == "delete":
+        S.delete_study(storage=args.storage, name=args.name)
+        _print({"deleted": args.name})
+        return 0
+    study = S.load_study(storage=args.storage, name=args.name)
+    if action == "ask":
+        try:
+            tickets = study.ask(n=args.n)
+        except StudyFinishedError as exc:
+            _print({"status": study.status, "tickets": [], "message": str(exc), "best": study.best()})
+            return 0
+        _print({"status": "running", "tickets": [t.to_dict() for t in tickets]})
+        return 0
+    if action == "tell":
+        pairs = []
+        for item in args.result or []:
+            tid, sep, val = item.partition("=")
+            if not sep:
+                raise InvalidParameterError(f"The --result option takes TICKET=REWARD_SUM. Got {item!r} instead.")
+            pairs.append((int(tid), _value(val)))
+        if args.ticket is not None:
+            if args.reward_sum is None:
+                raise InvalidParameterError("--ticket needs --reward-sum.")
+            pairs.append((args.ticket, args.reward_sum))
+        if not pairs:
+            raise InvalidParameterError("Give --ticket ID --reward-sum X, or --result ID=X (repeatable).")
+        status = study.tell_many(pairs)
+        _print({"status": status, "told": [p[0] for p in pairs]})
+        return 0
+    if action == "status":
+        doc = study.summary()
+        doc["best"] = study.best()
+        _print(doc)
+        return 0
+    if action == "export":
+        df = study.trials_dataframe()
+        if args.out:
+            if args.out.endswith(".csv"):
+                df.to_csv(args.out, index=False)
+            else:
+                df.to_json(args.out, orient="records")
+            _print({"written": args.out, "rows": len(df)})
+        else:
+            print(df.to_json(orient="records"))
+        return 0
+    raise InvalidParameterError(f"Unknown study action {action!r}.")  # pragma: no cover
+
+
+def add_study_command(sub: Any) -> None:
+    """Register ``combex study ...`` on the ``combex`` parser's subparsers."""
+    p = sub.add_parser(
+        "study", help="live studies: create, ask, tell, status, export, list, delete (JSON output)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a live study through a storage (a file path for SQLite, or a SQLAlchemy URL such as "
+                    "postgresql+psycopg://user@host/db). Every command prints JSON.",
+        epilog="Examples:\n"
+               "  combex study create lab.db --name quiz --n-arms 8 --noise bernoulli --solver lil-clucb "
+               "--param K=2 --param nu=0.05\n"
+               "  combex study ask lab.db --name quiz --n 4\n"
+               "  combex study tell lab.db --name quiz --ticket 3 --reward-sum 1\n"
+               "  combex study status lab.db --name quiz\n"
+               "  combex study export lab.db --name quiz --out trials.csv\n"
+               "  combex dashboard lab.db --port 8050",
+    )
+    acts = p.add_subparsers(dest="action", required=True)
+    c = acts.add_parser("create", help="create a study (or load it with --load-if-exists)")
+    c.add_argument("storage")
+    c.add_argument("--name", required=True)
+    c.add_argument("--solver", required=True, help="solver name (see `combex list`)")
+    c.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting (repeatable)")
+    c.add_argument("--problem", help="problem spec as JSON, or @file.json")
+    c.add_argument("--n-arms", type=int, help="number of base arms (workers), instead of --problem")
+    c.add_argument("--noise", default="bernoulli", help="noise kind (default bernoulli)")
+    c.add_argument("--sigma", type=float, default=None, help="noise sigma (non-Bernoulli)")
+    c.add_argument("--arm-type", default="index", choices=["index", "mask"])
+    c.add_argument("--decision-class", default=None, help="registered decision class name")
+    c.add_argument("--dc-param", action="append", metavar="KEY=VALUE", help="decision class parameter")
+    c.add_argument("--reward-range", default=None, help="LOW,HIGH of one observation of one arm")
+    c.add_argument("--labels", default=None, help="comma-separated arm names")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--lease", type=float, default=3600.0, help="ticket lease in seconds (default 3600)")
+    c.add_argument("--snapshot-every", type=int, default=1000)
+    c.add_argument("--load-if-exists", action="store_true")
+    a = acts.add_parser("ask", help="hand out tickets")
+    a.add_argument("storage")
+    a.add_argument("--name", required=True)
+    a.add_argument("--n", type=int, default=1, help="number of tickets (default 1)")
+    t = acts.add_parser("tell", help="record reward sums")
+    t.add_argument("storage")
+    t.add_argument("--name", required=True)
+    t.add_argument("--ticket", type=int, default=None)
+    t.add_argument("--reward-sum", type=float, default=None)
+    t.add_argument("--result", action="append", metavar="TICKET=REWARD_SUM", help="repeatable; one transaction")
+    s = acts.add_parser("status", help="status, ticket counts, leader / result")
+    s.add_argument("storage")
+    s.add_argument("--name", required=True)
+    e = acts.add_parser("export", help="every ticket (JSON records, or --out .csv/.json)")
+    e.add_argument("storage")
+    e.add_argument("--name", required=True)
+    e.add_argument("--out", default=None)
+    li = acts.add_parser("list", help="the studies of a storage")
+    li.add_argument("storage")
+    d = acts.add_parser("delete", help="delete a study and its log")
+    d.add_argument("storage")
+    d.add_argument("--name", required=True)
+    p.set_defaults(func=_cmd)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(0)

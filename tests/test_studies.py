@@ -1,0 +1,367 @@
+"""Live studies: storage contract, ask / tell rules, replay, errors, concurrency, faults."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import combex
+import combex.studies as cs
+from combex.environments import FullBandit
+from combex.studies.testing import check_storage
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _studies_helpers import PgCluster  # noqa: E402
+from _study_worker import MEANS, reward  # noqa: E402
+
+#: ICB with a geometric check schedule (a handful of batches of many tickets each)
+ICB = {"delta": 0.1, "growth": 0.5}
+WORKER = str(Path(__file__).parent / "_study_worker.py")
+pytest.importorskip("sqlalchemy")
+
+
+@pytest.fixture(scope="module")
+def pg():
+    cluster = PgCluster()
+    yield cluster
+    cluster.stop()
+
+
+def full_problem():
+    return FullBandit(MEANS, k=2, rng=0).problem
+
+
+def semi_problem():
+    return cs.problem_spec(4, noise="bernoulli", labels=["ann", "bob", "cy", "dee"])
+
+
+def run_to_end(study, order_rng=None, window=1, max_evals=200_000):
+    """Ask / tell until the study stops; with ``window`` > 1, up to ``window`` tickets are
+    out at once and told in random order."""
+    out = []
+    n = 0
+    while n < max_evals:
+        try:
+            new = study.ask(n=window - len(out)) if len(out) < window else []
+        except cs.StudyFinishedError:
+            return n
+        out += new
+        if not out:
+            raise AssertionError("no ticket to work on")
+        i = 0 if order_rng is None else int(order_rng.integers(len(out)))
+        t = out.pop(i)
+        try:
+            study.tell(t, reward(t, MEANS))
+        except cs.StudyFinishedError:
+            return n
+        n += 1
+    raise AssertionError("the study did not stop")
+
+
+def sequential_reference(solver_name, params, problem, seed):
+    """The exploration driven directly, batch by batch, with the same reward function."""
+    exp = combex.solvers.get_solver(solver_name)(**params).start(problem, rng=np.random.default_rng(seed))
+    b = 0
+    while not exp.done:
+        batch = exp.ask()
+        sums = []
+        for i, (arm, count) in enumerate(batch):
+            arm = np.flatnonzero(arm).tolist() if np.ndim(arm) else int(arm)
+            sums.append(reward(cs.Ticket(0, arm, count, 0.0, b, i), MEANS))
+        exp.tell_batch(batch, sums)
+        b += 1
+    return exp
+
+
+# ----------------------------------------------------------------------------- storage contract
+def test_conformance_memory():
+    check_storage(cs.InMemoryStorage)
+
+
+def test_conformance_sqlite(tmp_path):
+    paths = iter(tmp_path / f"s{i}.db" for i in range(100))
+    check_storage(lambda: cs.SQLStorage(next(paths)))
+
+
+def test_conformance_postgresql(pg):
+    check_storage(lambda: cs.SQLStorage(pg.new_database()))
+
+
+def test_check_storage_catches_a_broken_backend():
+    class Forgetful(cs.InMemoryStorage):
+        def list_studies(self):
+            return super().list_studies()[:1]
+
+    with pytest.raises(AssertionError, match="list_studies"):
+        check_storage(Forgetful)
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "s.db"
+    cs.SQLStorage(path).close()
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("UPDATE combex_schema SET version = 99")
+    con.commit()
+    con.close()
+    with pytest.raises(cs.SchemaVersionError, match="version 99, newer"):
+        cs.SQLStorage(path)
+
+
+def test_unreachable_storage_is_a_clear_error():
+    t0 = time.time()
+    with pytest.raises(cs.StorageError, match="Cannot reach the storage"):
+        cs.create_study(storage=cs.SQLStorage("postgresql+psycopg://nobody@127.0.0.1:1/x", connect_timeout=2),
+                        name="s", problem=semi_problem(), solver="lucb")
+    assert time.time() - t0 < 30
+    with pytest.raises(cs.StorageError, match="Cannot"):
+        cs.SQLStorage("nosuchdialect://x/y")
+
+
+# ----------------------------------------------------------------------------- studies
+@pytest.mark.parametrize("where", ["memory", "sqlite"])
+def test_eager_study_identifies_and_stores_the_result(where, tmp_path):
+    storage = None if where == "memory" else str(tmp_path / "s.db")
+    study = cs.create_study(storage=storage, name="s", problem=semi_problem(), solver="lucb",
+                            solver_params={"K": 1, "nu": 0.1}, seed=3, snapshot_every=50)
+    st = study.storage
+    n = run_to_end(study)
+    rec = st.get_study("s")
+    assert rec.status == "identified" and rec.result["answer"] == [0] and rec.result["answer_labels"] == ["ann"]
+    assert rec.n_told == n == rec.result["evaluations"]
+    with pytest.raises(cs.StudyFinishedError, match="identified"):
+        study.ask()
+    assert study.best()["answer"] == [0]
+    df = study.trials_dataframe()
+    assert (df.state == "told").sum() == n and df.told_seq.dropna().astype(int).tolist() == list(range(1, n + 1))
+    # the cached live state, a fresh replay of the log and a snapshot resume agree exactly
+    live = study._replay.exp.state_dict()
+    fresh = cs.load_study(storage=st, name="s")
+    with st.transaction("s") as tx:
+        rp_log = cs._study._Replay(tx.study, fresh.problem, fresh.solver)
+        rp_log.fold(tx.told_since(0))
+        snap_seq, payload = tx.latest_snapshot()
+        rp_snap = cs._study._Replay.from_snapshot(tx.study, fresh.problem, fresh.solver, payload)
+        rp_snap.fold(tx.told_since(snap_seq))
+    assert snap_seq == (n // 50) * 50
+    for other in (rp_log.exp.state_dict(), rp_snap.exp.state_dict()):
+        _assert_same_state(live, other)
+
+
+def _assert_same_state(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _assert_same_state(a[k], b[k])
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b)
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same_state(x, y)
+    else:
+        assert a == b
+
+
+def test_batch_study_out_of_order_equals_sequential_run():
+    """Batch policy: results arriving in any order give exactly the sequential run."""
+    params = ICB
+    ref = sequential_reference("icb", params, full_problem(), seed=5)
+    for window, order in [(1, None), (7, np.random.default_rng(0))]:
+        study = cs.create_study(name=f"w{window}", problem=full_problem(), solver="icb", solver_params=params,
+                                seed=5, snapshot_every=7)
+        run_to_end(study, order, window)
+        res = study.storage.get_study(study.name).result
+        assert res["answer"] == np.flatnonzero(ref.recommendation).tolist() == [0, 1]
+        assert res["samples"] == ref.samples and res["rounds"] == ref.rounds
+        assert res["certificate"]["statistic"] == pytest.approx(ref.certificate["statistic"], rel=0, abs=0)
+
+
+def test_batch_policy_waits_when_the_batch_is_out():
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB)
+    first = study.ask(n=1000)
+    assert len(first) == len({t.entry for t in first}) and study.ask() is None and study.ask(n=3) == []
+    study.tell_many([(t, reward(t)) for t in first])
+    assert study.ask() is not None
+
+
+def test_tell_errors_write_nothing():
+    clock = [1000.0]
+    study = cs.create_study(name="s", problem=semi_problem(), solver="lucb", solver_params={"K": 1},
+                            lease_seconds=10)
+    study.clock = lambda: clock[0]
+    t1, t2 = study.ask(n=2)
+    st = study.storage
+    before = st.tickets("s")
+    with pytest.raises(cs.TicketError, match="no ticket 999"):
+        study.tell(999, 1.0)
+    with pytest.raises(cs.TicketError, match=r"in \[0.0, 1.0\].*Got 2.0"):
+        study.tell(t1, 2.0)
+    with pytest.raises(cs.TicketError, match="finite"):
+        study.tell(t1, float("nan"))
+    with pytest.raises(cs.TicketError, match="must be a number"):
+        study.tell(t1, "x")
+    with pytest.raises(cs.TicketError, match="already told"):  # all or nothing, duplicate in one call
+        study.tell_many([(t1, 1.0), (t1, 1.0)])
+    assert st.tickets("s") == before and st.get_study("s").n_told == 0
+    assert study.tell(t1, 1.0) == "running"
+    with pytest.raises(cs.TicketError, match="already told"):
+        study.tell(t1, 1.0)
+    clock[0] += 11  # t2's lease ran out
+    with pytest.raises(cs.TicketError, match="expired"):
+        study.tell(t2, 0.0)
+    assert st.get_study("s").n_told == 1
+    again = study.ask()  # the expired evaluation is handed out first, under a new id
+    assert (again.arm, again.count) == (t2.arm, t2.count) and again.id != t2.id
+    rows = {r.id: r for r in st.tickets("s")}
+    assert rows[t2.id].state == "expired" and rows[again.id].reissue_of == t2.id
+    with pytest.raises(cs.TicketError, match="expired"):
+        study.tell(t2, 0.0)
+    study.tell(again, 0.0)
+
+
+def test_create_study_name_clash_and_bad_input(tmp_path):
+    path = str(tmp_path / "s.db")
+    cs.create_study(storage=path, name="s", problem=semi_problem(), solver="lucb", solver_params={"K": 1})
+    with pytest.raises(cs.DuplicatedStudyError, match="load_if_exists"):
+        cs.create_study(storage=path, name="s", problem=semi_problem(), solver="lucb", solver_params={"K": 1})
+    with pytest.raises(cs.DuplicatedStudyError, match="other settings.*solver_params"):
+        cs.create_study(storage=path, name="s", problem=semi_problem(), solver="lucb", solver_params={"K": 2},
+                        load_if_exists=True)
+    again = cs.create_study(storage=path, name="s", problem=semi_problem(), solver="lucb",
+                            solver_params={"K": 1}, load_if_exists=True)
+    assert again.name == "s" and cs.get_all_study_names(path) == ["s"]
+    with pytest.raises(combex.InvalidParameterError, match="solver"):
+        cs.create_study(storage=path, name="t", problem=semi_problem(), solver="sub-ts")
+    with pytest.raises(combex.InvalidParameterError, match="Unknown solver"):
+        cs.create_study(storage=path, name="t", problem=semi_problem(), solver="nope")
+    with pytest.raises(combex.InvalidParameterError, match="labels"):
+        cs.problem_spec(3, labels=["a"])
+    with pytest.raises(cs.StudyNotFoundError, match="No study named 'zz'"):
+        cs.load_study(storage=path, name="zz")
+    assert cs.get_all_study_names(path) == ["s"]
+    cs.delete_study(storage=path, name="s")
+    assert cs.get_all_study_names(path) == []
+
+
+def test_user_decision_class_is_stored_by_name(tmp_path):
+    from combex.testing._example_plugin import ConflictFreeTeams  # registered through its entry point
+
+    dc = ConflictFreeTeams(n=6, k=2, conflicts=[(0, 1)]) if "conflicts" in ConflictFreeTeams.__init__.__code__.co_varnames \
+        else ConflictFreeTeams()
+    spec = cs.problem_spec(dc.n, noise="bernoulli", arm_type="mask", decision_class=dc)
+    assert spec["decision_class"]["name"] == type(dc).name
+    path = str(tmp_path / "s.db")
+    cs.create_study(storage=path, name="s", problem=spec, solver="icb", solver_params=ICB)
+    import sqlite3
+
+    text = sqlite3.connect(path).execute("select problem from combex_studies").fetchone()[0]
+    assert type(dc).name in text and "pickle" not in text
+    assert type(cs.load_study(storage=path, name="s").problem.decision_class) is type(dc)
+
+
+@pytest.mark.slow
+def test_error_rate_under_heavy_concurrency():
+    """Eager policy with 16 tickets out and results told in random order: the error rate
+    stays within nu (LUCB, nu = 0.1; a one-sided binomial bound over 60 studies)."""
+    errors = 0
+    runs = 60
+    problem = cs.problem_spec(4, noise="bernoulli")
+    means = np.array([0.8, 0.5, 0.4, 0.3])
+    for r in range(runs):
+        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "nu": 0.1},
+                                seed=r)
+        rng = np.random.default_rng(1000 + r)
+        out = []
+        while True:
+            try:
+                out += study.ask(n=16 - len(out))
+            except cs.StudyFinishedError:
+                break
+            t = out.pop(int(rng.integers(len(out))))
+            try:
+                study.tell(t, float(rng.binomial(t.count, means[t.arm])))
+            except cs.StudyFinishedError:
+                break
+        errors += study.best()["answer"] != [0]
+    # P(Binomial(60, 0.1) >= 13) < 0.01
+    assert errors <= 12, errors
+
+
+# ----------------------------------------------------------------------------- processes
+def _spawn(*args):
+    return subprocess.Popen([sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE, text=True)
+
+
+def _check_log(storage, name):
+    rows = storage.tickets(name)
+    told = sorted(r.told_seq for r in rows if r.state == "told")
+    assert told == list(range(1, len(told) + 1)), "told sequence numbers must have no gap or repeat"
+    assert storage.get_study(name).n_told == len(told)
+    reissued = [r.reissue_of for r in rows if r.reissue_of is not None]
+    assert len(reissued) == len(set(reissued)), "an expired ticket is handed out again once"
+    return rows
+
+
+def _concurrent(url, workers):
+    study = cs.create_study(storage=url, name="c", problem=full_problem(), solver="icb",
+                            solver_params=ICB, seed=2, snapshot_every=20)
+    procs = [_spawn(url, "c", "work", i) for i in range(workers)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    done = sum(int(o.split()[-1]) for o in outs)
+    st = study.storage
+    rows = _check_log(st, "c")
+    res = st.get_study("c").result
+    ref = sequential_reference("icb", ICB, full_problem(), seed=2)
+    assert res["answer"] == [0, 1] and res["samples"] == ref.samples
+    assert done == st.get_study("c").n_told == len([r for r in rows if r.state == "told"])
+
+
+def test_concurrent_workers_sqlite(tmp_path):
+    _concurrent(str(tmp_path / "c.db"), 4)
+
+
+@pytest.mark.slow
+def test_concurrent_workers_postgresql(pg):
+    _concurrent(pg.new_database(), 4)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("mode", ["hang-tell", "hang-ask"])
+def test_kill_9_mid_transaction(backend, mode, tmp_path, request):
+    """kill -9 of a worker inside its tell transaction, or of the process inside an ask
+    transaction: nothing of it is written, the lock is released, and the study finishes
+    with the answer (and samples) of an uninterrupted run."""
+    url = str(tmp_path / "k.db") if backend == "sqlite" else request.getfixturevalue("pg").new_database()
+    study = cs.create_study(storage=url, name="k", problem=full_problem(), solver="icb",
+                            solver_params=ICB, seed=4, lease_seconds=1.0)
+    # some progress first
+    for t in study.ask(n=5):
+        study.tell(t, reward(t))
+    before = study.storage.tickets("k")
+    p = _spawn(url, "k", mode)
+    assert p.stdout.readline().strip() == "READY"
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(timeout=30)
+    st = study.storage
+    after = _check_log(st, "k")
+    if mode == "hang-ask":
+        assert after == before, "a killed ask transaction must write nothing"
+    else:  # its ask committed (one pending ticket more); its tell did not
+        assert [r.state for r in after[len(before):]] == ["pending"] and st.get_study("k").n_told == 5
+    time.sleep(1.1)  # the killed worker's ticket expires and is handed out again
+    run_to_end(study)
+    _check_log(st, "k")
+    res = st.get_study("k").result
+    ref = sequential_reference("icb", ICB, full_problem(), seed=4)
+    assert res["answer"] == [0, 1] and res["samples"] == ref.samples and res["rounds"] == ref.rounds
