@@ -17,14 +17,12 @@ PAC = sorted(n for n, c in SOLVERS.items() if c.contract == "pac" and not n.star
 
 # Known failures. The issue-12 defects the checks caught (LinGapE's default S = 1 answering
 # theta = (50, 50.8) wrongly in 10 of 10 runs; no family check at start) are fixed on main
-# (issue 12a); these remain.
-_FAMILY = "no solver / instance family check at start (the issue-15 solvers declare no families)"
+# (issue 12a; lingame / rage since issue 16); these remain.
 _NOSTOP = ("lingape-oracle (S = 120, valid on every case) does not stop within the 200-sample budget the default "
            "suite affords it (5-30 ms a round)")
 _NOSAVE = "the GLR solvers of issue 15a do not support save / resume yet (StateError from state_dict)"
 XFAIL = {
-    **{(n, "wrong_family"): _FAMILY for n in ("lingame", "rage")},
-    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game", "lingame")},
+    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game")},
     ("lingape-oracle", "easy"): _NOSTOP,
     ("rage", "seeds_differ"): "RAGE's first round is fixed by the XY design (Fiez et al. 2019, Algorithm 1: "
                               "no data before it) and the easy and small-gap linear instances end in that "
