@@ -15,32 +15,26 @@ from combex.testing import CHECKS, check_solver, clopper_pearson, solver_family,
 get_solver("lucb")  # load the built-in families
 PAC = sorted(n for n, c in SOLVERS.items() if c.contract == "pac" and not n.startswith("test-"))
 
-# Checks that catch a defect of the issue-12 list (fixed on branch issue-12a); flip them
-# once that branch is merged (and give lingape-oracle a larger BUDGET then).
-_FAMILY = "issue 12 defect: no solver / instance family compatibility check at start (lil-randlucb on soare)"
-_S = "issue 12 defect: LinGapE's default S = 1.0 is unsound (theta = (50, 50.8) on e_1, e_2 answered wrongly)"
-_NOSTOP = "issue 12 defect: lingape-oracle does not stop on an easy top-k instance"
+# Known failures. The issue-12 defects the checks caught (LinGapE's default S = 1 answering
+# theta = (50, 50.8) wrongly in 10 of 10 runs; no family check at start) are fixed on main
+# (issue 12a; lingame / rage since issue 16); these remain.
+_NOSTOP = ("lingape-oracle (S = 120, valid on every case) does not stop within the 200-sample budget the default "
+           "suite affords it (5-30 ms a round)")
 _NOSAVE = "the GLR solvers of issue 15a do not support save / resume yet (StateError from state_dict)"
 XFAIL = {
-    **{(n, "wrong_family"): _FAMILY for n in ("lil-randlucb", "lil-clucb", "lucb", "lil-lucb", "lucb++", "lil-ucb",
-                                              "lingame", "rage")},
-    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game", "lingame")},
-    ("lingape", "adversarial_offset"): _S,
-    ("rage", "seeds_differ"): "finding for review: RAGE's pull counts are identical across seeds on the easy and "
-                              "small-gap cases (phases with a deterministic rounded design, same eliminations)",
+    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game")},
     ("lingape-oracle", "easy"): _NOSTOP,
-    ("lingape-oracle", "adversarial_offset"): _S,
     ("rage", "seeds_differ"): "RAGE's first round is fixed by the XY design (Fiez et al. 2019, Algorithm 1: "
-                              "no data before it) and the easy linear instance ends in that round: the "
-                              "same path for every seed by construction",
+                              "no data before it) and the easy and small-gap linear instances end in that "
+                              "round: the same path for every seed by construction",
 }
 # Seconds per run on a loaded 2-core machine: lingape-oracle 5-30 ms a round (and it does not
 # stop, see XFAIL: small budget); SAQM, SA-FOA, XY-adaptive several seconds a run. In the
 # default suite these run only the cheap checks; everything runs under the slow marker.
 BUDGET = {"lingape-oracle": 200}
-# Settings given to a solver in these tests (none yet; after issue-12a, lingape-oracle may need
-# an explicit S on Gaussian full-bandit problems).
-SETTINGS: dict = {}
+# Settings given to a solver in these tests: lingape-oracle needs S on Gaussian full-bandit
+# problems (issue 12a); 120 bounds ||theta||_2 on every full-bandit case (110 for the offset).
+SETTINGS: dict = {"lingape-oracle": {"S": 120.0}}
 HEAVY = {"lingape-oracle", "saqm", "sa-foa", "xy-adaptive"}
 HEAVY_FAST = {"easy", "settings_unchanged", "bad_input", "wrong_family"}
 STAT = [c for c in CHECKS if c == "easy" or c.startswith("adversarial_")] + ["adversarial_order"]
@@ -268,6 +262,9 @@ class _CachingSolver(RoundRobin):
 
 
 class _NoFamilyCheckSolver(RoundRobin):
+    families = ()  # declares no families to the base class (which would check them) ...
+    family = "semi-bandit"  # ... only to check_solver
+
     def start(self, problem, *, rng=None):  # runs on any problem
         return self.exploration_class(self, problem, rng)
 
