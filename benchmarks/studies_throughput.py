@@ -32,6 +32,13 @@ PROBLEM = cs.problem_spec(8, noise="bernoulli")
 
 
 def _worker(url: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> None:
+    try:
+        _work(url, seconds, batch, seed, q)
+    except BaseException as exc:  # report, never hang the parent
+        q.put((0, 1.0, repr(exc)))
+
+
+def _work(url: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> None:
     study = cs.load_study(storage=url, name="bench")
     rng = np.random.default_rng(seed)
     study.ask(n=1)  # warm up (replay)
@@ -41,7 +48,7 @@ def _worker(url: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> N
         tickets = study.ask(n=batch)
         study.tell_many([(t, float(rng.integers(0, t.count + 1))) for t in tickets])
         n += len(tickets)
-    q.put((n, time.perf_counter() - t0))
+    q.put((n, time.perf_counter() - t0, None))
 
 
 def throughput(url: str, workers: int, seconds: float, batch: int) -> float:
@@ -51,19 +58,22 @@ def throughput(url: str, workers: int, seconds: float, batch: int) -> float:
         pass
     cs.create_study(storage=url, name="bench", problem=PROBLEM, solver="lucb",
                     solver_params={"K": 1, "nu": 0.01}, lease_seconds=3600, snapshot_every=5000)
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     q = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(url, seconds, batch, i, q)) for i in range(workers)]
     for p in procs:
         p.start()
-    res = [q.get() for _ in procs]
+    res = [q.get(timeout=seconds + 300) for _ in procs]
+    errors = [e for _, _, e in res if e]
+    if errors:
+        raise RuntimeError(f"workers failed: {errors[:3]}")
     for p in procs:
         p.join()
     st = cs.get_storage(url)
     rows = st.tickets("bench", states=("told",))
     seqs = sorted(r.told_seq for r in rows)
     assert seqs == list(range(1, len(seqs) + 1)), "told log has a gap"
-    return sum(n for n, _ in res) / max(el for _, el in res)
+    return sum(r[0] for r in res) / max(r[1] for r in res)
 
 
 def resume_time(n: int, path: str) -> tuple[float, float]:
@@ -115,7 +125,8 @@ def main() -> None:
         cluster = PgCluster()
         backends.append(("PostgreSQL", cluster.new_database()))
     try:
-        print(f"asks+tells per second (batched tickets, B={args.batch}, {args.seconds:g} s, {os.cpu_count()} cores)")
+        print(f"asks+tells per second (batched tickets, B={args.batch}, {args.seconds:g} s, {os.cpu_count()} cores)",
+              flush=True)
         print(f"{'backend':<12}" + "".join(f"{w + ' workers':>14}" for w in args.workers.split(",")))
         for label, url in backends:
             figs = [throughput(url, int(w), args.seconds, args.batch) for w in args.workers.split(",")]

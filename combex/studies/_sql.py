@@ -126,7 +126,7 @@ class _SQLTransaction(StudyTransaction):
         values = dict(study_id=self._id, arm=_dump(arm), count=int(count), batch=int(batch), entry=int(entry),
                       state="pending", issued_at=float(issued_at), lease_deadline=float(lease_deadline),
                       reissue_of=reissue_of)
-        res = self._c.execute(t.insert().values(**values).returning(t.c.id))
+        res = self._c.execute(self._st._add_stmt, values)
         tid = int(res.scalar_one())
         return TicketRow(tid, self.study.name, arm, int(count), int(batch), int(entry), "pending",
                          float(issued_at), float(lease_deadline), reissue_of=reissue_of)
@@ -152,6 +152,30 @@ class _SQLTransaction(StudyTransaction):
 
         self.study = replace(self.study, n_told=seq)
         return seq
+
+    def get_tickets(self, ticket_ids: list[int]) -> dict[int, TicketRow]:
+        t = self._st._t
+        ids = sorted({int(i) for i in ticket_ids})
+        rows = self._rows(t.select().where(t.c.study_id == self._id, t.c.id.in_(ids)))
+        return {r.id: r for r in rows}
+
+    def tell_many(self, items: list[tuple[int, float, float, dict | None]]) -> list[int]:
+        if not items:
+            return []
+        first = self.study.n_told + 1
+        params = [{"tid": int(tid), "seq": first + k, "r": float(r), "at": float(at),
+                   "stat": None if not stat else json.dumps(stat)}
+                  for k, (tid, r, at, stat) in enumerate(items)]
+        res = self._c.execute(self._st._tell_stmt, params)
+        if res.rowcount not in (-1, len(params)):  # pragma: no cover - the study checks tickets first
+            raise StorageError(f"Some tickets of study {self.study.name!r} were not pending.")
+        last = first + len(items) - 1
+        s = self._st._s
+        self._c.execute(s.update().where(s.c.id == self._id).values(n_told=last))
+        from dataclasses import replace
+
+        self.study = replace(self.study, n_told=last)
+        return list(range(first, last + 1))
 
     def set_stat(self, ticket_id: int, stat: dict) -> None:
         t = self._st._t
@@ -238,6 +262,11 @@ class SQLStorage(BaseStorage):
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         self._md, self._schema, self._s, self._t, self._snap = _tables(sa)
+        t = self._t
+        self._add_stmt = t.insert().returning(t.c.id)
+        self._tell_stmt = (t.update().where(t.c.id == sa.bindparam("tid"), t.c.state == "pending")
+                           .values(state="told", told_seq=sa.bindparam("seq"), reward_sum=sa.bindparam("r"),
+                                   told_at=sa.bindparam("at"), stat=sa.bindparam("stat")))
         self._init_schema()
 
     def _safe_url(self) -> str:

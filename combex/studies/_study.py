@@ -396,8 +396,9 @@ class Study:
             now = self.clock()
             checked = []
             seen = set()
+            rows = tx.get_tickets([tid for tid, _ in pairs])
             for tid, r in pairs:
-                row = tx.get_ticket(tid)
+                row = rows.get(tid)
                 if row is None:
                     raise TicketError(f"Study {self.name!r} has no ticket {tid}.")
                 if row.state == "told" or tid in seen:
@@ -423,16 +424,19 @@ class Study:
                 seen.add(tid)
                 checked.append((row, x))
             rp = self._sync(tx)
-            for row, x in checked:
-                seq = tx.tell(row.id, x, now)
+            items = []
+            snap = None
+            for k, (row, x) in enumerate(checked):
+                seq = tx.study.n_told + 1 + k
                 told = TicketRow(**{**row.__dict__, "state": "told", "told_seq": seq, "reward_sum": x,
                                     "told_at": now})
                 rp.fold([told])
-                stat = rp.pop_stat()
-                if stat:
-                    tx.set_stat(row.id, stat)
+                items.append((row.id, x, now, rp.pop_stat()))
                 if seq % tx.study.snapshot_every == 0:
-                    tx.save_snapshot(seq, rp.snapshot())
+                    snap = (seq, rp.snapshot())
+            tx.tell_many(items)
+            if snap is not None:
+                tx.save_snapshot(*snap)
             self._finish_if_done(tx, rp)
             self._record = tx.study
             return tx.study.status
