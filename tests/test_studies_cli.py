@@ -116,16 +116,19 @@ def test_dashboard_in_a_real_browser(tmp_path):
     driver, profile = _browser()
     try:
         driver.get(f"http://127.0.0.1:{srv.server_address[1]}/")
-        wait = WebDriverWait(driver, 30)
-        box = wait.until(lambda d: d.find_element(By.ID, "study-quiz"))
-        ev = lambda: int(driver.find_element(By.CSS_SELECTOR, "#study-quiz .evaluations").text)  # noqa: E731
-        assert ev() == 10
-        assert "ann" in box.text and driver.find_element(By.CSS_SELECTOR, "#study-quiz .leader").text == "[0]"
-        cis = driver.find_elements(By.CSS_SELECTOR, "#study-quiz tr.arm td.ci")
-        assert len(cis) == 3 and all(c.text.startswith("[") for c in cis)
-        assert driver.find_elements(By.CSS_SELECTOR, "#study-quiz svg.stat-chart")
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        # the page re-renders every 0.3 s: every read retries on a stale element
+        wait = WebDriverWait(driver, 30, ignored_exceptions=[StaleElementReferenceException])
+        txt = lambda sel: driver.find_element(By.CSS_SELECTOR, sel).text  # noqa: E731
+        ev = lambda: int(txt("#study-quiz .evaluations"))  # noqa: E731
+        wait.until(lambda d: ev() == 10)
+        wait.until(lambda d: "ann" in txt("#study-quiz") and txt("#study-quiz .leader") == "[0]")
+        wait.until(lambda d: [c.text[:1] for c in d.find_elements(By.CSS_SELECTOR, "#study-quiz tr.arm td.ci")]
+                   == ["["] * 3)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#study-quiz svg.stat-chart"))
         t = study.ask()  # a tell: the page updates by itself
-        assert int(driver.find_element(By.CSS_SELECTOR, "#study-quiz .pending").text) in (0, 1)
+        wait.until(lambda d: int(txt("#study-quiz .pending")) == 1)
         study.tell(t, 1.0 if t.arm == 0 else 0.0)
         wait.until(lambda d: ev() == 11)
         while True:  # run to the stop: the page shows the certificate
@@ -135,7 +138,7 @@ def test_dashboard_in_a_real_browser(tmp_path):
                 break
             study.tell(t, 1.0 if t.arm == 0 else 0.0)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#study-quiz .status.identified"))
-        assert "gap" in driver.find_element(By.CSS_SELECTOR, "#study-quiz .certificate").text
+        wait.until(lambda d: "gap" in txt("#study-quiz .certificate"))
     finally:
         driver.quit()
         srv.shutdown()

@@ -261,6 +261,19 @@ class SQLStorage(BaseStorage):
             def _begin(conn: Any) -> None:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
+            # reads (the dashboard, catching up before a locked transaction) take no write lock
+            self._read_engine = sa.create_engine(text, **kwargs)
+
+            @event.listens_for(self._read_engine, "connect")
+            def _connect_read(dbapi_conn: Any, record: Any) -> None:
+                dbapi_conn.isolation_level = None
+
+            @event.listens_for(self._read_engine, "begin")
+            def _begin_read(conn: Any) -> None:
+                conn.exec_driver_sql("BEGIN")
+        else:
+            self._read_engine = self.engine
+
         self._md, self._schema, self._s, self._t, self._snap = _tables(sa)
         t = self._t
         self._add_stmt = t.insert().returning(t.c.id)
@@ -345,10 +358,10 @@ class SQLStorage(BaseStorage):
         )
 
     @contextlib.contextmanager
-    def _begin(self) -> Iterator[Any]:
+    def _begin(self, read: bool = False) -> Iterator[Any]:
         sa = self.sa
         try:
-            with self.engine.begin() as conn:
+            with (self._read_engine if read else self.engine).begin() as conn:
                 yield conn
         except sa.exc.OperationalError as exc:
             raise self._connect_error(exc) from None
@@ -379,11 +392,11 @@ class SQLStorage(BaseStorage):
         return row
 
     def get_study(self, name: str) -> StudyRecord:
-        with self._begin() as conn:
+        with self._begin(read=True) as conn:
             return self._record(self._row(conn, name))
 
     def list_studies(self) -> list[StudyRecord]:
-        with self._begin() as conn:
+        with self._begin(read=True) as conn:
             return [self._record(r) for r in conn.execute(self._s.select().order_by(self._s.c.name))]
 
     def delete_study(self, name: str) -> None:
@@ -395,12 +408,19 @@ class SQLStorage(BaseStorage):
 
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
         t = self._t
-        with self._begin() as conn:
+        with self._begin(read=True) as conn:
             row = self._row(conn, name)
             stmt = t.select().where(t.c.study_id == row.id)
             if states is not None:
                 stmt = stmt.where(t.c.state.in_(list(states)))
             return [self._ticket(r, name) for r in conn.execute(stmt.order_by(t.c.id))]
+
+    def told_since(self, name: str, seq: int) -> list[TicketRow]:
+        t = self._t
+        with self._begin(read=True) as conn:
+            row = self._row(conn, name)
+            stmt = t.select().where(t.c.study_id == row.id, t.c.told_seq > int(seq)).order_by(t.c.told_seq)
+            return [self._ticket(r, name) for r in conn.execute(stmt)]
 
     @contextlib.contextmanager
     def transaction(self, name: str) -> Iterator[StudyTransaction]:
@@ -410,6 +430,7 @@ class SQLStorage(BaseStorage):
 
     def close(self) -> None:
         self.engine.dispose()
+        self._read_engine.dispose()
 
     def __repr__(self) -> str:
         return f"SQLStorage({self._safe_url()!r})"

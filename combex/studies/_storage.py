@@ -214,6 +214,12 @@ class BaseStorage(ABC):
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
         """The study's tickets by id (all, or those in ``states``); a consistent read."""
 
+    def told_since(self, name: str, seq: int) -> list[TicketRow]:
+        """Told tickets with ``told_seq > seq`` in told order, read *without* locking the
+        study (told rows never change, so a process can catch up before it locks)."""
+        with self.transaction(name) as tx:
+            return tx.told_since(seq)
+
     @abstractmethod
     def transaction(self, name: str) -> contextlib.AbstractContextManager[StudyTransaction]:
         """Lock the study for one atomic change."""
