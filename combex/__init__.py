@@ -10,7 +10,9 @@ Subpackages (imported on first use, so ``import combex`` stays light):
 confidence radii), :mod:`combex.environments` (simulators, real-data environments, the
 papers' instances), :mod:`combex.datasets` (real data with provenance),
 :mod:`combex.solvers` (the algorithms), :mod:`combex.mips` (inner-product search),
-:mod:`combex.experiments` (runner, sweeps, plots), :mod:`combex.testing` (conformance
+:mod:`combex.studies` (live ask / tell studies in SQLite or PostgreSQL;
+``combex.create_study``), :mod:`combex.experiments` (runner, sweeps, plots),
+:mod:`combex.testing` (conformance
 checks), :mod:`combex.exceptions`.
 
 Examples
@@ -40,17 +42,23 @@ SUBPACKAGES = (
     "mips",
     "oracles",
     "solvers",
+    "studies",
     "testing",
 )
 
-__all__ = ["__version__", "exceptions", "CombexError", "InvalidParameterError", *SUBPACKAGES]
+#: Live-study functions re-exported at the top level (optuna-style: ``combex.create_study``).
+_STUDY_FUNCTIONS = ("create_study", "load_study", "delete_study", "get_all_study_names")
+
+__all__ = ["__version__", "exceptions", "CombexError", "InvalidParameterError", *SUBPACKAGES, *_STUDY_FUNCTIONS]
 
 
 def __getattr__(name: str) -> Any:
     if name in SUBPACKAGES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _STUDY_FUNCTIONS:
+        return getattr(importlib.import_module(".studies", __name__), name)
     raise AttributeError(f"module 'combex' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(SUBPACKAGES))
+    return sorted(set(globals()) | set(SUBPACKAGES) | set(_STUDY_FUNCTIONS))

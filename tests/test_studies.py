@@ -15,7 +15,7 @@ import pytest
 import combex
 import combex.studies as cs
 from combex.environments import FullBandit
-from combex.studies.testing import check_storage
+from combex.testing import check_storage
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _studies_helpers import PgCluster  # noqa: E402

@@ -100,7 +100,6 @@ def _browser():
 
 
 def test_dashboard_in_a_real_browser(tmp_path):
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -117,22 +116,19 @@ def test_dashboard_in_a_real_browser(tmp_path):
     driver, profile = _browser()
     try:
         driver.get(f"http://127.0.0.1:{srv.server_address[1]}/")
-        # the page re-renders every 0.3 s: every read is a wait that retries on stale elements
-        wait = WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,))
-        wait.until(lambda d: d.find_element(By.ID, "study-quiz"))
-        ev = lambda: int(driver.find_element(By.CSS_SELECTOR, "#study-quiz .evaluations").text)  # noqa: E731
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        # the page re-renders every 0.3 s: every read retries on a stale element
+        wait = WebDriverWait(driver, 30, ignored_exceptions=[StaleElementReferenceException])
+        txt = lambda sel: driver.find_element(By.CSS_SELECTOR, sel).text  # noqa: E731
+        ev = lambda: int(txt("#study-quiz .evaluations"))  # noqa: E731
         wait.until(lambda d: ev() == 10)
-        wait.until(lambda d: "ann" in d.find_element(By.ID, "study-quiz").text
-                   and d.find_element(By.CSS_SELECTOR, "#study-quiz .leader").text == "[0]")
-
-        def cis_ok(d):
-            cis = d.find_elements(By.CSS_SELECTOR, "#study-quiz tr.arm td.ci")
-            return len(cis) == 3 and all(c.text.startswith("[") for c in cis)
-
-        wait.until(cis_ok)
+        wait.until(lambda d: "ann" in txt("#study-quiz") and txt("#study-quiz .leader") == "[0]")
+        wait.until(lambda d: [c.text[:1] for c in d.find_elements(By.CSS_SELECTOR, "#study-quiz tr.arm td.ci")]
+                   == ["["] * 3)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#study-quiz svg.stat-chart"))
         t = study.ask()  # a tell: the page updates by itself
-        wait.until(lambda d: int(d.find_element(By.CSS_SELECTOR, "#study-quiz .pending").text) in (0, 1))
+        wait.until(lambda d: int(txt("#study-quiz .pending")) == 1)
         study.tell(t, 1.0 if t.arm == 0 else 0.0)
         wait.until(lambda d: ev() == 11)
         while True:  # run to the stop: the page shows the certificate
@@ -142,7 +138,7 @@ def test_dashboard_in_a_real_browser(tmp_path):
                 break
             study.tell(t, 1.0 if t.arm == 0 else 0.0)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#study-quiz .status.identified"))
-        wait.until(lambda d: "gap" in d.find_element(By.CSS_SELECTOR, "#study-quiz .certificate").text)
+        wait.until(lambda d: "gap" in txt("#study-quiz .certificate"))
     finally:
         driver.quit()
         srv.shutdown()

@@ -126,7 +126,7 @@ class _SQLTransaction(StudyTransaction):
         values = dict(study_id=self._id, arm=_dump(arm), count=int(count), batch=int(batch), entry=int(entry),
                       state="pending", issued_at=float(issued_at), lease_deadline=float(lease_deadline),
                       reissue_of=reissue_of)
-        res = self._c.execute(t.insert().values(**values).returning(t.c.id))
+        res = self._c.execute(self._st._add_stmt, values)
         tid = int(res.scalar_one())
         return TicketRow(tid, self.study.name, arm, int(count), int(batch), int(entry), "pending",
                          float(issued_at), float(lease_deadline), reissue_of=reissue_of)
@@ -152,6 +152,30 @@ class _SQLTransaction(StudyTransaction):
 
         self.study = replace(self.study, n_told=seq)
         return seq
+
+    def get_tickets(self, ticket_ids: list[int]) -> dict[int, TicketRow]:
+        t = self._st._t
+        ids = sorted({int(i) for i in ticket_ids})
+        rows = self._rows(t.select().where(t.c.study_id == self._id, t.c.id.in_(ids)))
+        return {r.id: r for r in rows}
+
+    def tell_many(self, items: list[tuple[int, float, float, dict | None]]) -> list[int]:
+        if not items:
+            return []
+        first = self.study.n_told + 1
+        params = [{"tid": int(tid), "seq": first + k, "r": float(r), "at": float(at),
+                   "stat": None if not stat else json.dumps(stat)}
+                  for k, (tid, r, at, stat) in enumerate(items)]
+        res = self._c.execute(self._st._tell_stmt, params)
+        if res.rowcount not in (-1, len(params)):  # pragma: no cover - the study checks tickets first
+            raise StorageError(f"Some tickets of study {self.study.name!r} were not pending.")
+        last = first + len(items) - 1
+        s = self._st._s
+        self._c.execute(s.update().where(s.c.id == self._id).values(n_told=last))
+        from dataclasses import replace
+
+        self.study = replace(self.study, n_told=last)
+        return list(range(first, last + 1))
 
     def set_stat(self, ticket_id: int, stat: dict) -> None:
         t = self._st._t
@@ -237,7 +261,25 @@ class SQLStorage(BaseStorage):
             def _begin(conn: Any) -> None:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
+            # reads (the dashboard, catching up before a locked transaction) take no write lock
+            self._read_engine = sa.create_engine(text, **kwargs)
+
+            @event.listens_for(self._read_engine, "connect")
+            def _connect_read(dbapi_conn: Any, record: Any) -> None:
+                dbapi_conn.isolation_level = None
+
+            @event.listens_for(self._read_engine, "begin")
+            def _begin_read(conn: Any) -> None:
+                conn.exec_driver_sql("BEGIN")
+        else:
+            self._read_engine = self.engine
+
         self._md, self._schema, self._s, self._t, self._snap = _tables(sa)
+        t = self._t
+        self._add_stmt = t.insert().returning(t.c.id)
+        self._tell_stmt = (t.update().where(t.c.id == sa.bindparam("tid"), t.c.state == "pending")
+                           .values(state="told", told_seq=sa.bindparam("seq"), reward_sum=sa.bindparam("r"),
+                                   told_at=sa.bindparam("at"), stat=sa.bindparam("stat")))
         self._init_schema()
 
     def _safe_url(self) -> str:
@@ -316,10 +358,10 @@ class SQLStorage(BaseStorage):
         )
 
     @contextlib.contextmanager
-    def _begin(self) -> Iterator[Any]:
+    def _begin(self, read: bool = False) -> Iterator[Any]:
         sa = self.sa
         try:
-            with self.engine.begin() as conn:
+            with (self._read_engine if read else self.engine).begin() as conn:
                 yield conn
         except sa.exc.OperationalError as exc:
             raise self._connect_error(exc) from None
@@ -350,11 +392,11 @@ class SQLStorage(BaseStorage):
         return row
 
     def get_study(self, name: str) -> StudyRecord:
-        with self._begin() as conn:
+        with self._begin(read=True) as conn:
             return self._record(self._row(conn, name))
 
     def list_studies(self) -> list[StudyRecord]:
-        with self._begin() as conn:
+        with self._begin(read=True) as conn:
             return [self._record(r) for r in conn.execute(self._s.select().order_by(self._s.c.name))]
 
     def delete_study(self, name: str) -> None:
@@ -366,12 +408,19 @@ class SQLStorage(BaseStorage):
 
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
         t = self._t
-        with self._begin() as conn:
+        with self._begin(read=True) as conn:
             row = self._row(conn, name)
             stmt = t.select().where(t.c.study_id == row.id)
             if states is not None:
                 stmt = stmt.where(t.c.state.in_(list(states)))
             return [self._ticket(r, name) for r in conn.execute(stmt.order_by(t.c.id))]
+
+    def told_since(self, name: str, seq: int) -> list[TicketRow]:
+        t = self._t
+        with self._begin(read=True) as conn:
+            row = self._row(conn, name)
+            stmt = t.select().where(t.c.study_id == row.id, t.c.told_seq > int(seq)).order_by(t.c.told_seq)
+            return [self._ticket(r, name) for r in conn.execute(stmt)]
 
     @contextlib.contextmanager
     def transaction(self, name: str) -> Iterator[StudyTransaction]:
@@ -381,6 +430,7 @@ class SQLStorage(BaseStorage):
 
     def close(self) -> None:
         self.engine.dispose()
+        self._read_engine.dispose()
 
     def __repr__(self) -> str:
         return f"SQLStorage({self._safe_url()!r})"

@@ -150,6 +150,27 @@ class StudyTransaction(ABC):
         """Mark a pending ticket told; assign and return the next told sequence number
         (``study.n_told + 1``; the study row's ``n_told`` follows)."""
 
+    def get_tickets(self, ticket_ids: list[int]) -> dict[int, TicketRow]:
+        """The study's tickets among ``ticket_ids`` by id (absent ids left out); backends
+        may override with one query."""
+        out = {}
+        for i in ticket_ids:
+            row = self.get_ticket(i)
+            if row is not None:
+                out[int(i)] = row
+        return out
+
+    def tell_many(self, items: list[tuple[int, float, float, dict | None]]) -> list[int]:
+        """``tell`` (then ``set_stat`` when given) for ``(ticket_id, reward_sum, told_at,
+        stat)`` items in order; returns their told sequence numbers. Backends may override
+        with one statement."""
+        seqs = []
+        for tid, r, at, stat in items:
+            seqs.append(self.tell(tid, r, at))
+            if stat:
+                self.set_stat(tid, stat)
+        return seqs
+
     @abstractmethod
     def set_stat(self, ticket_id: int, stat: dict) -> None:
         """Attach the stopping statistic computed after a tell (a derived cache)."""
@@ -192,6 +213,12 @@ class BaseStorage(ABC):
     @abstractmethod
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
         """The study's tickets by id (all, or those in ``states``); a consistent read."""
+
+    def told_since(self, name: str, seq: int) -> list[TicketRow]:
+        """Told tickets with ``told_seq > seq`` in told order, read *without* locking the
+        study (told rows never change, so a process can catch up before it locks)."""
+        with self.transaction(name) as tx:
+            return tx.told_since(seq)
 
     @abstractmethod
     def transaction(self, name: str) -> contextlib.AbstractContextManager[StudyTransaction]:

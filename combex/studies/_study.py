@@ -262,6 +262,19 @@ class Study:
         self._replay = rp
         return rp
 
+    def _catch_up(self) -> None:
+        """Fold the told log into the cached state *before* locking (told rows never
+        change), so the locked transaction only folds the few tells since."""
+        rp = self._replay
+        if rp is None:
+            return
+        try:
+            rows = self.storage.told_since(self.name, rp.seq)
+            rp.fold(rows)
+        except BaseException:
+            self._replay = None
+            raise
+
     def _finish_if_done(self, tx: Any, rp: _Replay) -> None:
         if rp.exp.done and tx.study.status == "running":
             res = rp.exp.result()
@@ -307,6 +320,7 @@ class Study:
         want = 1 if n is None else int(n)
         if want < 1:
             raise TicketError(f"The 'n' parameter of Study.ask must be an int >= 1. Got {n!r} instead.")
+        self._catch_up()
         try:
             with self.storage.transaction(self.name) as tx:
                 if tx.study.status != "running":
@@ -381,6 +395,7 @@ class Study:
         """Tell several ``(ticket or ticket id, reward_sum)`` pairs in one transaction (all
         or nothing); returns the study status."""
         pairs = [(int(getattr(t, "id", t)), r) for t, r in results]
+        self._catch_up()
         try:
             return self._tell_many(pairs)
         except (StudyFinishedError, TicketError):
@@ -396,8 +411,9 @@ class Study:
             now = self.clock()
             checked = []
             seen = set()
+            rows = tx.get_tickets([tid for tid, _ in pairs])
             for tid, r in pairs:
-                row = tx.get_ticket(tid)
+                row = rows.get(tid)
                 if row is None:
                     raise TicketError(f"Study {self.name!r} has no ticket {tid}.")
                 if row.state == "told" or tid in seen:
@@ -423,16 +439,19 @@ class Study:
                 seen.add(tid)
                 checked.append((row, x))
             rp = self._sync(tx)
-            for row, x in checked:
-                seq = tx.tell(row.id, x, now)
+            items = []
+            snap = None
+            for k, (row, x) in enumerate(checked):
+                seq = tx.study.n_told + 1 + k
                 told = TicketRow(**{**row.__dict__, "state": "told", "told_seq": seq, "reward_sum": x,
                                     "told_at": now})
                 rp.fold([told])
-                stat = rp.pop_stat()
-                if stat:
-                    tx.set_stat(row.id, stat)
+                items.append((row.id, x, now, rp.pop_stat()))
                 if seq % tx.study.snapshot_every == 0:
-                    tx.save_snapshot(seq, rp.snapshot())
+                    snap = (seq, rp.snapshot())
+            tx.tell_many(items)
+            if snap is not None:
+                tx.save_snapshot(*snap)
             self._finish_if_done(tx, rp)
             self._record = tx.study
             return tx.study.status

@@ -4,10 +4,12 @@
 - :func:`check_solver` — the PAC :class:`~combex.solvers.Solver` contract and its
   (epsilon, delta) promise on easy and adversarial instances (named checks:
   :func:`yield_solver_checks`).
+- :func:`check_storage` — the study storage contract (:class:`~combex.studies.BaseStorage`).
 """
 
 from __future__ import annotations
 
+from ..studies.testing import check_storage
 from ._decision_class import check_decision_class
 from ._solver import (
     CHECKS,
@@ -20,4 +22,4 @@ from ._solver import (
 )
 
 __all__ = ["check_decision_class", "check_solver", "yield_solver_checks", "solver_family", "solver_families", "clopper_pearson",
-           "CaseReport", "CHECKS"]
+           "CaseReport", "CHECKS", "check_storage"]
