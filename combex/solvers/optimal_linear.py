@@ -204,6 +204,11 @@ class _GLRSolver(_LinearTruthRun, Solver):
     #: :meth:`_GLRExploration._oracle_setup`).
     oracle_path: ClassVar[bool] = True
 
+    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
+                 ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
+                 max_enumerate: int = 5000) -> None:
+        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
+
     def _init_common(self, delta: Any, epsilon: Any, threshold: Any, ridge: Any, growth: Any, batch_size: Any,
                      max_enumerate: Any, n_ridges: Any = 6) -> None:
         _common(self, type(self).__name__, delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate,
@@ -631,11 +636,6 @@ class LinearTopTwo(_GLRSolver):
     name: ClassVar[str] = "linear-top-two"
     forced_exploration: ClassVar[bool] = True
 
-    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
-                 ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
-                 max_enumerate: int = 5000) -> None:
-        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
-
     @property
     def exploration_class(self) -> type[Exploration]:  # type: ignore[override]
         return LinearTopTwoExploration
@@ -670,11 +670,6 @@ class LinearFWSampling(_GLRSolver):
 
     name: ClassVar[str] = "linear-fw-sampling"
     forced_exploration: ClassVar[bool] = True
-
-    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
-                 ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
-                 max_enumerate: int = 5000) -> None:
-        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
 
     @property
     def exploration_class(self) -> type[Exploration]:  # type: ignore[override]
