@@ -105,6 +105,7 @@ def test_wheel_carries_the_data_and_licence_without_deprecation_warnings(tmp_pat
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = proc.stdout + proc.stderr
     assert "SetuptoolsDeprecationWarning" not in log and "License classifiers are deprecated" not in log
+    assert "absent from the `packages` configuration" not in log  # data folders declared
     (wheel,) = (tmp_path / "dist").glob("combex-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for domain in ("ITMANAGE", "MEDICINE", "CHINESE", "POKEMON", "ENGLISH", "SCIENCE"):
