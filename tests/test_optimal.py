@@ -336,3 +336,18 @@ def test_save_resume_is_bit_identical(cls, case, tmp_path):
         assert np.array_equal(np.asarray(got.answer), np.asarray(ref_res.answer))
         assert np.array_equal(got.pulls, ref_res.pulls)
         assert got.certificate == ref_res.certificate
+
+
+def test_resume_refuses_a_corrupt_state():
+    from combex.exceptions import StateError
+
+    env = GaussianArms([1.0, 0.5, 0.0], rng=0)
+    exp, _ = _ask_tell(CombGame(delta=0.05).start(env, rng=1), env, stop_at=3)
+    st = exp.state_dict()
+    st["extra"]["T"] = np.array([1, 2], dtype=np.int64)
+    with pytest.raises(StateError, match="extra.T"):
+        CombGame(delta=0.05).resume(st, env.problem)
+    st = exp.state_dict()
+    st["extra"]["scalars"]["nope"] = 1.0
+    with pytest.raises(StateError, match="nope"):
+        CombGame(delta=0.05).resume(st, env.problem)
