@@ -44,6 +44,10 @@ arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
 ``b`` times on the counts the batch will produce (the means are those of the last check),
 and the stopping rule is checked once per batch.
 
+**Save / resume:** ``Exploration.save`` / ``Solver.load`` keep the counts, sums, tracking
+sums, AdaHedge state, Track-and-Stop's cached weights and the oracle's alternative pool; a
+resumed run is bit-identical to the uninterrupted one.
+
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
 (T*(mu) log(1/delta)) from the environment's truth
 (:mod:`combex.solvers._lower_bound_bandit`).
