@@ -20,9 +20,7 @@ PAC = sorted(n for n, c in SOLVERS.items() if c.contract == "pac" and not n.star
 # (issue 12a; lingame / rage since issue 16); these remain.
 _NOSTOP = ("lingape-oracle (S = 120, valid on every case) does not stop within the 200-sample budget the default "
            "suite affords it (5-30 ms a round)")
-_NOSAVE = "the GLR solvers of issue 15a do not support save / resume yet (StateError from state_dict)"
 XFAIL = {
-    **{(n, "resume"): _NOSAVE for n in ("track-and-stop", "top-two", "fw-sampling", "comb-game")},
     ("lingape-oracle", "easy"): _NOSTOP,
     ("lingape-oracle", "seeds_differ"): "within the 200-sample budget the default suite affords lingape-oracle its "
                                         "pulls are the same for every seed (the pulls are chosen to shrink "

@@ -44,6 +44,10 @@ arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
 ``b`` times on the counts the batch will produce (the means are those of the last check),
 and the stopping rule is checked once per batch.
 
+**Save / resume:** ``Exploration.save`` / ``Solver.load`` keep the counts, sums, tracking
+sums, AdaHedge state, Track-and-Stop's cached weights and the oracle's alternative pool; a
+resumed run is bit-identical to the uninterrupted one.
+
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
 (T*(mu) log(1/delta)) from the environment's truth
 (:mod:`combex.solvers._lower_bound_bandit`).
@@ -64,7 +68,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kl_bernoulli, pair_glr
-from ..exceptions import InvalidParameterError, OracleError
+from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
 
@@ -176,7 +180,11 @@ class _OptimalExploration(Exploration):
 
     def __init__(self, solver: _OptimalSolver, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
-        s = solver
+        self._configure(solver)
+
+    def _configure(self, s: _OptimalSolver) -> None:
+        """Structure, threshold and empty statistics from the solver and the problem (also
+        run on resume, before the saved statistics are put back)."""
         self.N = check_int(self.problem.n_arms, "n_arms", owner=type(s).__name__, low=2)
         dc = s.decision_class if s.decision_class is not None else getattr(self.problem, "decision_class", None)
         noise = getattr(self.problem, "noise", None)
@@ -252,6 +260,81 @@ class _OptimalExploration(Exploration):
 
     def _setup(self) -> None:
         """Subclass hook."""
+
+    # ------------------------------------------------------------------ save / resume
+    #: Per-subclass mutable arrays saved as they are (float64), besides the shared statistics.
+    _saved_arrays: ClassVar[tuple[str, ...]] = ()
+
+    def _extra_state(self) -> dict[str, Any]:
+        def enc(a: Any) -> Any:  # an answer / alternative: None, an index or a bool mask
+            if a is None or isinstance(a, (int, np.integer)):
+                return None if a is None else int(a)
+            if isinstance(a, tuple):
+                return [int(v) for v in a]
+            return np.asarray(a, dtype=np.int8)
+
+        pk = getattr(self, "_pool_key", None)
+        st: dict[str, Any] = {
+            "T": self.T.copy(), "sums": self.sums.copy(), "ready": bool(self._ready),
+            "stat": float(self._stat), "beta_t": float(self._beta_t),
+            "answer": enc(self._answer), "closest": enc(self._closest),
+            "margin": float(getattr(self, "_margin", math.nan)),
+            "pool": [np.asarray(m, dtype=np.int8) for m in self._pool],
+            "pool_key": None if pk is None else np.frombuffer(pk, dtype=bool).astype(np.int8),
+            "pool_round": int(getattr(self, "_pool_round", -10 ** 9)),
+            "arrays": {k: np.asarray(getattr(self, k), dtype=np.float64).copy() for k in self._saved_arrays},
+            "scalars": self._extra_scalars(),
+        }
+        return st
+
+    def _extra_scalars(self) -> dict[str, float]:
+        """Subclass hook: mutable float scalars."""
+        return {}
+
+    def _load_extra_state(self, st: dict[str, Any]) -> None:
+        self._configure(self.solver)
+        n = self.N
+
+        def arr(v: Any, name: str, dtype: Any) -> Any:
+            a = np.asarray(v, dtype=dtype)
+            if a.shape != (n,):
+                raise StateError(f"The field 'extra.{name}' of the saved state must have shape ({n},). "
+                                 f"Got {a.shape} instead.")
+            return a.copy()
+
+        def dec(v: Any, name: str) -> Any:
+            if v is None or isinstance(v, bool):
+                return None
+            if isinstance(v, int):
+                return v
+            if isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v):
+                return (v[0], v[1])
+            return arr(v, name, np.int8).astype(bool)
+
+        self.T = arr(st["T"], "T", np.int64)
+        self.sums = arr(st["sums"], "sums", np.float64)
+        # the means exactly as _update computes them (same operations, so bit-identical)
+        if np.any(self.T == 0):
+            self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
+        else:
+            self.mu = self.sums / self.T
+        self._ready = bool(st["ready"])
+        self._stat = float(st["stat"])
+        self._beta_t = float(st["beta_t"])
+        self._answer = dec(st["answer"], "answer")
+        self._closest = dec(st["closest"], "closest")
+        if not math.isnan(float(st["margin"])):
+            self._margin = float(st["margin"])
+        self._pool = [arr(m, "pool", np.int8).astype(bool) for m in st["pool"]]
+        if st["pool_key"] is not None:
+            self._pool_key = arr(st["pool_key"], "pool_key", np.int8).astype(bool).tobytes()
+        self._pool_round = int(st["pool_round"])
+        for k in self._saved_arrays:
+            setattr(self, k, arr(st["arrays"][k], k, np.float64))
+        for k, v in st["scalars"].items():
+            if k not in self._extra_scalars():
+                raise StateError(f"The field 'extra.scalars' of the saved state has an unknown entry {k!r}.")
+            setattr(self, k, float(v))
 
     # ------------------------------------------------------------------ structure
     def _compute_answer(self) -> Any:
@@ -498,6 +581,11 @@ class _TrackAndStopExploration(_OptimalExploration):
         self.cum = np.zeros(self.N)
         self._t_solved = -1.0
 
+    _saved_arrays = ("w", "cum")
+
+    def _extra_scalars(self) -> dict[str, float]:
+        return {"_t_solved": float(self._t_solved)}
+
     def _solve(self) -> None:
         t = float(self.T.sum())
         if self._t_solved > 0 and t - self._t_solved < max(1.0, 0.01 * t) and (
@@ -686,6 +774,8 @@ class _FWExploration(_OptimalExploration):
     def _setup(self) -> None:
         self.cum = np.zeros(self.N)
 
+    _saved_arrays = ("cum",)
+
     def _prepare(self) -> None:
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
@@ -775,6 +865,11 @@ class _CombGameExploration(_OptimalExploration):
         self.L = np.zeros(self.N)  # cumulative losses (negative gains)
         self.Delta = 0.0  # AdaHedge's cumulative mixability gap
         self.cum = np.zeros(self.N)
+
+    _saved_arrays = ("L", "cum")
+
+    def _extra_scalars(self) -> dict[str, float]:
+        return {"Delta": float(self.Delta)}
 
     def _prepare(self) -> None:
         if self.structure == "class":
