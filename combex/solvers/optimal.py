@@ -59,6 +59,8 @@ linear implementations of issue 15b (:data:`LINEAR_DISPATCH`); until they are me
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import math
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -489,8 +491,9 @@ class _OptimalExploration(Exploration):
     def _prepare(self) -> None:
         """Once per batch (subclass hook)."""
 
-    def _select(self, cv: NDArray[np.float64]) -> int:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _select(self, cv: NDArray[np.float64]) -> int:
+        """The next arm to pull, from the current cost vector ``cv`` (the sampling rule)."""
 
     def _forced(self, cv: NDArray[np.float64]) -> int | None:
         """Forced exploration of Garivier & Kaufmann (2016): an arm with N_a < sqrt(t) - K/2."""

@@ -38,6 +38,8 @@ the classes handled here are enumerated).
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import math
 from typing import Any, ClassVar
 
@@ -465,8 +467,9 @@ class _GLRExploration(Exploration):
         return out
 
     # ------------------------------------------------------------------ sampling rule
+    @abstractmethod
     def _proportions(self, m: int) -> NDArray[np.float64]:
-        raise NotImplementedError
+        """The sampling rule's proportions over the arms for the next ``m`` samples."""
 
     def _cost_terms(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
         """At the empirical proportions ``w = T / t``: ``(num, Y, AwiY, alt)`` with
