@@ -469,7 +469,7 @@ def _check_read(
 ) -> None:
     """Refuse non-finite entries among those just read (they make their sums non-finite)
     and a stated ``v_max`` below an entry read; both checks read nothing more."""
-    if check_finite and not np.all(np.isfinite(sums)):
+    if check_finite and not math.isfinite(float(sums.sum())) and not np.all(np.isfinite(sums)):
         cols = (np.concatenate([np.arange(a, b) for a, b in zip(*read_idx)])
                 if isinstance(read_idx, tuple) else read_idx)
         check_finite_scores(sums, data, owner, rows=rows, cols=cols, perm=perm)

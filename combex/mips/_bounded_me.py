@@ -209,7 +209,9 @@ def bounded_me(
     for rnd in schedule:
         if rnd.t > t_prev:
             s = np.asarray(pull(active, t_prev, rnd.t), dtype=np.float64)
-            if s.shape != (active.size,) or not np.all(np.isfinite(s)):
+            # one reduction: a finite float64 sum of finite values (an overflow to inf of
+            # finite values falls through to the elementwise test)
+            if s.shape != (active.size,) or (not math.isfinite(float(s.sum())) and not np.all(np.isfinite(s))):
                 raise InvalidParameterError(
                     "The 'pull' callback of bounded_me must return finite sums of shape "
                     f"({active.size},)."
