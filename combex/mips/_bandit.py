@@ -443,7 +443,8 @@ def _search(
         _check_read(sums, rows, read_idx, data, stored_perm, reader.excess, v_max, check_finite, owner)
         return sums
 
-    out = bounded_me(pull, n, k, n_items, epsilon=eps_s, delta=delta, value_range=1.0, rng=gen)
+    out = bounded_me(pull, n, k, n_items, epsilon=eps_s, delta=delta, value_range=1.0, rng=gen,
+                     _compiled=reader.compiled)
     sel = out.arms
     # Estimated full score: mean over the coordinates read, times N.
     raw = out.means * out.pulls[sel]  # raw partial sums of the returned arms

@@ -60,6 +60,52 @@ def _compiled(name: str) -> Any:
     return fn
 
 
+def _nb_remove_lowest(means, active, n_remove):  # pragma: no cover - compiled
+    # The survivors of median elimination without the ~8 numpy calls of the numpy version:
+    # the n_remove-th smallest mean by a partition, then one pass. When the threshold is
+    # tied and only some of the tied arms must go (a random choice), report it
+    # (ok = False) and let the caller run the numpy version, which draws the choice.
+    m = np.empty(active.size)
+    for i in range(active.size):
+        m[i] = means[active[i]]
+    kth = np.partition(m, n_remove - 1)[n_remove - 1]
+    less = 0
+    eq = 0
+    for i in range(m.size):
+        if m[i] < kth:
+            less += 1
+        elif m[i] == kth:
+            eq += 1
+    if n_remove - less < eq:
+        return active[:0], False
+    out = np.empty(active.size - n_remove, dtype=active.dtype)
+    j = 0
+    for i in range(m.size):
+        if m[i] > kth:
+            out[j] = active[i]
+            j += 1
+    return out, True
+
+
+def remove_lowest(means: NDArray[np.float64], active: NDArray[np.intp], n_remove: int) -> NDArray[np.intp] | None:
+    """Compiled median-elimination step for finite ``means`` (see
+    :func:`combex.mips._bounded_me._remove_lowest`): the survivors, or None when numba is
+    missing or the threshold is tied and some tied arms must be chosen at random (the
+    caller then runs the numpy version, which draws the choice: results and random
+    streams are identical to the numpy version's either way)."""
+    if not HAVE_NUMBA:
+        return None
+    fn = _COMPILED.get("_nb_remove_lowest")
+    if fn is None:
+        import numba
+
+        # No fastmath: the comparisons must be exact.
+        fn = numba.njit(nogil=True, cache=True)(_nb_remove_lowest)
+        _COMPILED["_nb_remove_lowest"] = fn
+    out, ok = fn(means, active, n_remove)
+    return out if ok else None
+
+
 # ---------------------------------------------------------------------- compiled kernels
 # Plain Python source, compiled by numba on first use (far too slow interpreted).
 def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no cover - compiled
