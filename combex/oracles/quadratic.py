@@ -291,9 +291,12 @@ def upper_bound_qp(
         ``min_c k * lambda_max(W - c J) + c k^2`` (``J`` the all-ones matrix). *Proof*:
         ``x_S^T J x_S = k^2``, so ``q(S) = x_S^T (W - cJ) x_S + c k^2`` for every real
         ``c``; apply the Rayleigh bound. Useful for CEM where ``A^{-1}`` is close to
-        ``a I - b J``. ``lambda_max(W - cJ)`` comes from the eigendecomposition of ``W``
-        and the secular equation of the rank-one update (bisection keeping the upper
-        end); ``c`` is chosen by a zooming grid search (any ``c`` gives a valid bound).
+        ``a I - b J``. The minimum over ``c`` is searched over the eigenvalue instead:
+        from the eigendecomposition ``W = Q diag(lam) Q^T`` and the secular equation of
+        the rank-one update, ``mu`` is ``lambda_max(W - cJ)`` exactly when ``c = 1 /
+        sum_i (Q^T 1)_i^2 / (lam_i - mu)``, so each trial ``mu`` is an exact pair; the
+        chosen ``c``'s ``lambda_max`` is then verified (one secular-function evaluation,
+        bisection if that fails). Any ``c`` gives a valid bound.
 
     Both spectral bounds include a margin ``8 n eps max|lambda|`` for eigensolver error.
     For ``k = n`` the only feasible value ``1^T W 1`` is returned.
@@ -417,8 +420,7 @@ class QuadraticCertificate:
         Constant added to every DkS edge weight so that all are non-negative (0 for
         positive semidefinite ``W``; see :class:`QuadraticMaximization`).
     spectral_shift : float
-        The ``c`` of the ``"shifted_spectral"`` bound (NaN when not computed); pass it
-        (rescaled) as ``shift_hint`` for the next, similar matrix.
+        The ``c`` of the ``"shifted_spectral"`` bound (NaN when not computed).
     """
 
     value: float
@@ -541,10 +543,9 @@ class QuadraticMaximization:
             ``spectrum[0]`` when given, not above 0). By default any symmetric ``W`` is
             accepted (SA-FOA's ``B_t``; see Notes).
         shift_hint : float, optional
-            Where to look for the shift ``c`` of the ``"shifted_spectral"`` upper bound
-            (:func:`upper_bound_qp`), e.g. the ``spectral_shift`` of the previous
-            certificate of a run rescaled to this ``W``: a narrow grid around it instead
-            of the full search. Only the tightness of ``upper_bound`` depends on it.
+            Accepted for compatibility and ignored: the shift ``c`` of the
+            ``"shifted_spectral"`` upper bound (:func:`upper_bound_qp`) is now found
+            without a starting point, so the bound no longer depends on it.
 
         Returns
         -------
