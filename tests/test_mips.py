@@ -628,3 +628,47 @@ def test_small_search_is_really_slower_than_exact_when_forced():
 
     best("bandit")
     assert best("bandit") > 1.2 * best("exact")
+
+
+@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("case", ["gaussian32", "gaussian64", "nn", "v_max", "ties", "tiny", "nan"])
+def test_one_call_schedule_equals_the_round_by_round_path(case, monkeypatch):
+    """Issue 17c: on an index the whole schedule runs in one compiled call. Same answer,
+    scores (bit for bit), reads, counts and random stream as the round-by-round path; the
+    cases it hands back (a tie needing a random draw, a non-finite entry) behave as before."""
+    rng = np.random.default_rng(11)
+    n, dim = (40, 512) if case == "tiny" else (600, 4000)
+    V = rng.standard_normal((n, dim))
+    if case == "ties":
+        V = np.round(V).clip(-1, 1)  # entries in {-1, 0, 1}: equal partial sums are common
+    if case == "nan":
+        V[7, 100] = np.nan
+    V = V.astype(np.float32 if case != "gaussian64" else np.float64)
+    q = rng.standard_normal(dim).astype(V.dtype)
+    if case == "ties":
+        q = np.ones(dim, V.dtype)
+    index = BoundedMEIndex(V, rng=0, check_finite=case != "nan", v_max=4.5 if case == "nan" else None)
+    fn = nn_top_k if case == "nn" else mips_top_k
+    kw = dict(epsilon=0.15, delta=0.1, method="bandit")
+    if case == "nan":
+        with pytest.raises(InvalidParameterError) as e1:
+            fn(index, q, 5, rng=np.random.default_rng(3), **kw)
+        monkeypatch.setattr(_bandit, "_USE_SCHEDULE_LOOP", False)
+        with pytest.raises(InvalidParameterError) as e2:
+            fn(index, q, 5, rng=np.random.default_rng(3), **kw)
+        assert str(e1.value) == str(e2.value)
+        return
+    g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
+    calls = []
+    orig = _kernels.permuted_schedule
+    monkeypatch.setattr(_kernels, "permuted_schedule", lambda *a, **k: calls.append(1) or orig(*a, **k))
+    a = fn(index, q, 5, rng=g1, **kw)
+    monkeypatch.setattr(_bandit, "_USE_SCHEDULE_LOOP", False)
+    b = fn(index, q, 5, rng=g2, **kw)
+    assert calls  # the one-call path was tried
+    assert a.indices.tolist() == b.indices.tolist()
+    assert np.array_equal(a.scores, b.scores)
+    assert a.n_products == b.n_products
+    for key in ("fraction_read", "fraction_products", "rounds", "t"):
+        assert a.info[key] == b.info[key], key
+    assert g1.bit_generator.state == g2.bit_generator.state
