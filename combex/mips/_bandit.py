@@ -493,12 +493,21 @@ def _permuted_fast(
         return None
     sums, active, _ = res
     dim, s, o = data.shape[1], reader.s, reader.base % LINE_BYTES
+
+    def lines(a: int, b: int) -> int:  # 64-byte lines of the run [a, b) of a row
+        return (o + b * s - 1) // LINE_BYTES - (o + a * s) // LINE_BYTES + 1
+
     t_prev = 0
     for rnd in schedule:
         if rnd.t > t_prev:
-            starts, stops = _wrap_runs(t_prev, rnd.t, shift, dim)
-            per = sum((o + int(b) * s - 1) // LINE_BYTES - (o + int(a) * s) // LINE_BYTES + 1
-                      for a, b in zip(starts.tolist(), stops.tolist()))
+            # the runs of _wrap_runs(t_prev, rnd.t, shift, dim), in scalars
+            a, b = (t_prev + shift) % dim, (rnd.t + shift) % dim
+            if rnd.t - t_prev >= dim:
+                per = lines(0, dim)
+            elif a < b or b == 0:
+                per = lines(a, b if b else dim)
+            else:
+                per = lines(a, dim) + lines(0, b)
             reader.lines += rnd.n_arms * per
             reader.products += rnd.n_arms * (rnd.t - t_prev)
         t_prev = rnd.t

@@ -73,16 +73,19 @@ RUN_BYTES = 1024.0
 GATHER_BYTES = 100.0
 COLUMN_GATHER_LINE = 2.0
 # Fixed costs of a search that do not depend on the bytes read (issue 17c), in
-# streamed-byte equivalents at the idle machine's 32 GB/s: each round of the schedule
-# costs about 20 us of elimination bookkeeping (a partition of the survivors' sums, the
-# Python of the round and the kernel call: 26 us measured on the loaded machine, the
-# slope of the search time over 6-14 rounds on cache-resident data), a query about 40 us
-# (argument checks, the schedule, the reading order). On a 2,000 x 20,000 float32 V
-# (160 MB) the 11 rounds are 5 % of an exact search; on 10^4 x 10^5, 0.2 %; on a
-# 200 x 5,000 V they cost more than exact search itself.
+# streamed-byte equivalents at the idle machine's 32 GB/s. Round by round, each round of
+# the schedule costs about 20 us (a partition of the survivors' sums, about twenty numpy
+# calls and the kernel call: 26 us measured on the loaded machine, the slope of the search
+# time over 6-14 rounds on cache-resident data). On an index with numba the whole schedule
+# is one compiled call (``combex.mips._kernels.permuted_schedule``): about 5 us a round. A
+# query costs about 80 us besides (argument checks, the cost model, the reading order;
+# 90 us measured loaded). On a 2,000 x 20,000 float32 index (160 MB) this is 2.7 % of an
+# exact search (round by round: 6 %); on 10^4 x 10^5, 0.1 %; on a 200 x 5,000 V more than
+# an exact search itself.
 STREAM_BYTES_PER_SECOND = 32e9
 ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
-QUERY_BYTES = 40e-6 * STREAM_BYTES_PER_SECOND
+ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND
+QUERY_BYTES = 80e-6 * STREAM_BYTES_PER_SECOND
 #: The speed target of issue 17: a search should take at most this factor times
 #: ``fraction_read`` times an exact search (:attr:`ReadCost.meets_target`).
 TARGET_FACTOR = 1.15
@@ -182,7 +185,8 @@ class ReadCost:
         the query (``fixed_bytes``).
     fixed_bytes : float
         The part of ``time_bytes`` that does not depend on the bytes read: ``QUERY_BYTES``
-        plus ``ROUND_BYTES`` per round that reads.
+        plus, per round that reads, ``ROUND_BYTES_ONE_CALL`` (an index whose whole schedule
+        runs as one compiled call) or ``ROUND_BYTES`` (round by round).
     """
 
     n: int
@@ -327,6 +331,11 @@ def _read_cost(
     rounds = tuple(bounded_me_schedule(n, k, n_items, eps_s, delta))
     products = bytes_read = time_bytes = 0.0
     fixed = QUERY_BYTES
+    # the one-call schedule (an index, numba, rows a whole number of lines apart)
+    from ._kernels import HAVE_NUMBA
+
+    one_call = layout == "permuted" and HAVE_NUMBA and (dim * itemsize) % LINE_BYTES == 0
+    per_round = ROUND_BYTES_ONE_CALL if one_call else ROUND_BYTES
     t_prev = 0
     coords_per_item = dim / n_items  # the last block may be short: its expected share
     for rnd in rounds:
@@ -340,7 +349,7 @@ def _read_cost(
         b, tb = _round_cost(layout, n, dim, s, new, n_items, coords, block, itemsize, offset)
         bytes_read += b
         time_bytes += tb
-        fixed += ROUND_BYTES
+        fixed += per_round
     return ReadCost(
         n=n, dim=dim, k=k, layout=layout, block=block, itemsize=itemsize, epsilon=epsilon,
         schedule_epsilon=eps_s, delta=delta, informative=epsilon < 1.0, rounds=rounds,
