@@ -21,7 +21,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "MAX_ARMS", "lingape_round", "compiled_round"]
+__all__ = [
+    "HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "MAX_ARMS", "lingape_round", "lingape_switch", "compiled_round",
+    "compiled_switch",
+]
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
@@ -98,7 +101,43 @@ def lingape_round(
     return i, j, B, nxt, -1
 
 
+def lingape_switch(
+    u: Any, g: Any, G: Any, have: Any, ga: Any, ga2: Any,
+    kf: float, ssum: float, ua: float, q: float, b: int, load: bool,
+) -> tuple[bool, float, float]:
+    """A change of arm: fold the streak (``kf`` pulls of arm a, reward sum ``ssum``) into the
+    base, in place, then load the streak vectors of the new arm ``b``.
+
+    The fold is the count-weighted Sherman-Morrison update of ``u = X theta_hat``,
+    ``g_k = ||x_k||^2_{A^{-1}}`` and the rows of ``G = X A^{-1} X^T`` (``ga``, ``ga2``:
+    column a of G and its square, ``ua = u[a]``, ``q = G[a, a]``), with the numpy path's
+    operations in its order (:meth:`LinGapEExploration._fold`). Then, when ``load`` and row
+    b of G is present, ``ga <- G[b]``, ``ga2 <- ga * ga`` and the return is
+    ``(True, G[b, b], u[b])``; else ``(False, 0, 0)`` and the caller does it (a refresh of
+    the base, or a row of G to compute).
+    """
+    K = u.shape[0]
+    den = 1.0 + kf * q
+    fk = kf / den
+    coef = (ssum - kf * ua) / den
+    for k in range(K):
+        u[k] = u[k] + coef * ga[k]
+        g[k] = g[k] - fk * ga2[k]
+    for i in range(K):
+        t = fk * ga[i]
+        for k in range(K):
+            G[i, k] = G[i, k] - t * ga[k]
+    if not load or not have[b]:
+        return False, 0.0, 0.0
+    for k in range(K):
+        v = G[b, k]
+        ga[k] = v
+        ga2[k] = v * v
+    return True, ga[b], u[b]
+
+
 _COMPILED: Callable[..., Any] | None = None
+_COMPILED_SWITCH: Callable[..., Any] | None = None
 
 
 def compiled_round() -> Callable[..., Any] | None:
@@ -111,3 +150,14 @@ def compiled_round() -> Callable[..., Any] | None:
         # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
         _COMPILED = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_round)
     return _COMPILED
+
+
+def compiled_switch() -> Callable[..., Any] | None:
+    """The numba-compiled :func:`lingape_switch` (compiled once per process), or None
+    without numba."""
+    global _COMPILED_SWITCH
+    if _COMPILED_SWITCH is None and HAVE_NUMBA:
+        import numba
+
+        _COMPILED_SWITCH = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_switch)
+    return _COMPILED_SWITCH
