@@ -532,6 +532,42 @@ def test_compiled_round_is_bit_identical_to_numpy(make, kwargs, monkeypatch):
     assert calls["switch"] > 0  # the changes of arm went through the compiled fold
 
 
+@pytest.mark.skipif(not __import__("combex.solvers._lingape_kernel", fromlist=["x"]).HAVE_NUMBA,
+                    reason="numba not installed")
+@pytest.mark.parametrize(
+    "make,kwargs",
+    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"R": 2.0}),
+     (lambda s: easy_soare(angle=0.05, seed=s), {"radius": "dimension", "refactor_every": 50})],
+    ids=["soare4", "diabetes-pm1", "dimension-refactor"],
+)
+def test_compiled_fast_path_is_bit_identical_to_numpy_ask_tell(make, kwargs, monkeypatch):
+    """LinGapE.run with the compiled blocks, rounds and changes of arm = the numpy ask/tell
+    loop, bit for bit (pulls, stop, trace, estimate, environment stream)."""
+    from combex.solvers import _lingape_kernel as kern
+
+    monkeypatch.setattr(kern, "COMPILE_AFTER", 5)
+    block = kern.compiled_block()
+    calls = {"block": 0}
+
+    def counted(*args):
+        calls["block"] += 1
+        return block(*args)
+
+    monkeypatch.setattr(kern, "compiled_block", lambda: counted)
+    solver = LinGapE(**kwargs)
+    monkeypatch.setattr(kern, "ENABLED", False)
+    e1 = make(3)
+    slow = Solver.run(solver, e1, rng=0, budget=5000, trace=True)
+    monkeypatch.setattr(kern, "ENABLED", True)
+    e2 = make(3)
+    fast = solver.run(e2, rng=0, budget=5000, trace=True)
+    _same_result(slow, fast)
+    for key in ("B", "C", "i", "j"):
+        np.testing.assert_array_equal(slow.trace[key], fast.trace[key])
+    assert e1.rng.bit_generator.state == e2.rng.bit_generator.state
+    assert calls["block"] > 0
+
+
 def test_switch_kernel_matches_numpy_fold_on_random_states():
     """lingape_switch (interpreted: same source as the compiled one) = the numpy fold and
     streak vectors of a change of arm, bit for bit, on the diabetes instance (+-1 rewards)."""

@@ -24,6 +24,7 @@ import numpy as np
 __all__ = [
     "HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "MAX_ARMS", "lingape_round", "lingape_switch", "compiled_round",
     "compiled_switch",
+    "lingape_block", "compiled_block",
 ]
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
@@ -136,8 +137,36 @@ def lingape_switch(
     return True, ga[b], u[b]
 
 
+def lingape_block(
+    u: Any, g: Any, ga: Any, ga2: Any, rows: Any, have: Any, k0: int, Ss: Any, ua: float, q: float,
+    C: Any, eps: float, a: int, start: int, out_i: Any, out_j: Any, out_B: Any, out_next: Any,
+) -> tuple[int, int]:
+    """Rounds ``r = start, start + 1, ...`` of a streak of arm ``a`` drawn ahead (the fast
+    path of :meth:`LinGapEExploration._simulate`): state r is the base plus ``k0 + r + 1``
+    pulls of a with reward sum ``Ss[r]``, and C_t ``C[r]`` (computed by the caller with
+    :meth:`LinGapEExploration._radius`). Each round is :func:`lingape_round`; its
+    ``(i, j, B, next)`` go to ``out_*[r]``. Stops after the first round that stops
+    (``B <= eps``) or changes arm, or at the end of the block. Returns ``(n, need)``:
+    ``n`` rounds done (from 0), or, when a row of G is missing at round r, ``(r, row)``
+    (the caller computes the row and calls again with ``start = r``).
+    """
+    m = Ss.shape[0]
+    for r in range(start, m):
+        i, j, B, nxt, need = lingape_round(u, g, ga, ga2, rows, have, float(k0 + r + 1), Ss[r], ua, q, C[r], True)
+        if need >= 0:
+            return r, need
+        out_i[r] = i
+        out_j[r] = j
+        out_B[r] = B
+        out_next[r] = nxt
+        if B <= eps or nxt != a:
+            return r + 1, -1
+    return m, -1
+
+
 _COMPILED: Callable[..., Any] | None = None
 _COMPILED_SWITCH: Callable[..., Any] | None = None
+_COMPILED_BLOCK: Callable[..., Any] | None = None
 
 
 def compiled_round() -> Callable[..., Any] | None:
@@ -161,3 +190,16 @@ def compiled_switch() -> Callable[..., Any] | None:
 
         _COMPILED_SWITCH = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_switch)
     return _COMPILED_SWITCH
+
+
+def compiled_block() -> Callable[..., Any] | None:
+    """The numba-compiled :func:`lingape_block` (its rounds are :func:`lingape_round`,
+    compiled inline), or None without numba."""
+    global _COMPILED_BLOCK
+    if _COMPILED_BLOCK is None and HAVE_NUMBA:
+        import numba
+        from numba.extending import register_jitable
+
+        register_jitable(lingape_round)  # callable from compiled code, unchanged for Python
+        _COMPILED_BLOCK = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_block)
+    return _COMPILED_BLOCK

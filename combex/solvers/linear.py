@@ -415,6 +415,7 @@ class LinGapEExploration(Exploration):
         self._Gbuf: NDArray[np.float64] | None = np.zeros((k, k)) if small else None
         self._have: NDArray[np.bool_] | None = np.zeros(k, dtype=bool) if small else None
         self._switch: Any = None
+        self._block: Any = None
         self._solved: tuple[NDArray[np.float64], NDArray[np.float64], float] | None = None
 
     # ------------------------------------------------------------------ linear algebra
@@ -656,11 +657,7 @@ class LinGapEExploration(Exploration):
         if self._kernel is None and self._np_rounds >= 0:
             self._np_rounds += 1
             if self._np_rounds >= _kernel.COMPILE_AFTER:
-                usable = self._Gbuf is not None and self.solver.rule == "greedy" and _kernel.ENABLED
-                self._kernel = _kernel.compiled_round() if usable else None
-                self._switch = _kernel.compiled_switch() if usable else None
-                if self._kernel is None:
-                    self._np_rounds = -1  # the numpy path for good
+                self._use_kernel()
         if self._kernel is not None:
             self._decide_compiled()
             return
@@ -670,6 +667,16 @@ class LinGapEExploration(Exploration):
             np.array([self.T[a]], dtype=np.int64), np.array([float(self.samples)]),
         )
         self._apply(int(i[0]), int(j[0]), float(B[0]), float(C[0]), int(nxt[0]))
+
+    def _use_kernel(self) -> None:
+        """Switch to the compiled round, change of arm and block (numba installed, K <=
+        MAX_ARMS, greedy rule), or to the numpy path for good."""
+        usable = self._Gbuf is not None and self.solver.rule == "greedy" and _kernel.ENABLED
+        self._kernel = _kernel.compiled_round() if usable else None
+        self._switch = _kernel.compiled_switch() if usable else None
+        self._block = _kernel.compiled_block() if usable else None
+        if self._kernel is None:
+            self._np_rounds = -1  # the numpy path for good
 
     def _radius_one(self, kq: float, t: float) -> float:
         """:meth:`_radius` for one state, with the same operations (C_t bit for bit)."""
@@ -763,7 +770,11 @@ class LinGapEExploration(Exploration):
         one = np.ones(1, dtype=np.int64)
         m = 4
         eps = self.solver.epsilon
+        cap = 1 << 14
+        outs = (np.empty(cap, dtype=np.intp), np.empty(cap, dtype=np.intp), np.empty(cap), np.empty(cap, dtype=np.intp))
         while not self.done:
+            if self._kernel is None and self._np_rounds >= 0 and self.samples >= _kernel.COMPILE_AFTER:
+                self._use_kernel()  # a long run: compile now (blocks do not count as rounds of _decide)
             if budget is not None and self.samples >= budget:
                 self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
                 break
@@ -787,11 +798,25 @@ class LinGapEExploration(Exploration):
             r = env.pull_many(np.full(m, a, dtype=np.intp), np.ones(m, dtype=np.int64))
             Ss = np.cumsum(np.concatenate([[self.streak_S], r]))[1:]
             steps = np.arange(1, m + 1, dtype=np.int64)
-            i, j, B, C, nxt = self._evaluate(
-                self.streak_k + steps, Ss, self.T[a] + steps, self.samples + steps.astype(np.float64)
-            )
-            cut = np.flatnonzero((B <= eps) | (nxt != a))
-            n = int(cut[0]) + 1 if cut.size else m
+            if self._block is not None:
+                # compiled: round after round up to the first that stops or changes arm;
+                # C_t for the block as _evaluate computes it
+                C = self._radius(np.log1p((self.streak_k + steps).astype(np.float64) * self._q),
+                                 self.samples + steps.astype(np.float64))
+                n, need = 0, 0
+                while True:
+                    n, need = self._block(self.u, self.g, self._ga, self._ga2, self._Gbuf, self._have, self.streak_k,
+                                          Ss, self._ua, self._q, C, eps, a, n, *outs)
+                    if need < 0:
+                        break
+                    self._row(need)
+                i, j, B, nxt = (o[:n] for o in outs)
+            else:
+                i, j, B, C, nxt = self._evaluate(
+                    self.streak_k + steps, Ss, self.T[a] + steps, self.samples + steps.astype(np.float64)
+                )
+                cut = np.flatnonzero((B <= eps) | (nxt != a))
+                n = int(cut[0]) + 1 if cut.size else m
             if n < m:  # rewind the environment and redraw the n rewards used (same values)
                 env.load_state_dict(state)
                 env.pull_many(np.full(n, a, dtype=np.intp), np.ones(n, dtype=np.int64))
