@@ -416,6 +416,7 @@ class LinGapEExploration(Exploration):
         self._have: NDArray[np.bool_] | None = np.zeros(k, dtype=bool) if small else None
         self._switch: Any = None
         self._block: Any = None
+        self._l1p = (math.nan, math.nan)
         self._solved: tuple[NDArray[np.float64], NDArray[np.float64], float] | None = None
 
     # ------------------------------------------------------------------ linear algebra
@@ -510,7 +511,10 @@ class LinGapEExploration(Exploration):
     def _fold_counts(self, a: int, k: int, S: float) -> None:
         """The scalar part of a fold (K <= MAX_ARMS), shared by the numpy and compiled
         paths; the refresh of the base every ``refactor_every`` folds."""
-        self._logdet_base = self._logdet_base + float(np.log1p(k * self._q))
+        kq = k * self._q
+        # log1p(k q) is the one C_t of the streak's last round used (cached by _radius_one)
+        l1p = self._l1p[1] if self._l1p[0] == kq else float(np.log1p(kq))
+        self._logdet_base = self._logdet_base + l1p
         self.Tb[a] += k
         self.sb[a] += S
         self._n_folds += 1
@@ -682,7 +686,9 @@ class LinGapEExploration(Exploration):
         """:meth:`_radius` for one state, with the same operations (C_t bit for bit)."""
         s = self.solver
         if s.radius == "logdet":
-            arg = (self._logdet + float(np.log1p(kq))) - self._ld_floor + self._ld_shift
+            l1p = float(np.log1p(kq))
+            self._l1p = (kq, l1p)
+            arg = (self._logdet + l1p) - self._ld_floor + self._ld_shift
             return self.R * math.sqrt(arg if arg > 0.0 else 0.0) + math.sqrt(s.ridge) * self.S
         d = self.X.shape[1]
         return self.R * math.sqrt(d * float(np.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff))) + math.sqrt(
@@ -768,6 +774,7 @@ class LinGapEExploration(Exploration):
         self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
         last_len = np.full(self.X.shape[0], 4, dtype=np.int64)
         one = np.ones(1, dtype=np.int64)
+        single = [np.full(1, b, dtype=np.intp) for b in range(self.X.shape[0])]
         m = 4
         eps = self.solver.epsilon
         cap = 1 << 14
@@ -786,7 +793,7 @@ class LinGapEExploration(Exploration):
             if budget is not None:
                 m = min(m, budget - self.samples)
             if m < 8:  # round by round: the ask / tell step without its checks
-                r1 = float(env.pull_many(np.full(1, a, dtype=np.intp), one)[0])
+                r1 = float(env.pull_many(single[a], one)[0])
                 self._pending = None
                 self.samples += 1
                 self._tell_one(a, 1, r1)
