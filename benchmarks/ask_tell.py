@@ -273,6 +273,39 @@ def plain_lil_ucb(mu, sigma, seed, U, scale, lam):
     return total, rounds, time.perf_counter() - t0
 
 
+def plain_lil_randlucb(mu, sigma, K, seed, U_high, U_low, choice_seed=0):
+    """lil'RandLUCB (Algorithm 1 of Jiang, Li & Qiao 2017) as a plain numpy loop: High =
+    top-K means, radius U_high(T) on High and U_low(T) on Low, h = argmin of the LCBs on
+    High, l = argmax of the UCBs on Low, stop when LCB_h >= UCB_l, else pull h with
+    probability T_l / (T_h + T_l) (a generator seeded like the solver's), else l."""
+    rng = np.random.default_rng(seed)
+    crng = np.random.default_rng(choice_seed)
+    n = mu.shape[0]
+    T = np.ones(n)
+    S = mu + sigma * rng.standard_normal(n)
+    rh = np.full(n, U_high.scalar(1))
+    rl = np.full(n, U_low.scalar(1))
+    total, rounds = n, 0
+    t0 = time.perf_counter()
+    while True:
+        rounds += 1
+        m = S / T
+        high = np.zeros(n, dtype=bool)
+        high[np.argsort(-m, kind="stable")[:K]] = True
+        lcb = np.where(high, m - rh, np.inf)
+        ucb = np.where(high, -np.inf, m + rl)
+        h, l = int(np.argmin(lcb)), int(np.argmax(ucb))
+        if lcb[h] >= ucb[l]:
+            break
+        a = h if crng.random() < T[l] / (T[h] + T[l]) else l
+        S[a] += mu[a] + sigma * rng.standard_normal(1)[0]
+        T[a] += 1.0
+        total += 1
+        rh[a] = U_high.scalar(int(T[a]))
+        rl[a] = U_low.scalar(int(T[a]))
+    return total, rounds, time.perf_counter() - t0
+
+
 def plain_lucb(mu, sigma, K, seed, delta, k1=1.25):
     """LUCB1 (Kalyanakrishnan et al. 2012) as a plain numpy loop: High = top-K means,
     beta(u, t) = sqrt(2 sigma^2 log(k1 N t^4 / delta) / u); pull h_t and l_t."""
@@ -307,7 +340,8 @@ def semi_section() -> None:
     from combex.estimation import LILRadius
 
     print("## Semi-bandit solvers: time per round, combex run against a plain numpy loop\n")
-    print("Same instance, same noise stream; the sample counts are checked equal.\n")
+    print("Same instance, same noise stream; the sample counts are checked equal. Best of alternated repeats; "
+          f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.\n")
     print("| solver | N | samples (plain / combex) | plain us/round | combex us/round | ratio |")
     print("|---|---|---|---|---|---|")
     sigma = 0.5
@@ -331,6 +365,16 @@ def semi_section() -> None:
                                            lambda: solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0),
                                            repeats=3 if n <= 10 else 1)
         _semi_row("LUCB", n, n_p, r_p, t_p, res, t_c)
+        # lil'RandLUCB heuristic (eps = 0, delta = nu); radii U(T, delta/(2(N-K))) / U(T, delta/(2K))
+        solver = get_solver("lil-randlucb")(K=1, mode="heuristic")
+        p = solver.confidence_parameters(n)
+        Uh = LILRadius(p["omegas"]["high"], epsilon=p["epsilon"], sigma=sigma)
+        Ul = LILRadius(p["omegas"]["low"], epsilon=p["epsilon"], sigma=sigma)
+        solver.run(GaussianArms(mu, sigma=sigma, rng=0), rng=0)
+        n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lil_randlucb(mu, sigma, 1, 7, Uh, Ul),
+                                           lambda: solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0),
+                                           repeats=3 if n <= 10 else 1)
+        _semi_row("lil'RandLUCB (heuristic)", n, n_p, r_p, t_p, res, t_c)
     print()
 
 
