@@ -363,7 +363,7 @@ def semi_section() -> None:
         delta = solver.confidence_parameters(n)["delta"]
         n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lucb(mu2, sigma, 1, 7, delta),
                                            lambda: solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0),
-                                           repeats=3 if n <= 10 else 1)
+                                           repeats=7 if n <= 10 else 1)
         _semi_row("LUCB", n, n_p, r_p, t_p, res, t_c)
         # lil'RandLUCB heuristic (eps = 0, delta = nu); radii U(T, delta/(2(N-K))) / U(T, delta/(2K))
         solver = get_solver("lil-randlucb")(K=1, mode="heuristic")
@@ -373,7 +373,7 @@ def semi_section() -> None:
         solver.run(GaussianArms(mu, sigma=sigma, rng=0), rng=0)
         n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lil_randlucb(mu, sigma, 1, 7, Uh, Ul),
                                            lambda: solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0),
-                                           repeats=3 if n <= 10 else 1)
+                                           repeats=7 if n <= 10 else 1)
         _semi_row("lil'RandLUCB (heuristic)", n, n_p, r_p, t_p, res, t_c)
     print()
 

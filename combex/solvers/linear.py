@@ -257,22 +257,23 @@ class LinGapE(_LinearRun, Solver):
     Notes
     -----
     One round (Algorithm 1 lines 9-17) costs O(K d + d^2), with no inversion: the pulls
-    are folded into a :class:`~combex.estimation.LeastSquares` (count-weighted
-    Sherman-Morrison, ``c`` pulls of one arm = one rank-one update, Cholesky refresh every
-    ``refactor_every`` updates) together with ``u = X theta_hat`` and
-    ``g_k = ||x_k||^2_{A^{-1}}``; the pulls of the current arm since the last change of arm
+    are folded by count-weighted Sherman-Morrison updates (``c`` pulls of one arm = one
+    rank-one update; Cholesky refresh every ``refactor_every`` updates) of
+    ``u = X theta_hat``, ``g_k = ||x_k||^2_{A^{-1}}`` and, for K <= 64, the rows of
+    ``G = X A^{-1} X^T`` (larger K: of a :class:`~combex.estimation.LeastSquares`); the pulls of the current arm since the last change of arm
     (a *streak*) are applied in closed form on top. Then ``||x_j - x_i||^2_{A^{-1}} =
     g_j - 2 G_{ij} + g_i`` with row i of ``G = X A^{-1} X^T`` (one matrix-vector product),
     and the greedy rule (9) is ``argmax_a (G_{ia} - G_{ja})^2 / (1 + g_a)``
     (Sherman-Morrison). C_t is :func:`combex.estimation.self_normalized_radius`.
 
     :meth:`run` on a simulated :class:`~combex.environments.LinearBandit` with
-    ``growth=0`` evaluates whole blocks of rounds in one vectorized step (the rewards of a
-    streak are drawn ahead; the block is cut at the first round that stops or switches
-    arm, and the generator is rewound to the pulls used). It gives exactly the result of
-    the ask/tell loop (same pulls, stop, trace and final generator state; tested) at a
-    few microseconds per round: Algorithm 1 on ``soare`` d = 5 (about 8e5 rounds) takes
-    1-3 s.
+    ``growth=0`` evaluates whole blocks of rounds at once (the rewards of a streak are
+    drawn ahead; the block is cut at the first round that stops or switches arm, and the
+    environment is rewound to the pulls used): one vectorized step, or, once the run is
+    past :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` samples and numba is
+    installed, a compiled loop over the block's rounds. It gives exactly the result of
+    the ask/tell loop (same pulls, stop, trace and final generator state; tested) at
+    under a microsecond per round on ``soare`` d = 5 (about 3.8e5 rounds, idle machine).
 
     Algorithm 1 starts by pulling every arm once (one batch of K pulls); afterwards every
     ``ask()`` is one pull and every ``tell`` one stopping check (``rounds``).
@@ -764,9 +765,13 @@ class LinGapEExploration(Exploration):
         back into its state before the block (its public
         :meth:`~combex.environments.Environment.state_dict` /
         :meth:`~combex.environments.Environment.load_state_dict`) and the pulls actually
-        used are drawn again, so its stream stays the one of the ask/tell loop. Streaks
-        that have been short for this arm run round by round (:meth:`_decide`, the compiled
-        round when available): there a block costs more than it saves.
+        used are drawn again, so its stream stays the one of the ask/tell loop. With the
+        compiled kernels (:func:`~combex.solvers._lingape_kernel.lingape_block`) the rounds
+        of a block are evaluated one after the other up to the cut, with the C_t of
+        :meth:`_radius`, instead of all at once by :meth:`_evaluate`: the same values bit
+        for bit (tested). Streaks that have been short for this arm run round by round
+        (:meth:`_decide`, the compiled round when available): there a block costs more than
+        it saves.
         """
         batch = self.ask()  # initialization: every arm once
         if budget is not None:

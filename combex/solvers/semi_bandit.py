@@ -628,6 +628,9 @@ class _LUCBExploration(_BothExploration):
         super()._allocate()
         self.isq = np.zeros(self.N)
 
+    def _keys(self, i: int) -> None:
+        pass  # _bounds recomputes every bound from hm, lm and isq at each round
+
     def _radii(self, idx: Any) -> None:
         if isinstance(idx, list):
             for i in idx:
