@@ -657,7 +657,7 @@ class LinGapEExploration(Exploration):
         """One round (Algorithm 1 lines 9-17) at the current state.
 
         After :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` rounds (when numba is
-        installed, K is at most 512 and the rule is greedy) by the compiled kernel, which
+        installed, K is at most MAX_ARMS and the rule is greedy) by the compiled kernel, which
         gives bit for bit what :meth:`_evaluate` gives for one state."""
         if self._kernel is None and self._np_rounds >= 0:
             self._np_rounds += 1
