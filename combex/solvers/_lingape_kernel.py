@@ -55,12 +55,20 @@ def lingape_round(
     again), else -1. ``next`` is -1 unless ``greedy``.
     """
     K = u.shape[0]
+    return round_into(u, g, ga, ga2, rows, have, kf, ssum, ua, q, C, greedy, np.empty(K), np.empty(K), np.empty(K))
+
+
+def round_into(
+    u: Any, g: Any, ga: Any, ga2: Any, rows: Any, have: Any,
+    kf: float, ssum: float, ua: float, q: float, C: float, greedy: bool, U: Any, Gd: Any, Wi: Any,
+) -> tuple[int, int, float, int, int]:
+    """:func:`lingape_round` with its three work vectors (length K) given: the block loop
+    allocates them once."""
+    K = u.shape[0]
     kq = kf * q
     den = 1.0 + kq
     coef = (ssum - kf * ua) / den
     fk = kf / den
-    U = np.empty(K)
-    Gd = np.empty(K)
     i = 0
     for k in range(K):
         U[k] = u[k] + coef * ga[k]
@@ -72,7 +80,6 @@ def lingape_round(
     fi = fk * ga[i]
     Ui = U[i]
     Gi = Gd[i]
-    Wi = np.empty(K)
     j = 0
     B = 0.0
     for k in range(K):
@@ -151,8 +158,11 @@ def lingape_block(
     (the caller computes the row and calls again with ``start = r``).
     """
     m = Ss.shape[0]
+    K = u.shape[0]
+    U, Gd, Wi = np.empty(K), np.empty(K), np.empty(K)
     for r in range(start, m):
-        i, j, B, nxt, need = lingape_round(u, g, ga, ga2, rows, have, float(k0 + r + 1), Ss[r], ua, q, C[r], True)
+        i, j, B, nxt, need = round_into(u, g, ga, ga2, rows, have, float(k0 + r + 1), Ss[r], ua, q, C[r], True,
+                                        U, Gd, Wi)
         if need >= 0:
             return r, need
         out_i[r] = i
@@ -162,6 +172,19 @@ def lingape_block(
         if B <= eps or nxt != a:
             return r + 1, -1
     return m, -1
+
+
+_REGISTERED = False
+
+
+def _jitable() -> None:
+    """Make :func:`round_into` callable from compiled code (once; unchanged for Python)."""
+    global _REGISTERED
+    if not _REGISTERED:
+        from numba.extending import register_jitable
+
+        register_jitable(round_into)
+        _REGISTERED = True
 
 
 _COMPILED: Callable[..., Any] | None = None
@@ -177,6 +200,7 @@ def compiled_round() -> Callable[..., Any] | None:
         import numba
 
         # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
+        _jitable()
         _COMPILED = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_round)
     return _COMPILED
 
@@ -198,8 +222,7 @@ def compiled_block() -> Callable[..., Any] | None:
     global _COMPILED_BLOCK
     if _COMPILED_BLOCK is None and HAVE_NUMBA:
         import numba
-        from numba.extending import register_jitable
 
-        register_jitable(lingape_round)  # callable from compiled code, unchanged for Python
+        _jitable()
         _COMPILED_BLOCK = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_block)
     return _COMPILED_BLOCK
