@@ -270,8 +270,8 @@ class LinGapE(_LinearRun, Solver):
     ``growth=0`` evaluates whole blocks of rounds at once (the rewards of a streak are
     drawn ahead; the block is cut at the first round that stops or switches arm, and the
     environment is rewound to the pulls used): one vectorized step, or, once the run is
-    past :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` samples and numba is
-    installed, a compiled loop over the block's rounds. It gives exactly the result of
+    past ``8 *`` :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` samples and numba
+    is installed, a compiled loop over the block's rounds. It gives exactly the result of
     the ask/tell loop (same pulls, stop, trace and final generator state; tested) at
     under a microsecond per round on ``soare`` d = 5 (about 3.8e5 rounds, idle machine).
 
@@ -785,8 +785,10 @@ class LinGapEExploration(Exploration):
         cap = 1 << 14
         outs = (np.empty(cap, dtype=np.intp), np.empty(cap, dtype=np.intp), np.empty(cap), np.empty(cap, dtype=np.intp))
         while not self.done:
-            if self._kernel is None and self._np_rounds >= 0 and self.samples >= _kernel.COMPILE_AFTER:
-                self._use_kernel()  # a long run: compile now (blocks do not count as rounds of _decide)
+            if self._kernel is None and self._np_rounds >= 0 and self.samples >= 8 * _kernel.COMPILE_AFTER:
+                # a long run: the kernels now (blocks do not count as rounds of _decide);
+                # later than for ask / tell, as a block of rounds is already vectorized
+                self._use_kernel()
             if budget is not None and self.samples >= budget:
                 self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
                 break
