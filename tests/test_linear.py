@@ -728,3 +728,29 @@ def test_resume_past_the_compiled_switch_is_exact():
     np.testing.assert_array_equal(res.pulls, full.pulls)
     np.testing.assert_array_equal(res.info["theta_hat"], full.info["theta_hat"])
     assert res.info["C_t"] == full.info["C_t"] and res.info["B"] == full.info["B"]
+
+
+def test_resume_a_state_saved_with_a_least_squares_base():
+    """A LinGapE state saved before the base kept its counts and sums (only 'ls') resumes:
+    the counts come from T minus the streak, and the run goes on to the right answer."""
+    env = easy_soare(angle=0.4, seed=9)
+    solver = LinGapE()
+    exp = solver.start(env, rng=7)
+    for _ in range(30):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    st = exp.state_dict()
+    old = dict(st, extra={k: v for k, v in st["extra"].items() if k not in ("Tb", "sb", "logdet", "n_folds")})
+    ls = __import__("combex.estimation", fromlist=["LeastSquares"]).LeastSquares(2, ridge=1.0)
+    X, Tb = exp.X, exp.Tb
+    for k in range(X.shape[0]):
+        if Tb[k]:
+            ls.update(X[k], float(exp.sb[k]), int(Tb[k]))
+    old["extra"]["ls"] = ls.state_dict()
+    back = solver.resume(old, env)
+    np.testing.assert_array_equal(back.Tb, exp.Tb)
+    assert back._logdet_base == pytest.approx(exp._logdet_base, rel=1e-12)
+    while not back.done:
+        b = back.ask()
+        back.tell_batch(b, env.pull_many(b.arms, b.counts))
+    assert back.result().answer == env.best()

@@ -905,14 +905,24 @@ class LinGapEExploration(Exploration):
         self.g = np.array(state["g"], dtype=np.float64)
         self.T = np.array(state["T"], dtype=np.int64)
         self.sums = np.array(state["sums"], dtype=np.float64)
-        self.Tb = np.array(state["Tb"], dtype=np.int64)
-        self.sb = np.array(state["sb"], dtype=np.float64)
+        if "Tb" in state:
+            self.Tb = np.array(state["Tb"], dtype=np.int64)
+            self.sb = np.array(state["sb"], dtype=np.float64)
+            self._logdet_base = float(state["logdet"])
+            self._n_folds = int(state["n_folds"])
+        else:  # saved when the base was a LeastSquares only: its counts and sums from T, sums
+            a, k = int(state["streak_arm"]), int(state["streak_k"])
+            self.Tb, self.sb = self.T.copy(), self.sums.copy()
+            if a >= 0 and k > 0:
+                self.Tb[a] -= k
+                self.sb[a] -= float(state["streak_S"])
+            ls_state = state["ls"]
+            self._logdet_base = float(ls_state["logdet"])
+            self._n_folds = int(ls_state["n_updates"])
         for name in ("u", "g", "T", "sums", "Tb", "sb"):
             v = getattr(self, name)
             if v.shape != (n_arms,) or not np.isfinite(v).all() or (name in ("T", "Tb") and (v < 0).any()):
                 raise StateError(f"LinGapE state: '{name}' must be {n_arms} finite values (counts >= 0); got {v!r}.")
-        self._logdet_base = float(state["logdet"])
-        self._n_folds = int(state["n_folds"])
         for k in ("streak_arm", "streak_k", "next_arm", "next_count", "i_t", "j_t"):
             setattr(self, k, int(state[k]))
         self.streak_S = float(state["streak_S"])
