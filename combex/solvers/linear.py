@@ -400,6 +400,8 @@ class LinGapEExploration(Exploration):
         self.R = _resolve_noise(solver, self.problem, "R")
         self.S = _resolve_S(solver, self.problem, self.X)
         self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
+        self._logdet_radius = solver.radius == "logdet"
+        self._ridge_term = math.sqrt(solver.ridge) * self.S  # lambda^{1/2} S of eq. (3)
         self._ld_floor = d * math.log(solver.ridge)
         self._ld_shift = 2.0 * (self.log_union - math.log(solver.delta))
         # validates the settings once (and is the reference of _radius)
@@ -685,12 +687,12 @@ class LinGapEExploration(Exploration):
 
     def _radius_one(self, kq: float, t: float) -> float:
         """:meth:`_radius` for one state, with the same operations (C_t bit for bit)."""
-        s = self.solver
-        if s.radius == "logdet":
+        if self._logdet_radius:
             l1p = float(np.log1p(kq))
             self._l1p = (kq, l1p)
             arg = (self._logdet + l1p) - self._ld_floor + self._ld_shift
-            return self.R * math.sqrt(arg if arg > 0.0 else 0.0) + math.sqrt(s.ridge) * self.S
+            return self.R * math.sqrt(arg if arg > 0.0 else 0.0) + self._ridge_term
+        s = self.solver
         d = self.X.shape[1]
         return self.R * math.sqrt(d * float(np.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff))) + math.sqrt(
             s.ridge
@@ -714,11 +716,13 @@ class LinGapEExploration(Exploration):
         self.rounds += 1
         if self.record_trace:
             self.record(B=B, C=C, i=i, j=j)
-        if B <= self.solver.epsilon:
-            self.certificate = {"B": B, "C_t": C, "epsilon": self.solver.epsilon, "i_t": i, "j_t": j}
-            self.stop("identified", f"B(t) = {B:.6g} <= epsilon = {self.solver.epsilon}")
+        eps = self.solver.epsilon
+        if B <= eps:
+            self.certificate = {"B": B, "C_t": C, "epsilon": eps, "i_t": i, "j_t": j}
+            self.stop("identified", f"B(t) = {B:.6g} <= epsilon = {eps}")
             return
-        self.next_count = max(1, int(self.solver.growth * self.samples))
+        g = self.solver.growth
+        self.next_count = max(1, int(g * self.samples)) if g else 1
         self.next_arm = nxt
 
     # ------------------------------------------------------------------ contract
