@@ -9,7 +9,12 @@ same order, no fused multiply-add, first index on ties), so its ``(i_t, j_t, B(t
 a_{t+1})`` are bit-identical to the numpy path's (tested); C_t is computed by the caller
 with the numpy path's own expression.
 
-numba is optional (the ``mips`` extra). The kernel is compiled (or loaded from numba's
+:func:`lingape_switch` is a change of arm (the fold of the streak into u, g and the rows of
+G, then the new streak's vectors) and :func:`lingape_block` the rounds of a streak drawn
+ahead by the fast path, up to the first that stops or changes arm; both with the numpy
+path's operations in its order (tested bit for bit against it).
+
+numba is optional (the ``mips`` extra). The kernels are compiled (or loaded from numba's
 on-disk cache) the first time an exploration has run :data:`COMPILE_AFTER` rounds, so short
 runs never pay for the compilation; without numba the numpy path runs.
 """
