@@ -754,3 +754,24 @@ def test_resume_a_state_saved_with_a_least_squares_base():
         b = back.ask()
         back.tell_batch(b, env.pull_many(b.arms, b.counts))
     assert back.result().answer == env.best()
+
+
+def test_base_solve_survives_a_numerically_singular_design(monkeypatch):
+    """The base's A^-1 by Cholesky falls back to an eigendecomposition when A is not
+    numerically positive definite (a tiny ridge)."""
+    env = easy_soare(angle=0.4, seed=9)
+    exp = LinGapE().start(env, rng=0)
+    b = exp.ask()
+    exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    exp._solved = None
+    want = exp._base_solve()
+
+    def fail(_):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    exp._solved = None
+    monkeypatch.setattr(np.linalg, "cholesky", fail)
+    got = exp._base_solve()
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-10)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+    assert got[2] == pytest.approx(want[2], rel=1e-12)

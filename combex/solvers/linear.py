@@ -459,12 +459,19 @@ class LinGapEExploration(Exploration):
             X = self.X
             d = X.shape[1]
             A = self.solver.ridge * np.eye(d) + (X * self.Tb.astype(np.float64)[:, None]).T @ X
-            L = np.linalg.cholesky(A)
-            Li = np.linalg.inv(L)
-            A_inv = Li.T @ Li
+            try:
+                L = np.linalg.cholesky(A)
+                Li = np.linalg.inv(L)
+                A_inv = Li.T @ Li
+                logdet = 2.0 * float(np.sum(np.log(np.diagonal(L))))
+            except np.linalg.LinAlgError:  # A numerically not positive definite (a tiny ridge)
+                w, V = np.linalg.eigh(A)
+                w = np.maximum(w, np.finfo(float).tiny)
+                A_inv = (V / w) @ V.T
+                logdet = float(np.sum(np.log(w)))
             A_inv = 0.5 * (A_inv + A_inv.T)
             theta = A_inv @ (X.T @ self.sb)
-            self._solved = (A_inv, theta, 2.0 * float(np.sum(np.log(np.diagonal(L)))))
+            self._solved = (A_inv, theta, logdet)
         return self._solved
 
     @property
