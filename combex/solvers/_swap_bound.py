@@ -124,6 +124,44 @@ def _min_matching(C: NDArray[np.float64], E: NDArray[np.bool_]) -> tuple[float, 
     return float(sum(Cm[a, b] for a, b in pairs)), pairs
 
 
+def _exactly(C: NDArray[np.float64], E: NDArray[np.bool_], m: int, sign: float) -> tuple[float, list[tuple[int, int]]] | None:
+    """Optimum of ``sign * sum C`` (min for sign = 1, max for -1) over the matchings of
+    exactly ``m`` allowed pairs: an assignment of every row with ``k - m`` "unmatched"
+    columns made cheap enough that all are used (so exactly m rows take real columns).
+    None when no such matching exists."""
+    from scipy.optimize import linear_sum_assignment
+
+    k, n_out = C.shape
+    sc = sign * C
+    B = (k + 1) * (float(np.abs(sc[E]).max(initial=0.0)) + 1.0)
+    Cm = np.where(E, sc, (2 * k + 1) * B)
+    aug = np.hstack([Cm, np.full((k, k - m), -B)])
+    rows, cols = linear_sum_assignment(aug)
+    pairs = [(int(a), int(b)) for a, b in zip(rows, cols) if b < n_out]
+    if len(pairs) != m or any(not E[a, b] for a, b in pairs):
+        return None
+    return float(sum(C[a, b] for a, b in pairs)), pairs
+
+
+def _size_split(g: NDArray[np.float64], v: NDArray[np.float64], E: NDArray[np.bool_],
+                eps: float) -> tuple[float, list[tuple[int, int]]]:
+    """``min_m (eps + G_m)_+^2 / V_m`` with ``G_m = min G`` and ``V_m = max V`` over the
+    matchings of exactly m pairs (two assignments per m): every matching of size m has
+    ``(eps + G)_+^2 / V >= (eps + G_m)_+^2 / V_m``. Exact when ``v`` is constant (the
+    uniform design), where the Lagrangian dual may leave a gap."""
+    k, n_out = g.shape
+    best, best_pairs = math.inf, []
+    for m in range(1, min(k, n_out) + 1):
+        lo = _exactly(g, E, m, 1.0)
+        hi = _exactly(v, E, m, -1.0)
+        if lo is None or hi is None:
+            continue
+        val = max(eps + lo[0], 0.0) ** 2 / max(hi[0], 1e-300)
+        if val < best:
+            best, best_pairs = val, lo[1]
+    return (0.0 if not math.isfinite(best) else best), best_pairs
+
+
 @dataclass(frozen=True)
 class SwapBound:
     """Result of :func:`swap_glr_lower_bound`.
@@ -215,8 +253,9 @@ def swap_glr_lower_bound(
     O = Pm - np.diag(D)
     lam_max = max(float(np.linalg.eigvalsh(O)[-1]), 0.0)
     gersh = np.abs(O).sum(axis=1)
-    add_best, add_pairs = 0.0, tri_pairs
+    add_all, add_pairs_all = 0.0, tri_pairs
     for r in (D + lam_max, D + gersh):
+        add_best, add_pairs = 0.0, tri_pairs
         v = r[I][:, None] + r[J][None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
             single_v = np.where(E, np.maximum(eps + g, 0.0) ** 2 / np.maximum(v, 1e-300), np.inf)
@@ -262,6 +301,12 @@ def swap_glr_lower_bound(
             if val > add_best:
                 add_best, add_pairs = val, P
         add_best = min(add_best, upper)  # the dual never exceeds the primal; guards round-off
+        split, split_pairs = _size_split(g, v, E, eps)
+        if split > add_best:
+            add_best, add_pairs = split, split_pairs
+        if add_best > add_all:  # each r gives a valid bound: keep the larger
+            add_all, add_pairs_all = add_best, add_pairs
+    add_best, add_pairs = add_all, add_pairs_all
     s2 = 2.0 * sigma**2
     tri_v, add_v = tri / s2, max(add_best, 0.0) / s2
     if add_v > tri_v:
