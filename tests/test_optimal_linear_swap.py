@@ -161,3 +161,19 @@ def test_swap_stop_error_rate(cls):
         errors += not env.is_correct(r.answer, 0.0)
     lower = 0.0 if errors == 0 else float(beta_dist.ppf(0.05, errors, runs - errors + 1))
     assert lower <= delta, (errors, runs)
+
+
+def test_readme_demo_block_matches_the_demo_rows():
+    """The README's demo output names the demo's four solvers, top-two >= 10x below ICB."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = text[text.index("`make demo` prints"):]
+    block = block[block.index("```text"):block.index("```", block.index("```text") + 7)]
+    rows = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in block.splitlines()
+            if re.match(r"^(ICB|SAQM|SA-FOA|top-two) ", line)}
+    assert set(rows) == {"ICB", "SAQM", "SA-FOA", "top-two"}
+    assert rows["ICB"] >= 10 * rows["top-two"]
+    src = (Path(__file__).resolve().parents[1] / "combex" / "experiments" / "_demo.py").read_text()
+    assert all(f'("{name}", ' in src for name in rows)
