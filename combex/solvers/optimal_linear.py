@@ -541,6 +541,30 @@ class _GLRExploration(Exploration):
                 self.samples, s.delta)
             info = {"stop_bound": "quadratic", **info}
         theta = np.linalg.solve(self._A, self._b)
+        if self.swap and getattr(s, "swap_sampling", False):
+            # the design needs no candidate pool: the answer is the oracle's argmax
+            from ._linear_glr import LinearGLR
+
+            self.answer_masks = x_hat[None, :].copy()
+            self.Xa = self.answer_masks.astype(np.float64)
+            self.glr = LinearGLR(best=0, theta=theta, Z=np.array([np.inf]), beta=np.array([beta]),
+                                 stop=bool(L > beta), margin=L / beta, challenger=0)
+            best = 0
+        else:
+            best = self._pool_glr(x_hat, theta)
+        self._stop_bound = info["stop_bound"]
+        if self.record_trace:
+            self.record(t=self.samples, Z=L, margin=L / beta, best=best,
+                        upper_margin=info.get("upper_margin", math.nan))
+        if L > beta:
+            self.certificate = {"Z_lower": L, "margin": L / beta, "beta": beta, "threshold": s.threshold,
+                                "epsilon": s.epsilon, **info}
+            self.stop("identified", f"oracle GLR lower bound ({info['stop_bound']}) > beta ({s.threshold} threshold)")
+
+    def _pool_glr(self, x_hat: NDArray[np.bool_], theta: NDArray[np.float64]) -> int:
+        """Grow the candidate pool with the oracle's argmax and second best; the GLR over it
+        (the samplers' alternatives); returns the index of ``x_hat`` in the pool."""
+        s = self.solver
         other = np.asarray(self.dc.argmax_excluding(theta, x_hat), dtype=bool)
         pool = [] if self.answer_masks is self.masks else list(self.answer_masks)
         keys = {m.tobytes() for m in pool}
@@ -558,13 +582,7 @@ class _GLRExploration(Exploration):
             from dataclasses import replace
 
             self.glr = g = replace(g, best=best)
-        self._stop_bound = info["stop_bound"]
-        if self.record_trace:
-            self.record(t=self.samples, Z=L, margin=L / beta, best=best)
-        if L > beta:
-            self.certificate = {"Z_lower": L, "margin": L / beta, "beta": beta, "threshold": s.threshold,
-                                "epsilon": s.epsilon, **info}
-            self.stop("identified", f"oracle GLR lower bound ({info['stop_bound']}) > beta ({s.threshold} threshold)")
+        return best
 
     def _swap_stop(self) -> tuple[NDArray[np.bool_], float, float, dict[str, Any]]:
         """The swap-decomposition stop (:mod:`combex.solvers._swap_bound`) on the ridge grid.
@@ -575,7 +593,9 @@ class _GLRExploration(Exploration):
         deviation bounds hold (probability >= 1 - delta) a wrong answer has ``Z_S <=
         beta_0(lam_j) kappa_S(lam_j)`` for every j, so stopping when *some* ``L_j > beta_j``
         is valid. Heuristic threshold: ``M = A^{-1}`` (no kappa) against ``log((1 + log t) /
-        delta)``. Returns ``(x_hat, L, beta)`` of the grid point of largest ``L / beta`` and
+        delta)``. The matchings are solved only for the grid points where the best single
+        swap (a member, so an *upper* bound of ``min_S Z_S / kappa_S``) exceeds ``beta_j``:
+        elsewhere no lower bound can (measured: most checks of a run stop there). Returns ``(x_hat, L, beta)`` of the grid point of largest ``L / beta`` and
         the info."""
         from ._linear_glr import heuristic_threshold, mixture_beta0
         from ._swap_bound import exchange_pairs, swap_glr_lower_bound
@@ -594,15 +614,32 @@ class _GLRExploration(Exploration):
         else:
             grid = [(0.0, heuristic_threshold(self.samples, s.delta))]
         best = None
+        I, J, E = ex
+        g = theta[I][:, None] - theta[J][None, :]
+        upper_margin = 0.0
         for lam, beta in grid:
             M = A_inv + lam * (A_inv @ A_inv)
+            # the best single swap is a member: its exact Z / kappa bounds min_S Z_S / kappa_S
+            # from above, so no lower bound can pass beta when it does not (skip the matchings)
+            dM = np.diag(M)
+            w2 = dM[I][:, None] + dM[J][None, :] - 2.0 * M[np.ix_(I, J)]
+            z1 = np.where(E, np.maximum(g + s.epsilon, 0.0) ** 2 / (2.0 * self.sigma**2 * np.maximum(w2, 1e-300)),
+                          np.inf)
+            upper = float(z1.min()) if E.any() else math.inf
+            upper_margin = max(upper_margin, upper / beta)
+            if upper <= beta:
+                continue
             sb = swap_glr_lower_bound(x_hat, theta, M, ex, sigma=self.sigma, epsilon=s.epsilon)
             if best is None or sb.value / beta > best[0].value / best[1]:
                 best = (sb, beta, lam)
+        if best is None:  # no ridge can stop: report the single-swap upper bound's margin
+            info = {"stop_bound": "swap", "upper_margin": upper_margin}
+            return x_hat, 0.0, float(grid[0][1]), info
         sb, beta, lam = best
         self.swap_dir = sb.direction if sb.pairs else None
         info = {"stop_bound": "swap", "swap_kind": sb.info["kind"], "matching_size": len(sb.pairs),
-                "ridge_used": lam, "triangle": sb.info["triangle"], "additive": sb.info["additive"]}
+                "ridge_used": lam, "triangle": sb.info["triangle"], "additive": sb.info["additive"],
+                "upper_margin": upper_margin}
         return x_hat, float(sb.value), float(beta), info
 
     def _info(self) -> dict[str, Any]:
