@@ -321,3 +321,73 @@ def swap_glr_lower_bound(
         out_pairs.append((int(I[a]), int(J[b])))
     return SwapBound(value, out_pairs, direction, {"triangle": tri_v, "additive": add_v, "kind": kind,
                                                   "matching_size": len(out_pairs)})
+
+
+def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_],
+                            exchange: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_]],
+                            k: int, *, sigma: float = 1.0) -> float:
+    """A certified *lower* bound of the characteristic time ``T*(theta)`` (exact
+    identification, epsilon = 0, as :func:`combex.solvers._lower_bound.characteristic_time`)
+    of a class of matroid bases of size ``k`` with full-bandit feedback, through an LP.
+
+    ``1 / T* = max_w min_{S != x*} Delta_S^2 / (2 sigma^2 ||x* - x_S||^2_{A(w)^{-1}})``
+    (w a distribution over the members, ``A(w) = E_w[x x^T]``). Three relaxations, each
+    raising the max-min (so lowering T*):
+
+    1. only the single swaps ``S = x* - i + j`` (members; fewer alternatives);
+    2. Cauchy-Schwarz ``(y^T y)^2 <= (y^T A y)(y^T A^{-1} y)`` with ``y = e_i - e_j``:
+       ``1 / ||y||^2_{A^{-1}} <= y^T A(w) y / 4 = P_w(exactly one of i, j in the team) / 4
+       <= min(p_i + p_j, 2 - p_i - p_j) / 4`` (``p`` the inclusion probabilities; Frechet's
+       ``P(i and j) >= p_i + p_j - 1``);
+    3. any ``p`` in ``[0, 1]^n`` with ``sum p = k`` (every distribution over k-sets has such
+       marginals).
+
+    The LP ``max tau s.t. tau <= Delta_ij^2 u_ij / (8 sigma^2), u_ij <= p_i + p_j,
+    u_ij <= 2 - p_i - p_j`` gives ``T*_LP = 1 / tau <= T*``, so ``samples / (T*_LP
+    log(1/delta))`` is a certified *upper* bound of the lower-bound ratio. Step 2 is an
+    equality for the uniform design over k-sets (``y`` is an eigenvector of its A).
+    Returns ``inf`` when a single swap has ``Delta = 0`` (T* is infinite).
+    """
+    from scipy.optimize import linprog
+
+    I, J, E = exchange
+    a, b = np.nonzero(E)
+    if a.size == 0:
+        return math.inf
+    d2 = (theta[I[a]] - theta[J[b]]) ** 2
+    if np.any(d2 <= 0.0):
+        return math.inf
+    n = theta.shape[0]
+    L = a.size
+    # variables: p (n), u (L), tau (1); maximize tau
+    c = np.zeros(n + L + 1)
+    c[-1] = -1.0
+    rows, rhs = [], []
+    coef = d2 / (8.0 * sigma**2)
+    for l in range(L):
+        i, j = I[a[l]], J[b[l]]
+        r = np.zeros(n + L + 1)
+        r[-1] = 1.0
+        r[n + l] = -coef[l]
+        rows.append(r)
+        rhs.append(0.0)
+        r = np.zeros(n + L + 1)
+        r[n + l] = 1.0
+        r[i] -= 1.0
+        r[j] -= 1.0
+        rows.append(r)
+        rhs.append(0.0)
+        r = np.zeros(n + L + 1)
+        r[n + l] = 1.0
+        r[i] += 1.0
+        r[j] += 1.0
+        rows.append(r)
+        rhs.append(2.0)
+    A_eq = np.zeros((1, n + L + 1))
+    A_eq[0, :n] = 1.0
+    res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), A_eq=A_eq, b_eq=[float(k)],
+                  bounds=[(0.0, 1.0)] * n + [(0.0, 2.0)] * L + [(0.0, None)], method="highs")
+    if res.status != 0 or -res.fun <= 0:
+        return math.inf
+    # the LP optimum (up to the solver's tolerance, made conservative) bounds 1 / T* above
+    return 1.0 / (-res.fun * (1.0 + 1e-7))

@@ -89,7 +89,12 @@ class AdaHedge:
         else:
             eta = math.log(self.k) / self.Delta if self.k > 1 else 1.0
             s = -eta * (losses - losses.min())
-            m = float(losses.min()) - math.log(float(w @ np.exp(s))) / eta
+            # log sum_k w_k exp(s_k), stably (the plain sum underflows to 0 when the weight
+            # sits on actions whose s_k is very negative)
+            with np.errstate(divide="ignore"):
+                lw = np.log(w) + s
+            top = float(lw.max())
+            m = float(losses.min()) - (top + math.log(float(np.exp(lw - top).sum()))) / eta
         self.Delta += max(h - m, 0.0)
         self.L = self.L + losses
 
@@ -199,6 +204,8 @@ class _LinearTruthRun:
         from dataclasses import replace
 
         result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)  # type: ignore[arg-type]
+        if result.info.get("oracle_path") and result.info.get("stop_bound") == "swap":
+            return _swap_ratio(self, env, result)
         try:
             if getattr(env, "arm_type", "index") == "mask":
                 X, _, sigma = _team_arms(env.problem, self.max_enumerate, type(self).__name__)
@@ -212,6 +219,35 @@ class _LinearTruthRun:
         info = dict(result.info)
         info.update(_lower_bound_info(X, theta, sigma, self.delta, result.samples))
         return replace(result, info=info)
+
+
+def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
+    """``lower_bound_ratio`` on the oracle path of a matroid-base class: ``samples /
+    (T*_LP log(1/delta))`` with ``T*_LP <= T*`` from
+    :func:`combex.solvers._swap_bound.swap_T_star_lower_bound` (single swaps, Cauchy-Schwarz,
+    an LP over inclusion probabilities), hence a certified *upper* bound of the ratio."""
+    from dataclasses import replace
+
+    from ._swap_bound import exchange_pairs, swap_T_star_lower_bound
+
+    try:
+        theta = np.asarray(env.means(), dtype=np.float64)
+        dc = env.problem.decision_class
+        x_star = np.asarray(dc.argmax(theta), dtype=bool)
+        k = int(x_star.sum())
+        sigma = float(result.info.get("sigma", glr_team_sigma(env.problem.noise, k)))
+        t_lp = swap_T_star_lower_bound(theta, x_star, exchange_pairs(dc, x_star), k, sigma=sigma)
+    except (AttributeError, InvalidParameterError):
+        return result
+    denom = t_lp * math.log(1.0 / solver.delta)
+    info = dict(result.info)
+    info.update({
+        "T_star_lower": t_lp,
+        "lower_bound_ratio": result.samples / denom if math.isfinite(denom) and denom > 0 else float("nan"),
+        "lower_bound_ratio_kind": "certified upper bound of the ratio (T* relaxed to single swaps and an LP "
+                                  "over inclusion probabilities: T*_LP <= T*)",
+    })
+    return replace(result, info=info)
 
 
 # ====================================================================== GLR explorations
