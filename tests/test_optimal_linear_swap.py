@@ -148,7 +148,7 @@ def test_spanning_trees_on_the_oracle_path():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls", [LinearTopTwo, LinGame])
+@pytest.mark.parametrize("cls", [LinearTopTwo, LinearFWSampling])
 def test_swap_stop_error_rate(cls):
     """200 seeded runs with a near-tie on the oracle path (top-2 of 6, max_enumerate=5):
     the error rate is not above delta (its Clopper-Pearson 95% lower bound is <= delta)."""
@@ -204,3 +204,11 @@ def test_oracle_path_reports_a_certified_upper_bound_of_the_ratio():
     exact_T = enum.info["T_star"]
     assert res.info["T_star_lower"] <= exact_T * (1 + 1e-6)
     assert res.info["lower_bound_ratio"] >= res.samples / (exact_T * math.log(1 / 0.05)) * (1 - 1e-9)
+
+
+def test_a_budget_cut_batch_of_teams_is_accepted():
+    """The runner cuts the last batch at the budget and tells it back: masks on a
+    full-bandit problem are valid arms (they were refused as index arms)."""
+    env = FullBandit([1.0, 0.8, 0.75, 0.3, 0.2, 0.0], k=2, rng=0)
+    res = LinGame(max_enumerate=5).run(env, rng=0, budget=3000)
+    assert res.status == "budget_exhausted" and res.samples == 3000
