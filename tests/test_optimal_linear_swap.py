@@ -212,3 +212,31 @@ def test_a_budget_cut_batch_of_teams_is_accepted():
     env = FullBandit([1.0, 0.8, 0.75, 0.3, 0.2, 0.0], k=2, rng=0)
     res = LinGame(max_enumerate=5).run(env, rng=0, budget=3000)
     assert res.status == "budget_exhausted" and res.samples == 3000
+
+
+@pytest.mark.parametrize("cls", [LinearTopTwo, LinGame])
+def test_save_and_resume_on_the_swap_path(cls, tmp_path):
+    """The design path's free pulls and the oracle path's state survive save / load."""
+    def make_env():
+        return FullBandit([1.0, 0.9, 0.3, 0.2, 0.1, 0.0], k=2, rng=7)
+
+    def drive(exp, env, steps=None):
+        n = 0
+        while not exp.done and (steps is None or n < steps):
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            n += 1
+        return exp
+
+    solver = cls(max_enumerate=5)
+    ref = drive(solver.start(make_env(), rng=3), make_env()).result()
+    env = make_env()
+    exp = drive(solver.start(env, rng=3), env, steps=30)
+    assert not exp.done
+    exp.ask()
+    path = exp.save(tmp_path / "state")
+    resumed = drive(solver.load(path, env), env).result()
+    assert resumed.info["stop_bound"] == "swap"
+    assert resumed.samples == ref.samples
+    assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
+    assert np.array_equal(resumed.pulls, ref.pulls)
