@@ -62,6 +62,7 @@ from __future__ import annotations
 from abc import abstractmethod
 
 import math
+import time
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -71,7 +72,7 @@ from numpy.typing import NDArray
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
 from ..exceptions import InvalidParameterError, OracleError, StateError
-from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
@@ -164,7 +165,10 @@ class _OptimalSolver(Solver):
         lin = self._linear_delegate(env)
         if lin is not None:  # the linear solver adds the linear T*(theta)
             return lin.run(env, rng=rng, budget=budget, trace=trace, callback=callback)
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
+        if callback is None and self.batch_size == 1 and _fast_simulator(env):
+            result = self._simulate(env, rng=rng, budget=budget, trace=trace)
+        else:
+            result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         info = dict(result.info)
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         k = getattr(env, "K", self.K) if dc is None else 1
@@ -173,6 +177,32 @@ class _OptimalSolver(Solver):
                                         epsilon=self.epsilon, divergence=div)
         info.update(extra)
         return replace(result, info=info)
+
+
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
+        """The ask / tell loop of :meth:`Solver.run` without its per-sample objects, on a
+        simulated :class:`~combex.environments.GaussianArms` with batch size 1: the same
+        rewards (the environment's generator drawn in blocks of standard normals, then
+        rewound to the draws used: ``standard_normal(k)`` is ``k`` successive scalar
+        draws), pulls, stop, result and final generator state as ask / tell
+        (:meth:`_OptimalExploration._simulate`; tested bit-identical)."""
+        if budget is not None:
+            budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
+        warn_if_tied(self, env)
+        t0 = time.perf_counter()
+        exp = self.start(env, rng=rng)
+        exp.record_trace = trace
+        exp._simulate(env, budget)
+        return exp.result(wall_seconds=time.perf_counter() - t0)
+
+
+def _fast_simulator(env: Any) -> bool:
+    """Whether :meth:`_OptimalSolver._simulate` reproduces ``env``'s pulls exactly: a
+    :class:`~combex.environments.GaussianArms` (or subclass) whose pulls are its own."""
+    from ..environments import GaussianArms
+
+    return (isinstance(env, GaussianArms) and type(env)._pull_many is GaussianArms._pull_many
+            and getattr(env, "arm_type", "index") == "index" and getattr(env, "features", None) is None)
 
 
 # ============================================================================ exploration
@@ -390,6 +420,13 @@ class _OptimalExploration(Exploration):
         """Per-pair GLR ``Z`` with weights ``w`` (counts or proportions) and the alternative's x."""
         if I is None:
             I, J = self._pairs(ans)
+        if self.divergence == "gaussian":  # pair_glr's closed form, inlined (the same operations)
+            mi, mj, ni, nj = self.mu[I], self.mu[J], w[I], w[J]
+            eps = self.eps
+            gap = mi - mj + eps
+            x = (ni * mi + nj * (mj - eps)) / (ni + nj)
+            z = np.where(gap > 0, gap * gap / (2.0 * self.sigma * self.sigma * (1.0 / ni + 1.0 / nj)), 0.0)
+            return z, x, I, J
         z, x = pair_glr(self.mu[I], self.mu[J], w[I], w[J], epsilon=self.eps, divergence=self.divergence,
                         sigma=self.sigma)
         return z, x, I, J
@@ -536,6 +573,41 @@ class _OptimalExploration(Exploration):
             return int(self._select(cv))
         finally:
             self._fresh = False
+
+    def _simulate(self, env: Any, budget: int | None, block: int = 512) -> None:
+        """Run to the end against a simulated GaussianArms (see
+        :meth:`_OptimalSolver._simulate`): the first batch (every arm once) through
+        ask / tell, then one arm per step with the reward computed as the environment's
+        one-arm pull computes it, ``c * mean + sqrt(c) * sigma * z`` with ``c = 1``."""
+        while not self.done and not self._ready:
+            batch = self.ask()
+            if budget is not None:
+                batch = batch.truncated(budget - self.samples)
+            self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+            if budget is not None and self.samples >= budget and not self.done:
+                self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+        if self.done:
+            return
+        means = [float(v) for v in env._means]
+        sig = [float(v) for v in env._sigma]
+        gen = env.rng
+        c1 = 1.0
+        sq = math.sqrt(c1)
+        while not self.done:
+            state = gen.bit_generator.state
+            zs = gen.standard_normal(block).tolist()
+            k = 0
+            while k < block and not self.done:
+                a = self._select_one()
+                r = c1 * means[a] + sq * sig[a] * zs[k]
+                k += 1
+                self.samples += 1
+                self._update_one(a, 1, r)
+                if budget is not None and self.samples >= budget and not self.done:
+                    self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+            if k < block:  # rewind the generator to the draws used
+                gen.bit_generator.state = state
+                gen.standard_normal(k)
 
     def pair_costs_now(self, cv: NDArray[np.float64], ans: Any) -> tuple[Any, Any, Any, Any]:
         """:meth:`pair_costs` at the counts ``cv``, reusing the last check's values when
