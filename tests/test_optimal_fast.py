@@ -92,3 +92,37 @@ def test_per_pair_threshold_is_calibrated_under_the_null_with_unequal_counts():
     # and the per-pair threshold is below the scalar one at every step
     scalar = np.array([GLRThreshold(delta, "valid", structure="pairs")(t) for t in ni + nj])
     assert np.all(b <= scalar + 1e-12)
+
+
+# ----------------------------------------------------------------------------- top-two beta
+def test_top_two_optimal_beta_is_the_answer_share_of_the_optimal_allocation():
+    """beta="optimal" (the default): the leader's probability is sum_{i in S} w*_i(mu_hat);
+    on jiang-1sparse K = 2 that share is 1/4 (1/8 per answer arm, 1/24 per other arm)."""
+    from combex.solvers._lower_bound_bandit import bandit_characteristic_time
+
+    env = jiang_1sparse(20, 2, rng=0)
+    lb = bandit_characteristic_time(env.means(), K=2, sigma=0.5)
+    assert float(lb.allocation[:2].sum()) == pytest.approx(0.25, abs=1e-3)
+    exp = TopTwo(K=2, delta=0.01).start(env, rng=1)
+    assert exp.solver.beta == "optimal"
+    exp._simulate(env, None)
+    assert exp.status == "identified"
+    share = exp._leader_probability()
+    assert share == pytest.approx(float(exp.w[exp._answer].sum()))
+    # w is w*(mu_hat) of the last solve (at most 10% of the samples ago): close to the
+    # exact allocation of the final means
+    ref = bandit_characteristic_time(exp.mu, K=2, sigma=0.5).allocation
+    assert share == pytest.approx(float(ref[exp._answer].sum()), abs=0.03)
+    assert share == pytest.approx(0.25, abs=0.06)
+    # a fixed beta is used as given
+    fixed = TopTwo(K=2, delta=0.01, beta=0.3).start(env.spawn(1), rng=1)
+    assert fixed._leader_probability() == 0.3
+
+
+def test_top_two_beta_is_checked():
+    from combex.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="beta"):
+        TopTwo(beta="best")
+    with pytest.raises(InvalidParameterError, match="beta"):
+        TopTwo(beta=1.5)
