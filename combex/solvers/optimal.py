@@ -10,10 +10,11 @@ solver (CLI name)      class               sampling rule
 =====================  ==================  ==================================================
 ``track-and-stop``     TrackAndStop        Garivier & Kaufmann (2016): C- or D-tracking of
                                            w*(mu_hat) (Theorem 5 root-finding for the best
-                                           arm), forced exploration sqrt(t)
+                                           arm; recomputed lazily), forced exploration sqrt(t)
 ``top-two``            TopTwo              EB-TCI (Jourdan, Degenne, Baudry, de Heide &
                                            Kaufmann 2022; epsilon-version EB-TCeps of
-                                           Jourdan, Degenne & Kaufmann 2023), beta = 1/2
+                                           Jourdan, Degenne & Kaufmann 2023), leader
+                                           probability beta = the answer's share of w*
 ``fw-sampling``        FWSampling          Frank-Wolfe sampling (Wang, Tzeng & Proutiere
                                            2021), r-subdifferential game, forced exploration
 ``comb-game``          CombGame            Jourdan, Mutny, Kirschner & Krause (ALT 2021):
@@ -24,7 +25,8 @@ solver (CLI name)      class               sampling rule
 **Stopping (all):** the GLR of the empirical answer against its closest alternative exceeds
 ``beta(t, delta)`` (:mod:`combex.estimation._glr`): ``threshold="valid"`` (default, the
 Kaufmann & Koolen 2021 thresholds: two-arm mixtures with a union over the ``K - 1`` (best arm)
-or ``K (N - K)`` (Best-K) pair alternatives; the all-arms mixture for decision classes) or
+or ``K (N - K)`` (Best-K) pair alternatives, each pair's threshold from its two arms' counts
+(:meth:`_OptimalExploration._pair_thresholds`); the all-arms mixture for decision classes) or
 ``threshold="heuristic"`` (``log((1 + log t) / delta)``, the papers' experiments, no
 guarantee). ``Result.info["threshold"]`` says which. ``epsilon >= 0``: the answer is
 epsilon-good (ties end); for sets the gap is on the sum of means.
@@ -47,6 +49,14 @@ and the stopping rule is checked once per batch.
 **Save / resume:** ``Exploration.save`` / ``Solver.load`` keep the counts, sums, tracking
 sums, AdaHedge state, Track-and-Stop's cached weights and the oracle's alternative pool; a
 resumed run is bit-identical to the uninterrupted one.
+
+**Fast path:** :meth:`run` on a simulated :class:`~combex.environments.GaussianArms`
+(batch size 1, no callback) skips the per-sample objects of the ask / tell loop and draws
+the rewards in blocks from the environment's generator (rewound to the draws used): the
+same trajectory, result and final generator state as ask / tell (tested bit-identical).
+Per-sample work: one-arm statistics update in scalars, the check's pair costs reused by
+Top-Two, Track-and-Stop's allocation recomputed only when the answer changes or ``t`` grew
+by 1% (best arm) / 10% (sets).
 
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
 (T*(mu) log(1/delta)) from the environment's truth
@@ -497,11 +507,13 @@ class _OptimalExploration(Exploration):
             self._h[a] = self._arm_term(int(self.T[a]))
 
     def _check_stop(self) -> None:
-        t = int(self.T.sum())
         ans = self._compute_answer()
         self._answer = ans
-        beta = self.beta(t, self.T)
-        self._beta_t = beta
+        if self.structure == "class" or self._pair_const is None:
+            beta = self.beta(int(self.T.sum()), self.T)
+            self._beta_t = beta
+        else:  # set below from the binding pair
+            beta = math.inf
         if self.structure == "class":
             known = [m for m in self._pool if not np.array_equal(m, ans)]
             if known:
