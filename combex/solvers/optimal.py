@@ -744,8 +744,9 @@ def _maxmin_weights(costs: Any, N: int, w0: NDArray[np.float64] | None = None, i
 # ============================================================================ Track-and-Stop
 class _TrackAndStopExploration(_OptimalExploration):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm) or subgradient ascent
-    (sets), recomputed lazily: when the empirical answer changes, else when t has grown by
-    1% (best arm) or 10% (sets) since the last solve. The theory allows it: D- and
+    (sets; 60 warm-started steps), recomputed lazily: when the empirical answer changes (and
+    t grew by 1% since the last solve), else when t has grown by 1% (best arm) or 10% (sets)
+    since the last solve. The theory allows it: D- and
     C-tracking only need the tracked allocation to converge to w*(mu) (Garivier & Kaufmann
     2016, Proposition 9 / Lemma 7: tracking a sequence ``w(t) -> w*``); the solves happen at
     times ``t_k -> inf`` with ``mu_hat(t_k) -> mu`` and ``w*`` continuous at mu (unique
@@ -768,6 +769,8 @@ class _TrackAndStopExploration(_OptimalExploration):
     #: has grown by this factor since the last solve (bai: every 1% of t, the root-finding is
     #: cheap; sets: the subgradient ascent, every 10%).
     _GROWTH = {"bai": 1.01, "sets": 1.10}
+    #: Subgradient steps of a warm-started solve (sets).
+    _WARM_ITERS = 60
 
     def _solve(self) -> None:
         t = float(self.T.sum())
@@ -778,8 +781,9 @@ class _TrackAndStopExploration(_OptimalExploration):
         else:
             key = np.asarray(ans, dtype=np.float64)
         growth = self._GROWTH["bai" if self.structure == "bai" else "sets"]
-        if self._t_solved > 0 and np.array_equal(key, self._solved_for) and t < growth * self._t_solved:
-            return
+        if self._t_solved > 0 and t < growth * self._t_solved and (
+                t < 1.01 * self._t_solved or np.array_equal(key, self._solved_for)):
+            return  # same answer and t grew by less than the factor, or a new answer within 1% of t
         self._t_solved = t
         self._solved_for = key
         if self.structure == "bai":
@@ -827,7 +831,7 @@ class _TrackAndStopExploration(_OptimalExploration):
                 F, D, V = self.class_costs(w, ans, alts)
                 a = int(np.argmin(F))
                 return F, self.class_gradient(w, F, D, V, a)
-        self.w = _maxmin_weights(costs, self.N, w0=self.w, iters=150 if self._t_solved <= self.N + 1 else 60)
+        self.w = _maxmin_weights(costs, self.N, w0=self.w, iters=150 if self._t_solved <= self.N + 1 else self._WARM_ITERS)
 
     def _prepare(self) -> None:
         self._solve()
@@ -927,6 +931,7 @@ class _TopTwoExploration(_OptimalExploration):
 
     _saved_arrays = ("w", "_solved_for")
     _GROWTH = {"bai": 1.10, "sets": 1.10}
+    _WARM_ITERS = 30  # only the answer's share of w* is used
 
     def _extra_scalars(self) -> dict[str, float]:
         return {"_t_solved": float(self._t_solved)}
