@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/optimal.py                     # all sections, 10 runs per cell
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
+    python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
 
 Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
 oracle sampler tracking the true w*(mu) with the same stopping threshold, same noise:
@@ -215,6 +216,48 @@ def batches(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def timing(runs: int) -> list[dict[str, Any]]:
+    """Microseconds per sample: ``run`` (fast path on GaussianArms) and the ask / tell loop
+    (``Solver.run``) of each new solver, beside LinGapE's fast path on Soare d = 5."""
+    from combex.environments import soare
+    from combex.solvers import LinGapE
+    from combex.solvers._base import Solver
+
+    delta = 0.01
+    cases = [("MAB (1,.8,.6,.4,.2)", BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0), {}),
+             ("Best-K 1sparse N=10", jiang_1sparse(10, 2, rng=0), {"K": 2}),
+             ("Best-K 1sparse N=20", jiang_1sparse(20, 2, rng=0), {"K": 2})]
+    algs = [("track-and-stop (D)", TrackAndStop), ("top-two", TopTwo), ("fw-sampling", FWSampling),
+            ("comb-game", CombGame)]
+    print(f"\n=== Microseconds per sample, {runs} runs (fast path run() / ask-tell loop) ===")
+    print(f"{'algorithm':<22}" + "".join(f"{c[0]:>24}" for c in cases))
+    rows = []
+    for name, cls in algs:
+        cells = []
+        for title, env, kw in cases:
+            cls(delta=delta, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
+            out = []
+            for runner in (lambda s, e, r: s.run(e, rng=r), lambda s, e, r: Solver.run(s, e, rng=r)):
+                secs, n = 0.0, 0
+                for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+                    t0 = time.perf_counter()
+                    res = runner(cls(delta=delta, **kw), env.spawn(sd), r)
+                    secs += time.perf_counter() - t0
+                    n += res.samples
+                out.append(1e6 * secs / n)
+            cells.append(f"{out[0]:.0f} / {out[1]:.0f}")
+            rows.append({"instance": title, "algorithm": name, "us_fast": out[0], "us_ask_tell": out[1]})
+        print(f"{name:<22}" + "".join(f"{c:>24}" for c in cells))
+    secs, n = 0.0, 0
+    for r in range(runs):
+        t0 = time.perf_counter()
+        res = LinGapE(delta=0.05).run(soare(5, rng=r), rng=r)
+        secs += time.perf_counter() - t0
+        n += res.samples
+    print(f"{'LinGapE (Soare d=5)':<22}{1e6 * secs / n:>24.1f}  (its fast path; delta = 0.05)")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
@@ -223,7 +266,7 @@ def main() -> None:
     t0 = time.time()
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores, shared)")
     for s in args.sections:
-        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches}[s](args.runs)
+        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing}[s](args.runs)
     print_factors()
     print(f"\nload average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; total {time.time() - t0:.0f} s")
 
