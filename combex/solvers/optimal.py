@@ -70,6 +70,8 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kl_bernoulli, pair_glr
+from ..estimation._glr_unknown_variance import (UnknownVarianceThreshold, kl_gaussian_unknown_variance,
+                                                pair_glr_unknown_variance, variance_floor)
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
@@ -80,7 +82,8 @@ __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking",
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
-_DIVERGENCES = ("auto", "gaussian", "bernoulli")
+_DIVERGENCES = ("auto", "gaussian", "bernoulli", "unknown-variance")
+_UV = "unknown-variance"
 
 
 # ============================================================================ settings
@@ -228,8 +231,18 @@ class _OptimalExploration(Exploration):
                 f"The 'divergence' parameter of {type(s).__name__} must be 'gaussian' for a decision class "
                 f"(or Best-K with epsilon > 0): the class GLR uses the (sub-)Gaussian statistic. Got 'bernoulli'."
             )
+        if div == _UV and self.structure == "class":
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {type(s).__name__} cannot be 'unknown-variance' for a decision "
+                f"class (or Best-K with epsilon > 0): the unknown-variance GLR is implemented for the best arm, "
+                f"Best-K and matroid bases (pair alternatives). Got 'unknown-variance'."
+            )
         self.divergence = div
-        if s.sigma is not None:
+        self._uv = div == _UV
+        self._min_pulls = 2 if self._uv else 1
+        if self._uv:  # per-arm variances are estimated (sums of squares); sigma is unused
+            self.sigma = math.nan
+        elif s.sigma is not None:
             self.sigma = float(s.sigma)
         elif kind == "bernoulli":
             self.sigma = 0.5
@@ -248,7 +261,12 @@ class _OptimalExploration(Exploration):
             m, st = 1, "all-arms"
         if st == "pairs" and div == "bernoulli":
             st = "pairs-kl"
-        self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
+        if self._uv:
+            self.beta = UnknownVarianceThreshold(s.delta, s.threshold, n_alternatives=m, n_arms=self.N)
+        else:
+            self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
+        self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
+        self.var = np.ones(self.N)
         self.sums = np.zeros(self.N)
         self.T = np.zeros(self.N, dtype=np.int64)
         self.mu = np.zeros(self.N)
@@ -277,7 +295,7 @@ class _OptimalExploration(Exploration):
 
         pk = getattr(self, "_pool_key", None)
         st: dict[str, Any] = {
-            "T": self.T.copy(), "sums": self.sums.copy(), "ready": bool(self._ready),
+            "T": self.T.copy(), "sums": self.sums.copy(), "sq": self.sq.copy(), "ready": bool(self._ready),
             "stat": float(self._stat), "beta_t": float(self._beta_t),
             "answer": enc(self._answer), "closest": enc(self._closest),
             "margin": float(getattr(self, "_margin", math.nan)),
@@ -315,11 +333,14 @@ class _OptimalExploration(Exploration):
 
         self.T = arr(st["T"], "T", np.int64)
         self.sums = arr(st["sums"], "sums", np.float64)
+        self.sq = arr(st.get("sq", np.zeros(n)), "sq", np.float64)
         # the means exactly as _update computes them (same operations, so bit-identical)
         if np.any(self.T == 0):
             self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
         else:
             self.mu = self.sums / self.T
+        if self._uv:
+            self._update_variances()
         self._ready = bool(st["ready"])
         self._stat = float(st["stat"])
         self._beta_t = float(st["beta_t"])
@@ -380,6 +401,10 @@ class _OptimalExploration(Exploration):
         """Per-pair GLR ``Z`` with weights ``w`` (counts or proportions) and the alternative's x."""
         if I is None:
             I, J = self._pairs(ans)
+        if self._uv:
+            z, x = pair_glr_unknown_variance(self.mu[I], self.mu[J], w[I], w[J], self.var[I], self.var[J],
+                                             epsilon=self.eps)
+            return z, x, I, J
         z, x = pair_glr(self.mu[I], self.mu[J], w[I], w[J], epsilon=self.eps, divergence=self.divergence,
                         sigma=self.sigma)
         return z, x, I, J
@@ -389,6 +414,9 @@ class _OptimalExploration(Exploration):
         if self.divergence == "gaussian":
             s2 = 2.0 * self.sigma * self.sigma
             return (self.mu[I] - x) ** 2 / s2, (self.mu[J] - x - self.eps) ** 2 / s2
+        if self._uv:
+            return (kl_gaussian_unknown_variance(self.mu[I], x, self.var[I]),
+                    kl_gaussian_unknown_variance(self.mu[J], x + self.eps, self.var[J]))
         return kl_bernoulli(self.mu[I], x), kl_bernoulli(self.mu[J], x + self.eps)
 
     # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
@@ -427,7 +455,7 @@ class _OptimalExploration(Exploration):
         t = int(self.T.sum())
         ans = self._compute_answer()
         self._answer = ans
-        beta = self.beta(t, self.T)
+        beta = self.beta(t, self.T) if not self._uv else math.nan
         self._beta_t = beta
         if self.structure == "class":
             known = [m for m in self._pool if not np.array_equal(m, ans)]
@@ -449,6 +477,14 @@ class _OptimalExploration(Exploration):
                     self._pool.append(m)
             self._pool = self._pool[-40:]
             stop = bool(res["stop"])
+        elif self._uv:  # pair-dependent thresholds beta_ij(N_i, N_j)
+            z, _, I, J = self.pair_costs(self.T.astype(float), ans)
+            b = self.beta.pairs(self.T[I], self.T[J], t)
+            k = int(np.argmin(z - b))
+            self._stat = float(z[k])
+            self._beta_t = beta = float(b[k])
+            self._closest = (int(I[k]), int(J[k]))
+            stop = self._stat >= beta
         else:
             z, _, I, J = self.pair_costs(self.T.astype(float), ans)
             k = int(np.argmin(z))
@@ -463,6 +499,10 @@ class _OptimalExploration(Exploration):
     # ------------------------------------------------------------------ ask / tell
     def _next_batch(self) -> Batch:
         if not self._ready:
+            if self._uv:  # two single samples of every arm (a variance needs two), missing ones only
+                need = np.maximum(self._min_pulls - self.T, 0)
+                arms = np.repeat(np.arange(self.N, dtype=np.intp), need)
+                return Batch(arms, np.ones(arms.shape[0], dtype=np.int64))
             return Batch(np.arange(self.N, dtype=np.intp), np.ones(self.N, dtype=np.int64))
         b = self.solver.batch_size
         cv = self.T.astype(np.float64)
@@ -473,20 +513,38 @@ class _OptimalExploration(Exploration):
             cv[a] += 1.0
             add[a] += 1
         arms = np.flatnonzero(add)
+        if self._uv:  # one entry per sample: the squares of the single rewards are needed
+            arms = np.repeat(arms, add[arms])
+            return Batch(arms.astype(np.intp), np.ones(arms.shape[0], dtype=np.int64))
         return Batch(arms.astype(np.intp), add[arms])
 
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
         arms = np.asarray(batch.arms, dtype=np.intp)
         c = np.asarray(batch.counts, dtype=np.int64)
+        if self._uv:
+            if np.any(c > 1):
+                raise InvalidParameterError(
+                    f"{type(self.solver).__name__} with divergence='unknown-variance' needs every reward on its own "
+                    f"(count 1: the variance is estimated from the squares). Got counts {c.tolist()}."
+                )
+            np.add.at(self.sq, arms, np.where(c > 0, reward_sums, 0.0) ** 2)
         np.add.at(self.sums, arms, reward_sums)
         np.add.at(self.T, arms, c)
-        if np.any(self.T == 0):
+        if np.any(self.T < self._min_pulls):
             self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
             return
         self.mu = self.sums / self.T
+        if self._uv:
+            self._update_variances()
         self._ready = True
         self.rounds += 1
         self._check_stop()
+
+    def _update_variances(self) -> None:
+        """Maximum-likelihood (biased) empirical variances, floored (:func:`variance_floor`)."""
+        n = np.maximum(self.T, 1)
+        m2 = self.sq / n
+        self.var = np.maximum(m2 - self.mu * self.mu, variance_floor(m2))
 
     def _prepare(self) -> None:
         """Once per batch (subclass hook)."""
@@ -528,7 +586,7 @@ class _OptimalExploration(Exploration):
 
     def _info(self) -> dict[str, Any]:
         return {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
-                "sigma": self.sigma, "batch_size": self.solver.batch_size}
+                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
 
 
 
@@ -596,14 +654,14 @@ class _TrackAndStopExploration(_OptimalExploration):
             return
         self._t_solved = t
         ans = self._answer
-        if self.structure == "bai":
+        if self.structure == "bai" and not self._uv:
             div = self.divergence
             if div == "bernoulli" and self.eps > 0:
                 div = "gaussian"
             w, inv = bai_optimal_weights(self.mu, answer=ans, epsilon=self.eps, divergence=div, sigma=self.sigma)
             self.w = w if inv > 0 else np.full(self.N, 1.0 / self.N)
             return
-        if self.structure in ("topk", "swaps"):
+        if self.structure in ("bai", "topk", "swaps"):
             I, J = self._pairs(ans)
 
             def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
@@ -905,10 +963,14 @@ class _CombGameExploration(_OptimalExploration):
             k = int(np.argmin(z))
             if z[k] > 0:
                 lam[I[k]], lam[J[k]] = x[k], x[k] + self.eps
-        rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
-        if self.divergence == "gaussian":
+        if self._uv:  # optimistic unknown-variance costs, empirical variances plugged in
+            rad = np.sqrt(2.0 * self.var * math.log(max(t, 2.0)) / cv)
+            gains = kl_gaussian_unknown_variance(np.abs(self.mu - lam) + rad, 0.0, self.var)
+        elif self.divergence == "gaussian":
+            rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
             gains = (np.abs(self.mu - lam) + rad) ** 2 / (2.0 * self.sigma ** 2)
         else:
+            rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
             lo = np.clip(self.mu - rad, 0.0, 1.0)
             hi = np.clip(self.mu + rad, 0.0, 1.0)
             gains = np.maximum(kl_bernoulli(lo, lam), kl_bernoulli(hi, lam))
