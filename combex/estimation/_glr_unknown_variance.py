@@ -159,12 +159,13 @@ def _pair_scalar(mi: float, mj: float, a: float, b: float, vi: float, vj: float,
         th = math.acos(arg) / 3.0
         roots = [2.0 * m * math.cos(th - 2.0 * math.pi * k / 3.0) - sh for k in range(3)]
     best, bx = math.inf, 0.0
-    for r in roots + [0.0, 1.0]:
-        for _ in range(2):  # Newton polish (the ends 0, 1 are clipped back below)
+    for r in roots:
+        for _ in range(2):  # Newton polish
             d = (3.0 * r + 2.0 * p2) * r + p1
             if abs(d) > 1e-14:
                 r -= (((r + p2) * r + p1) * r + p0) / d
-        for c in (min(1.0, max(0.0, r)),) if r == r else ():
+        if r == r:  # not NaN
+            c = min(1.0, max(0.0, r))
             f = 0.5 * a * math.log1p((1.0 - c) ** 2 / u) + 0.5 * b * math.log1p(c * c / v)
             if f < best:
                 best, bx = f, c

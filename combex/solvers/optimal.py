@@ -266,6 +266,7 @@ class _OptimalExploration(Exploration):
         else:
             self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
         self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
+        self._uv_cache: Any = None
         self.var = np.ones(self.N)
         self.sums = np.zeros(self.N)
         self.T = np.zeros(self.N, dtype=np.int64)
@@ -401,9 +402,14 @@ class _OptimalExploration(Exploration):
         """Per-pair GLR ``Z`` with weights ``w`` (counts or proportions) and the alternative's x."""
         if I is None:
             I, J = self._pairs(ans)
-        if self._uv:
+        if self._uv:  # cached: the stopping check and the next selection often ask the same
+            key = w.tobytes()
+            c = self._uv_cache
+            if c is not None and c[0] == key and c[1] is I:
+                return c[2], c[3], I, J
             z, x = pair_glr_unknown_variance(self.mu[I], self.mu[J], w[I], w[J], self.var[I], self.var[J],
                                              epsilon=self.eps)
+            self._uv_cache = (key, I, z, x)
             return z, x, I, J
         z, x = pair_glr(self.mu[I], self.mu[J], w[I], w[J], epsilon=self.eps, divergence=self.divergence,
                         sigma=self.sigma)
@@ -542,6 +548,7 @@ class _OptimalExploration(Exploration):
 
     def _update_variances(self) -> None:
         """Maximum-likelihood (biased) empirical variances, floored (:func:`variance_floor`)."""
+        self._uv_cache = None
         n = np.maximum(self.T, 1)
         m2 = self.sq / n
         self.var = np.maximum(m2 - self.mu * self.mu, variance_floor(m2))
