@@ -257,8 +257,8 @@ class _OptimalExploration(Exploration):
             m, st = self.N - 1, "pairs"
         elif self.structure in ("topk", "swaps"):
             m, st = max(self.K * (self.N - self.K), 1), "pairs"
-        else:
-            m, st = 1, "all-arms"
+        else:  # the class GLR uses the (sub-)Gaussian statistic: the Gaussian all-arms mixture
+            m, st = 1, "all-arms-gaussian"
         if st == "pairs" and div == "bernoulli":
             st = "pairs-kl"
         if self._uv:
