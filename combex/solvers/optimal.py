@@ -38,7 +38,14 @@ guarantee with any oracle.
 **Reward models:** ``divergence="gaussian"`` (known variance ``sigma^2``; for bounded
 rewards ``sigma`` is the sub-Gaussian scale, e.g. 1/2 on [0, 1]) or ``"bernoulli"`` (KL; best
 arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
-``"bernoulli"`` and the structure is pairs, Gaussian otherwise.
+``"bernoulli"`` and the structure is pairs, Gaussian otherwise. ``"unknown-variance"``
+(Gaussian arms, each with its own unknown variance; Jourdan, Degenne & Kaufmann 2023): the
+GLR of the unknown-variance Gaussian model, costs ``1/2 log(1 + (mu - lambda)^2 /
+sigma_hat^2)`` with the empirical variances plugged into the sampling rules, and the
+threshold of :mod:`combex.estimation._glr_unknown_variance`; best arm, Best-K and matroid
+bases (pairs), not general decision classes. Every arm is pulled twice first, and batches
+ask single samples (an entry per reward: the variance needs the squares), so ``tell`` with
+``count > 1`` is refused.
 
 **Batches:** ``batch_size = b`` asks for ``b`` samples at once: the sampling rule is applied
 ``b`` times on the counts the batch will produce (the means are those of the last check),
@@ -733,9 +740,11 @@ class TrackAndStop(_OptimalSolver):
     epsilon : float >= 0, default 0
         The answer is epsilon-good (sum of means for sets).
     threshold : {"valid", "heuristic"}
-    divergence : {"auto", "gaussian", "bernoulli"}
+    divergence : {"auto", "gaussian", "bernoulli", "unknown-variance"}
+        See the module docstring ("Reward models").
     sigma : float > 0, optional
-        Noise scale (default: the problem's; 1/2 for Bernoulli).
+        Noise scale (default: the problem's; 1/2 for Bernoulli; unused with
+        ``"unknown-variance"``).
     decision_class : DecisionClass, optional
         Any class with ``argmax`` and ``argmax_excluding``.
     batch_size : int >= 1, default 1
