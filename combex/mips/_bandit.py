@@ -31,7 +31,8 @@ search streams V once at the bandwidth limit; BoundedME wins only by reading few
 
 * :class:`BoundedMEIndex` permutes the coordinates once (preprocessing, timed): round
   ``l`` then reads one contiguous segment of each surviving row -- streaming, no copy, no
-  pass over eliminated rows (compiled row loop, :mod:`combex.mips._kernels`). Each query
+  pass over eliminated rows (compiled row loop, :mod:`combex.mips._kernels`; with numba
+  the whole schedule, reads and eliminations, is one compiled call). Each query
   also draws a random cyclic offset into the permuted order, so different queries read
   different coordinates (each query's guarantee holds for its own draw; the permutation is
   shared, so failures of different queries are not independent).
