@@ -12,7 +12,7 @@ Prints, side by side from ONE run (so the ratios hold on a loaded machine):
   same algorithm that takes exactly the same number of samples (checked);
 * SAQM (default certified alpha) against Exhaustive: time per round at n = 24, k = 12.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/ask_tell.py [--samples 20000] [--sections lingape semi saqm]
+    OPENBLAS_NUM_THREADS=1 python benchmarks/ask_tell.py [--samples 20000] [--sections lingape semi saqm saqm-runs]
 
 The ask / tell figures exclude the one-time compilation of the numba kernel (a warm-up run
 compiles it or loads it from numba's cache); ``numba`` is the ``mips`` extra.
@@ -246,6 +246,8 @@ def main() -> None:
         semi_section()
     if "saqm" in args.sections:
         saqm_section()
+    if "saqm-runs" in args.sections:  # not in the default run (about a minute)
+        saqm_runs_section()
 
 
 # ====================================================================== semi-bandit
@@ -429,6 +431,36 @@ def saqm_section(checks: int = 40, exhaustive_checks: int = 5, repeats: int = 3)
     for name, sec in res.items():
         print(f"| {name} | {1e3 * sec:.3f} | {ex / sec:,.0f} |", flush=True)
     print(f"\n(best of {repeats} alternated repeats; load average {os.getloadavg()[0]:.1f})\n")
+
+
+def saqm_runs_section() -> None:
+    """Whole SAQM runs (default settings, geometric check schedule): how many checks take
+    the cheap path (condition (4) already fails against C_t ||chi_M_hat||_{A^-1}, no
+    quadratic maximization), and the samples of each run (compare them with a checkout of
+    an earlier version to see that the skip changes no decision).
+    ``python benchmarks/ask_tell.py --sections saqm-runs``"""
+    from combex.environments import kuroki_synthetic
+    from combex.solvers.full_bandit import SAQM
+
+    print("## SAQM whole runs: share of checks that skip the quadratic maximization\n")
+    print("| n | k | gap | seed | samples | checks | skipped |")
+    print("|---|---|---|---|---|---|---|")
+    tot = skipped = 0
+    for n, k in ((10, 5), (12, 6)):
+        for gap in (0.3, 0.5, 1.0):
+            for seed in range(4):
+                env = kuroki_synthetic(n, k, gap, rng=seed)
+                env.reset(seed + 1)
+                exp = SAQM().start(env, rng=seed + 2)
+                ch = sk = 0
+                while not exp.done and exp.samples < 10**8:
+                    b = exp.ask()
+                    exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+                    ch += 1
+                    sk += bool(exp.certificate.get("rhs_is_lower_bound"))
+                tot, skipped = tot + ch, skipped + sk
+                print(f"| {n} | {k} | {gap} | {seed} | {exp.samples:,} | {ch} | {sk} |", flush=True)
+    print(f"\nskipped {skipped:,} of {tot:,} checks ({skipped / tot:.1%})\n")
 
 
 if __name__ == "__main__":

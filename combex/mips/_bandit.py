@@ -31,7 +31,8 @@ search streams V once at the bandwidth limit; BoundedME wins only by reading few
 
 * :class:`BoundedMEIndex` permutes the coordinates once (preprocessing, timed): round
   ``l`` then reads one contiguous segment of each surviving row -- streaming, no copy, no
-  pass over eliminated rows (compiled row loop, :mod:`combex.mips._kernels`). Each query
+  pass over eliminated rows (compiled row loop, :mod:`combex.mips._kernels`; with numba
+  the whole schedule, reads and eliminations, is one compiled call). Each query
   also draws a random cyclic offset into the permuted order, so different queries read
   different coordinates (each query's guarantee holds for its own draw; the permutation is
   shared, so failures of different queries are not independent).
@@ -53,6 +54,7 @@ the per-coordinate scale (:func:`~combex.mips._cost.schedule_epsilon`).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any
@@ -66,7 +68,7 @@ from ..exceptions import InvalidParameterError
 from . import _kernels
 from ._bounded_me import _schedule, bounded_me
 from ._common import MIPSResult, check_finite_scores, check_k, check_query, check_vectors
-from ._cost import LINE_BYTES, ReadCost, columns_stream, read_cost, schedule_epsilon
+from ._cost import LINE_BYTES, ReadCost, _read_cost, columns_stream, schedule_epsilon
 from ._exact import _exact_search
 
 __all__ = ["mips_top_k", "nn_top_k", "BoundedMEIndex"]
@@ -345,8 +347,9 @@ def _choose(
         blocks = [b for b in _AUTO_BLOCKS if b <= dim]
     else:
         blocks = [1]
-    costs = [read_cost(n, dim, k, epsilon=epsilon, delta=delta, block=b, layout=layout, itemsize=itemsize,
-                       offset=offset) for b in blocks]
+    # _search has checked every argument: the cached model without re-checking them.
+    costs = [_read_cost(int(n), int(dim), int(k), float(epsilon), float(delta), int(b), layout, int(itemsize),
+                        int(offset)) for b in blocks]
     best = min(costs, key=lambda c: c.time_fraction)
     if method == "bandit":
         return "bandit", best, "method='bandit'"
@@ -475,6 +478,19 @@ def _search(
 _USE_SCHEDULE_LOOP = True
 
 
+@functools.lru_cache(maxsize=256)
+def _schedule_arrays(
+    n: int, k: int, n_items: int, eps_s: float, delta: float
+) -> tuple[tuple[Any, ...], NDArray[np.int64], NDArray[np.int64]]:
+    """The schedule and its ``t`` and ``n_removed`` as (read-only) arrays, cached."""
+    schedule = _schedule(n, k, n_items, eps_s, delta, 1.0)
+    ts = np.array([r.t for r in schedule], dtype=np.int64)
+    n_rem = np.array([r.n_removed for r in schedule], dtype=np.int64)
+    ts.setflags(write=False)
+    n_rem.setflags(write=False)
+    return schedule, ts, n_rem
+
+
 def _permuted_fast(
     reader: _Reader, data: NDArray[Any], qs: NDArray[Any], n: int, k: int, n_items: int, eps_s: float,
     delta: float, shift: int, nn: bool, v_max: float | None,
@@ -485,9 +501,7 @@ def _permuted_fast(
     when that path must run instead (a non-finite sum, a stated bound exceeded, a tie
     needing a random draw: it then reports or draws exactly as always). Fills the
     reader's counts as the round-by-round reads would."""
-    schedule = _schedule(n, k, n_items, eps_s, delta, 1.0)
-    ts = np.fromiter((r.t for r in schedule), dtype=np.int64, count=len(schedule))
-    n_rem = np.fromiter((r.n_removed for r in schedule), dtype=np.int64, count=len(schedule))
+    schedule, ts, n_rem = _schedule_arrays(n, k, n_items, eps_s, delta)
     res = _kernels.permuted_schedule(data, qs, n, ts, n_rem, shift, nn=nn, v_max=v_max)
     if res is None or res[2] > 0.0:
         return None

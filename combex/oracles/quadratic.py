@@ -142,11 +142,10 @@ def _lambda_max_rank_one(
     ``[lam_{n-2}, lam_{n-1}]`` (interlacing) where ``g`` decreases; for ``c < 0`` it lies in
     ``[lam_{n-1}, lam_{n-1} + |c| sum(u2)]`` where ``g`` increases. Bisection keeps the
     upper end ``hi`` of a bracket with the root below it, and returns ``hi`` (never an
-    underestimate, up to rounding in ``g``). ``iters = 12`` halvings leave ``hi`` within
-    ``2^-12`` of the bracket above the root: the bound ``k * hi + c k^2`` is then loose by
-    at most ``k * 2.4e-4 * (lam_{n-1} - lam_{n-2})`` for ``c > 0`` (a relative 1e-4 on
-    SAQM's alpha_t), at a quarter of the cost of 26 halvings (whose extra precision bought
-    nothing measurable on the stopping times).
+    underestimate, up to rounding in ``g``); ``iters`` halvings leave ``hi`` within
+    ``2^-iters`` of the initial bracket above the root. Used by
+    :func:`_shifted_spectral_bound` only as the fallback when its verification fails
+    (with 40 halvings).
     """
     top = lam[-1]
     second = lam[-2] if lam.size > 1 else lam[-1]
