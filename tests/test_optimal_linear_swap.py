@@ -240,3 +240,21 @@ def test_save_and_resume_on_the_swap_path(cls, tmp_path):
     assert resumed.samples == ref.samples
     assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
     assert np.array_equal(resumed.pulls, ref.pulls)
+
+
+def test_top_two_by_name_reaches_the_linear_solver_on_full_bandit_problems():
+    """``top-two`` / ``fw-sampling`` (the registry names) delegate full-bandit team problems to
+    the linear solvers (team scores are linear in the member indicators); before, ``start``
+    refused them as "needs semi-bandit feedback". Track-and-Stop has no linear counterpart:
+    it is still refused, and the message names the solvers that do handle full bandits."""
+    from combex.exceptions import InvalidParameterError
+    from combex.solvers import get_solver
+
+    env = CrowdQuiz("ITMANAGE", k=10)
+    res = get_solver("top-two")(epsilon=0.5, delta=0.05).run(env.spawn(np.random.default_rng(3)), rng=3)
+    assert res.status == "identified"
+    mu = env.means()
+    assert mu[env.best()].sum() - mu[np.asarray(res.answer, dtype=bool)].sum() <= 0.5 + 1e-12
+    assert res.info.get("stop_bound") == "swap"
+    with pytest.raises(InvalidParameterError, match="top-two"):
+        get_solver("track-and-stop")(epsilon=0.5).start(env)

@@ -140,13 +140,19 @@ class _OptimalSolver(Solver):
         return float(self.epsilon)
 
     def _linear_delegate(self, problem: Any) -> Solver | None:
-        """The linear solver this one stands for on a linear problem (one with features and
-        no decision class), or None. Same delta, epsilon and batch size; the valid threshold
+        """The linear solver this one stands for on a linear problem (one with features, or a
+        full-bandit problem whose team scores are linear in the member indicators) without a
+        decision class of its own, or None. Same delta, epsilon and batch size; the valid threshold
         maps to the linear mixture threshold."""
         prob = getattr(problem, "problem", problem)
-        if getattr(prob, "features", None) is None or self.decision_class is not None:
+        if self.decision_class is not None:
+            return None
+        full_bandit = getattr(prob, "arm_type", "index") == "mask"  # team scores: linear in the indicators
+        if getattr(prob, "features", None) is None and not full_bandit:
             return None
         target = LINEAR_DISPATCH.get(self.name)
+        if target is None and full_bandit:
+            return None  # start() refuses it with the full-bandit advice
         if target is None:
             raise InvalidParameterError(
                 f"{type(self).__name__} ({self.name!r}) handles best-arm, Best-K and decision-class "
@@ -176,7 +182,7 @@ class _OptimalSolver(Solver):
         if getattr(prob, "arm_type", "index") != "index":
             raise InvalidParameterError(
                 f"{type(self).__name__} needs semi-bandit feedback (index arms); the problem has "
-                f"arm_type={prob.arm_type!r} (full-bandit problems: use 'saqm', 'icb')."
+                f"arm_type={prob.arm_type!r} (full-bandit problems: use 'top-two', 'fw-sampling', 'icb' or 'saqm')."
             )
         return self.exploration_class(self, problem, rng)
 
