@@ -5,6 +5,7 @@ Usage::
     python benchmarks/optimal.py                     # all sections, 10 runs per cell
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
+    python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
 
 Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
 oracle sampler tracking the true w*(mu) with the same stopping threshold, same noise:
@@ -260,6 +261,31 @@ def timing(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def unknown_variance(runs: int) -> list[dict[str, Any]]:
+    """The cost of not knowing the variances (``divergence="unknown-variance"``, Jourdan,
+    Degenne & Kaufmann 2023) against the known-variance Gaussian GLR, same seeds and noise,
+    valid thresholds. With unequal variances the known-variance solvers take one scalar
+    sigma, so the only valid known choice is the largest one."""
+    rows = []
+    delta = 0.01
+    cases = [("equal variances: means 1..0.2, sigma 1", GaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], sigma=1.0, rng=0), 1.0),
+             ("mixed variances: means 1, 0.7, 0; sigma 0.5, 2, 5", GaussianArms([1.0, 0.7, 0.0], sigma=[0.5, 2.0, 5.0], rng=0),
+              5.0)]
+    for title, env, known_sigma in cases:
+        print(f"\n=== unknown variances: {title} (delta = {delta}, {runs} runs) ===")
+        print(f"{'algorithm':<16}{'known sigma':>12}{'samples':>10}{'unknown':>10}{'ratio':>8}{'errors':>9}"
+              f"{'us/sample':>11}")
+        for name, cls in (("top-two", TopTwo), ("comb-game", CombGame), ("fw-sampling", FWSampling),
+                          ("track-and-stop", TrackAndStop)):
+            k = run_cell(lambda: cls(delta=delta, divergence="gaussian", sigma=known_sigma), env, runs, 0.0)
+            u = run_cell(lambda: cls(delta=delta, divergence="unknown-variance"), env, runs, 0.0)
+            ratio = u["mean"] / k["mean"]
+            print(f"{name:<16}{known_sigma:>12.1f}{k['mean']:>10.0f}{u['mean']:>10.0f}{ratio:>8.2f}"
+                  f"{k['errors']:>4d}/{u['errors']:<4d}{u['us_per_sample']:>11.0f}")
+            rows.append({"instance": title, "algorithm": name, "known": k, "unknown": u, "ratio": ratio})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
@@ -268,7 +294,8 @@ def main() -> None:
     t0 = time.time()
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores, shared)")
     for s in args.sections:
-        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing}[s](args.runs)
+        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
+         "uv": unknown_variance}[s](args.runs)
     print_factors()
     print(f"\nload average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; total {time.time() - t0:.0f} s")
 

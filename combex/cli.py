@@ -218,6 +218,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sparams["delta"] = args.delta
     if args.epsilon is not None:
         sparams["epsilon"] = args.epsilon
+    if getattr(args, "divergence", None) is not None:
+        sparams["divergence"] = args.divergence
     params = parse_assignments(args.set, "--set")
     check_instance_params(args.instance, params)
     solvers = [_solver_for(name, sparams, params) for name in args.solver]
@@ -448,6 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting (repeatable)")
     sr.add_argument("--delta", type=float, default=None, help="confidence level delta in (0, 1)")
     sr.add_argument("--epsilon", type=float, default=None, help="accuracy epsilon >= 0")
+    sr.add_argument("--divergence", default=None, metavar="NAME",
+                    help="reward model of the GLR solvers (track-and-stop, top-two, fw-sampling, comb-game): "
+                         "auto, gaussian, bernoulli or unknown-variance (same as --param divergence=NAME)")
     sr.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     sr.add_argument("--runs", type=int, default=1, help="number of seeded runs (default 1)")
     sr.add_argument("--budget", type=int, default=DEFAULT_BUDGET,

@@ -154,7 +154,7 @@ def test_best_k_and_decision_classes(cls):
     env3 = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
     r3 = cls(decision_class=fam, delta=0.05).run(env3, rng=5)
     assert r3.identified and np.flatnonzero(r3.answer).tolist() == [3, 4]
-    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms"
+    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms-gaussian"
 
 
 @pytest.mark.parametrize("cls", ALL)

@@ -40,7 +40,14 @@ guarantee with any oracle.
 **Reward models:** ``divergence="gaussian"`` (known variance ``sigma^2``; for bounded
 rewards ``sigma`` is the sub-Gaussian scale, e.g. 1/2 on [0, 1]) or ``"bernoulli"`` (KL; best
 arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
-``"bernoulli"`` and the structure is pairs, Gaussian otherwise.
+``"bernoulli"`` and the structure is pairs, Gaussian otherwise. ``"unknown-variance"``
+(Gaussian arms, each with its own unknown variance; Jourdan, Degenne & Kaufmann 2023): the
+GLR of the unknown-variance Gaussian model, costs ``1/2 log(1 + (mu - lambda)^2 /
+sigma_hat^2)`` with the empirical variances plugged into the sampling rules, and the
+threshold of :mod:`combex.estimation._glr_unknown_variance`; best arm, Best-K and matroid
+bases (pairs), not general decision classes. Every arm is pulled twice first, and batches
+ask single samples (an entry per reward: the variance needs the squares), so ``tell`` with
+``count > 1`` is refused.
 
 **Batches:** ``batch_size = b`` asks for ``b`` samples at once: the sampling rule is applied
 ``b`` times on the counts the batch will produce (the means are those of the last check),
@@ -81,6 +88,8 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
+from ..estimation._glr_unknown_variance import (UnknownVarianceThreshold, kl_gaussian_unknown_variance,
+                                                pair_glr_unknown_variance, variance_floor)
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
@@ -91,7 +100,8 @@ __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking",
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
-_DIVERGENCES = ("auto", "gaussian", "bernoulli")
+_DIVERGENCES = ("auto", "gaussian", "bernoulli", "unknown-variance")
+_UV = "unknown-variance"
 
 
 # ============================================================================ settings
@@ -175,7 +185,7 @@ class _OptimalSolver(Solver):
         lin = self._linear_delegate(env)
         if lin is not None:  # the linear solver adds the linear T*(theta)
             return lin.run(env, rng=rng, budget=budget, trace=trace, callback=callback)
-        if callback is None and self.batch_size == 1 and _fast_simulator(env):
+        if callback is None and self.batch_size == 1 and self.divergence != _UV and _fast_simulator(env):
             result = self._simulate(env, rng=rng, budget=budget, trace=trace)
         else:
             result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
@@ -268,8 +278,18 @@ class _OptimalExploration(Exploration):
                 f"The 'divergence' parameter of {type(s).__name__} must be 'gaussian' for a decision class "
                 f"(or Best-K with epsilon > 0): the class GLR uses the (sub-)Gaussian statistic. Got 'bernoulli'."
             )
+        if div == _UV and self.structure == "class":
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {type(s).__name__} cannot be 'unknown-variance' for a decision "
+                f"class (or Best-K with epsilon > 0): the unknown-variance GLR is implemented for the best arm, "
+                f"Best-K and matroid bases (pair alternatives). Got 'unknown-variance'."
+            )
         self.divergence = div
-        if s.sigma is not None:
+        self._uv = div == _UV
+        self._min_pulls = 2 if self._uv else 1
+        if self._uv:  # per-arm variances are estimated (sums of squares); sigma is unused
+            self.sigma = math.nan
+        elif s.sigma is not None:
             self.sigma = float(s.sigma)
         elif kind == "bernoulli":
             self.sigma = 0.5
@@ -284,18 +304,24 @@ class _OptimalExploration(Exploration):
             m, st = self.N - 1, "pairs"
         elif self.structure in ("topk", "swaps"):
             m, st = max(self.K * (self.N - self.K), 1), "pairs"
-        else:
-            m, st = 1, "all-arms"
+        else:  # the class GLR uses the (sub-)Gaussian statistic: the Gaussian all-arms mixture
+            m, st = 1, "all-arms-gaussian"
         if st == "pairs" and div == "bernoulli":
             st = "pairs-kl"
-        self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
-        # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
         self._pair_const: float | None = None
-        if s.threshold == "valid" and st == "pairs":
-            self._pair_const = 2.0 * kk_C_gauss(math.log(m / s.delta) / 2.0)
-        elif s.threshold == "valid" and st == "pairs-kl":
-            self._pair_const = 2.0 * kk_T(math.log(m / s.delta) / 2.0)
         self._pair_kl = st == "pairs-kl"
+        if self._uv:
+            self.beta = UnknownVarianceThreshold(s.delta, s.threshold, n_alternatives=m, n_arms=self.N)
+        else:
+            self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
+            # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
+            if s.threshold == "valid" and st == "pairs":
+                self._pair_const = 2.0 * kk_C_gauss(math.log(m / s.delta) / 2.0)
+            elif s.threshold == "valid" and st == "pairs-kl":
+                self._pair_const = 2.0 * kk_T(math.log(m / s.delta) / 2.0)
+        self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
+        self._uv_cache: Any = None
+        self.var = np.ones(self.N)
         self.sums = np.zeros(self.N)
         self.T = np.zeros(self.N, dtype=np.int64)
         self.mu = np.zeros(self.N)
@@ -326,7 +352,7 @@ class _OptimalExploration(Exploration):
 
         pk = getattr(self, "_pool_key", None)
         st: dict[str, Any] = {
-            "T": self.T.copy(), "sums": self.sums.copy(), "ready": bool(self._ready),
+            "T": self.T.copy(), "sums": self.sums.copy(), "sq": self.sq.copy(), "ready": bool(self._ready),
             "stat": float(self._stat), "beta_t": float(self._beta_t),
             "answer": enc(self._answer), "closest": enc(self._closest),
             "margin": float(getattr(self, "_margin", math.nan)),
@@ -364,12 +390,15 @@ class _OptimalExploration(Exploration):
 
         self.T = arr(st["T"], "T", np.int64)
         self.sums = arr(st["sums"], "sums", np.float64)
+        self.sq = arr(st.get("sq", np.zeros(n)), "sq", np.float64)
         self._refresh_terms(range(n))
         # the means exactly as _update computes them (same operations, so bit-identical)
         if np.any(self.T == 0):
             self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
         else:
             self.mu = self.sums / self.T
+        if self._uv:
+            self._update_variances()
         self._ready = bool(st["ready"])
         self._stat = float(st["stat"])
         self._beta_t = float(st["beta_t"])
@@ -430,6 +459,15 @@ class _OptimalExploration(Exploration):
         """Per-pair GLR ``Z`` with weights ``w`` (counts or proportions) and the alternative's x."""
         if I is None:
             I, J = self._pairs(ans)
+        if self._uv:  # cached: the stopping check and the next selection often ask the same
+            key = w.tobytes()
+            c = self._uv_cache
+            if c is not None and c[0] == key and c[1] is I:
+                return c[2], c[3], I, J
+            z, x = pair_glr_unknown_variance(self.mu[I], self.mu[J], w[I], w[J], self.var[I], self.var[J],
+                                             epsilon=self.eps)
+            self._uv_cache = (key, I, z, x)
+            return z, x, I, J
         if self.divergence == "gaussian":  # pair_glr's closed form, inlined (the same operations)
             mi, mj, ni, nj = self.mu[I], self.mu[J], w[I], w[J]
             eps = self.eps
@@ -446,6 +484,9 @@ class _OptimalExploration(Exploration):
         if self.divergence == "gaussian":
             s2 = 2.0 * self.sigma * self.sigma
             return (self.mu[I] - x) ** 2 / s2, (self.mu[J] - x - self.eps) ** 2 / s2
+        if self._uv:
+            return (kl_gaussian_unknown_variance(self.mu[I], x, self.var[I]),
+                    kl_gaussian_unknown_variance(self.mu[J], x + self.eps, self.var[J]))
         return kl_bernoulli(self.mu[I], x), kl_bernoulli(self.mu[J], x + self.eps)
 
     # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
@@ -509,8 +550,11 @@ class _OptimalExploration(Exploration):
     def _check_stop(self) -> None:
         ans = self._compute_answer()
         self._answer = ans
-        if self.structure == "class" or self._pair_const is None:
-            beta = self.beta(int(self.T.sum()), self.T)
+        t = int(self.T.sum())
+        if self._uv:  # pair-dependent thresholds, set below
+            beta = math.nan
+        elif self.structure == "class" or self._pair_const is None:
+            beta = self.beta(t, self.T)
             self._beta_t = beta
         else:  # set below from the binding pair
             beta = math.inf
@@ -534,6 +578,14 @@ class _OptimalExploration(Exploration):
                     self._pool.append(m)
             self._pool = self._pool[-40:]
             stop = bool(res["stop"])
+        elif self._uv:  # pair-dependent thresholds beta_ij(N_i, N_j)
+            z, _, I, J = self.pair_costs(self.T.astype(float), ans)
+            b = self.beta.pairs(self.T[I], self.T[J], t)
+            k = int(np.argmin(z - b))
+            self._stat = float(z[k])
+            self._beta_t = beta = float(b[k])
+            self._closest = (int(I[k]), int(J[k]))
+            stop = self._stat >= beta
         else:
             z, x, I, J = self.pair_costs(self.T.astype(float), ans)
             self._zc = (z, x, I, J)
@@ -555,6 +607,10 @@ class _OptimalExploration(Exploration):
     # ------------------------------------------------------------------ ask / tell
     def _next_batch(self) -> Batch:
         if not self._ready:
+            if self._uv:  # two single samples of every arm (a variance needs two), missing ones only
+                need = np.maximum(self._min_pulls - self.T, 0)
+                arms = np.repeat(np.arange(self.N, dtype=np.intp), need)
+                return Batch(arms, np.ones(arms.shape[0], dtype=np.int64))
             return Batch(np.arange(self.N, dtype=np.intp), np.ones(self.N, dtype=np.int64))
         b = self.solver.batch_size
         if b == 1:
@@ -570,6 +626,9 @@ class _OptimalExploration(Exploration):
             cv[a] += 1.0
             add[a] += 1
         arms = np.flatnonzero(add)
+        if self._uv:  # one entry per sample: the squares of the single rewards are needed
+            arms = np.repeat(arms, add[arms])
+            return Batch(arms.astype(np.intp), np.ones(arms.shape[0], dtype=np.int64))
         return Batch(arms.astype(np.intp), add[arms])
 
     #: True while ``_select`` is called on the counts of the last check (``cv == T``):
@@ -631,17 +690,26 @@ class _OptimalExploration(Exploration):
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
         arms = np.asarray(batch.arms, dtype=np.intp)
         c = np.asarray(batch.counts, dtype=np.int64)
-        if arms.shape[0] == 1 and self._ready:
+        if arms.shape[0] == 1 and self._ready and not self._uv:
             self._update_one(int(arms[0]), int(c[0]), float(reward_sums[0]))
             return
         self._zc = None
+        if self._uv:
+            if np.any(c > 1):
+                raise InvalidParameterError(
+                    f"{type(self.solver).__name__} with divergence='unknown-variance' needs every reward on its own "
+                    f"(count 1: the variance is estimated from the squares). Got counts {c.tolist()}."
+                )
+            np.add.at(self.sq, arms, np.where(c > 0, reward_sums, 0.0) ** 2)
         np.add.at(self.sums, arms, reward_sums)
         np.add.at(self.T, arms, c)
         self._refresh_terms(arms.tolist())
-        if np.any(self.T == 0):
+        if np.any(self.T < self._min_pulls):
             self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
             return
         self.mu = self.sums / self.T
+        if self._uv:
+            self._update_variances()
         self._ready = True
         self.rounds += 1
         self._check_stop()
@@ -656,6 +724,13 @@ class _OptimalExploration(Exploration):
         self.mu[a] = self.sums[a] / self.T[a]
         self.rounds += 1
         self._check_stop()
+
+    def _update_variances(self) -> None:
+        """Maximum-likelihood (biased) empirical variances, floored (:func:`variance_floor`)."""
+        self._uv_cache = None
+        n = np.maximum(self.T, 1)
+        m2 = self.sq / n
+        self.var = np.maximum(m2 - self.mu * self.mu, variance_floor(m2))
 
     def _prepare(self) -> None:
         """Once per batch (subclass hook)."""
@@ -697,7 +772,7 @@ class _OptimalExploration(Exploration):
 
     def _info(self) -> dict[str, Any]:
         return {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
-                "sigma": self.sigma, "batch_size": self.solver.batch_size}
+                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
 
 
 
@@ -786,7 +861,7 @@ class _TrackAndStopExploration(_OptimalExploration):
             return  # same answer and t grew by less than the factor, or a new answer within 1% of t
         self._t_solved = t
         self._solved_for = key
-        if self.structure == "bai":
+        if self.structure == "bai" and not self._uv:
             div = self.divergence
             if div == "bernoulli" and self.eps > 0:
                 div = "gaussian"
@@ -813,7 +888,7 @@ class _TrackAndStopExploration(_OptimalExploration):
                 g[i] = c * wj * wj
                 g[j] = c * wi * wi
                 return z, g
-        elif self.structure in ("topk", "swaps"):
+        elif self.structure in ("bai", "topk", "swaps"):
             I, J = self._pairs(ans)
 
             def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
@@ -877,9 +952,11 @@ class TrackAndStop(_OptimalSolver):
     epsilon : float >= 0, default 0
         The answer is epsilon-good (sum of means for sets).
     threshold : {"valid", "heuristic"}
-    divergence : {"auto", "gaussian", "bernoulli"}
+    divergence : {"auto", "gaussian", "bernoulli", "unknown-variance"}
+        See the module docstring ("Reward models").
     sigma : float > 0, optional
-        Noise scale (default: the problem's; 1/2 for Bernoulli).
+        Noise scale (default: the problem's; 1/2 for Bernoulli; unused with
+        ``"unknown-variance"``).
     decision_class : DecisionClass, optional
         Any class with ``argmax`` and ``argmax_excluding``.
     batch_size : int >= 1, default 1
@@ -1172,10 +1249,14 @@ class _CombGameExploration(_OptimalExploration):
             k = int(np.argmin(z))
             if z[k] > 0:
                 lam[I[k]], lam[J[k]] = x[k], x[k] + self.eps
-        rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
-        if self.divergence == "gaussian":
+        if self._uv:  # optimistic unknown-variance costs, empirical variances plugged in
+            rad = np.sqrt(2.0 * self.var * math.log(max(t, 2.0)) / cv)
+            gains = kl_gaussian_unknown_variance(np.abs(self.mu - lam) + rad, 0.0, self.var)
+        elif self.divergence == "gaussian":
+            rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
             gains = (np.abs(self.mu - lam) + rad) ** 2 / (2.0 * self.sigma ** 2)
         else:
+            rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
             lo = np.clip(self.mu - rad, 0.0, 1.0)
             hi = np.clip(self.mu + rad, 0.0, 1.0)
             gains = np.maximum(kl_bernoulli(lo, lam), kl_bernoulli(hi, lam))

@@ -1,0 +1,244 @@
+"""Unknown variances (Jourdan, Degenne & Kaufmann 2023): the GLR, its threshold and the
+``divergence="unknown-variance"`` option of the MAB / Best-K solvers (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from combex.environments import BestKGaussianArms, GaussianArms
+from combex.estimation._glr import GLRThreshold
+from combex.estimation._glr_unknown_variance import (
+    UnknownVarianceThreshold,
+    kl_gaussian_unknown_variance,
+    pair_glr_unknown_variance,
+)
+from combex.exceptions import InvalidParameterError
+from combex.oracles import ExplicitFamily, PartitionMatroid
+from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop
+
+ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
+UV = "unknown-variance"
+
+
+def _grid_min(mi, mj, ni, nj, vi, vj, eps):
+    xs = np.linspace(mj - eps, mi, 20001)
+    return float((ni * kl_gaussian_unknown_variance(mi, xs, vi) + nj * kl_gaussian_unknown_variance(mj, xs + eps, vj)).min())
+
+
+# ----------------------------------------------------------------------------- statistic
+@pytest.mark.parametrize("size", [1, 40])  # the scalar path and the vectorized path
+def test_pair_glr_is_the_exact_minimum(size):
+    rng = np.random.default_rng(size)
+    for _ in range(40):
+        mi, mj = rng.normal(size=(2, size)) * 2
+        ni, nj = rng.integers(2, 5000, (2, size)).astype(float)
+        vi, vj = np.exp(rng.normal(size=(2, size)) * 3)
+        eps = 0.2 if rng.random() < 0.5 else 0.0
+        z, x = pair_glr_unknown_variance(mi, mj, ni, nj, vi, vj, epsilon=eps)
+        for r in range(size):
+            if mi[r] - mj[r] + eps <= 0:
+                assert z[r] == 0.0
+                continue
+            g = _grid_min(mi[r], mj[r], ni[r], nj[r], vi[r], vj[r], eps)
+            # never above the true minimum (the stopping rule's validity), and close to it
+            assert z[r] <= g + 1e-9 * max(1.0, g)
+            assert z[r] >= g - 1e-4 * max(1.0, g)
+            at_x = ni[r] * kl_gaussian_unknown_variance(mi[r], x[r], vi[r]) + nj[r] * kl_gaussian_unknown_variance(
+                mj[r], x[r] + eps, vj[r])
+            assert at_x == pytest.approx(z[r], rel=1e-9, abs=1e-12)
+
+
+def test_pair_glr_non_convex_case_finds_the_global_minimum():
+    # far apart means and unequal variances: the objective has two local minima; a
+    # bisection on the derivative would return the wrong one (a too large statistic)
+    args = (10.0, 0.0, 50.0, 50.0, 0.01, 4.0)
+    z, _ = pair_glr_unknown_variance(*args)
+    assert z[0] == pytest.approx(_grid_min(*args, 0.0), rel=1e-6)
+
+
+def test_unknown_variance_cost_is_below_every_known_variance_cost():
+    # 1/2 log(1 + d^2 / s^2) <= d^2 / (2 s^2): not knowing the variance can only cost samples
+    d = np.linspace(-5, 5, 101)
+    assert np.all(kl_gaussian_unknown_variance(d, 0.0, 2.0) <= d ** 2 / 4.0 + 1e-15)
+
+
+# ----------------------------------------------------------------------------- threshold
+def test_threshold_leading_term_is_log_one_over_delta():
+    """beta_ij ~ (1 + eta) log(m / delta) for large counts, not 2 log(1/delta) (the sum of two
+    single-arm thresholds): at most 12% above the known-variance two-arm threshold."""
+    for delta in (1e-2, 1e-6):
+        uv = UnknownVarianceThreshold(delta, n_alternatives=4, n_arms=5)
+        known = GLRThreshold(delta, structure="pairs", n_alternatives=4)
+        n = 10 ** 5
+        b = float(uv.pairs(n, n)[0])
+        assert known(2 * n) < b < 1.12 * known(2 * n) + 1.0
+        assert b < 1.5 * math.log(1 / delta) + 20
+    th = UnknownVarianceThreshold(0.01, n_alternatives=1, n_arms=2)
+    assert np.isinf(th.pairs(1, 10)[0])  # no variance with one sample
+    assert th.name == "valid:pairs-unknown-variance"
+    assert UnknownVarianceThreshold(0.01, "heuristic").pairs(5, 5, 10)[0] == pytest.approx(
+        math.log((1 + math.log(10)) / 0.01))
+    with pytest.raises(InvalidParameterError, match="delta"):
+        UnknownVarianceThreshold(1.5)
+
+
+def test_variance_lower_bound_holds_uniformly_in_time():
+    """S_n / sigma^2 >= b(n) for all n <= 400 on (far) more than 1 - delta/2 of the paths."""
+    delta, runs, T = 0.5, 4000, 400
+    th = UnknownVarianceThreshold(delta, n_alternatives=1, n_arms=1)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((runs, T)) * 3.0
+    n = np.arange(1, T + 1)
+    s1, s2 = np.cumsum(x, 1), np.cumsum(x * x, 1)
+    S = (s2 - s1 * s1 / n) / 9.0
+    b = th.variance_lower(n)
+    fail = float(np.mean((S[:, 1:] < b[1:]).any(axis=1)))
+    assert fail <= delta / 2
+    assert b[0] == 0.0 and b[1] > 0.0
+
+
+def _uv_calibration(runs, half, delta, rng, sig=(0.5, 5.0)):
+    """Two arms, equal means, different variances (the null), sampled alternately: the
+    fraction of paths where the unknown-variance GLR ever reaches its valid threshold."""
+    n = np.arange(1, half + 1, dtype=float)
+    x0 = rng.standard_normal((runs, half)) * sig[0]
+    x1 = rng.standard_normal((runs, half)) * sig[1]
+    th = UnknownVarianceThreshold(delta, n_alternatives=1, n_arms=2)
+    crossed = np.zeros(runs, dtype=bool)
+    c0, c1, q0, q1 = np.cumsum(x0, 1), np.cumsum(x1, 1), np.cumsum(x0 * x0, 1), np.cumsum(x1 * x1, 1)
+    for k in range(1, half):  # every time from two samples per arm on
+        m0, m1 = c0[:, k] / n[k], c1[:, k] / n[k]
+        v0, v1 = q0[:, k] / n[k] - m0 ** 2, q1[:, k] / n[k] - m1 ** 2
+        z = np.maximum(pair_glr_unknown_variance(m0, m1, n[k], n[k], v0, v1)[0],
+                       pair_glr_unknown_variance(m1, m0, n[k], n[k], v1, v0)[0])
+        crossed |= z >= th.pairs(n[k], n[k])[0]
+    return float(crossed.mean())
+
+
+def test_unknown_variance_threshold_is_calibrated_under_the_null():
+    assert _uv_calibration(400, 300, 0.1, np.random.default_rng(5)) <= 0.1
+
+
+@pytest.mark.slow
+def test_unknown_variance_threshold_is_calibrated_under_the_null_long():
+    from scipy.stats import beta as beta_dist
+
+    runs, delta = 3000, 0.2
+    freq = _uv_calibration(runs, 1500, delta, np.random.default_rng(6))
+    lo = beta_dist.ppf(0.025, freq * runs, runs - freq * runs + 1) if freq > 0 else 0.0
+    assert lo <= delta  # Clopper-Pearson: crossing probability <= delta is not rejected
+
+
+# ----------------------------------------------------------------------------- solvers
+MIXED = [1.0, 0.7, 0.0]
+MIXED_SIGMA = [0.5, 2.0, 5.0]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_solvers_identify_with_unknown_variances(cls):
+    env = GaussianArms([1.0, 0.0, -0.5], sigma=[0.5, 2.0, 1.0], rng=1)
+    res = cls(delta=0.05, divergence=UV).run(env, rng=2, budget=200_000)
+    assert res.status == "identified" and res.answer == 0
+    assert res.info["divergence"] == UV and res.info["threshold"] == "valid:pairs-unknown-variance"
+    assert res.info["sigma"] is None
+    assert np.all(res.pulls >= 2)  # forced initial pulls: a variance needs two samples
+
+
+@pytest.mark.parametrize("cls", [TopTwo, CombGame])
+def test_best_k_and_matroid_with_unknown_variances(cls):
+    env = BestKGaussianArms([1.0, 0.9, 0.3, 0.2, 0.0], K=2, sigma=0.5, rng=9)
+    res = cls(K=2, delta=0.05, divergence=UV, batch_size=3).run(env, rng=1, budget=200_000)
+    assert res.status == "identified" and np.array_equal(res.answer, [True, True, False, False, False])
+    pm = PartitionMatroid([0, 0, 0, 1, 1], [1, 1], base=True)
+    env = GaussianArms([0.2, 1.0, 0.0, 0.5, 0.9], sigma=[0.5, 1.0, 2.0, 0.5, 1.0], rng=2)
+    res = cls(delta=0.05, divergence=UV, decision_class=pm).run(env, rng=1, budget=200_000)
+    assert res.status == "identified" and res.info["structure"] == "swaps"
+    assert np.array_equal(res.answer, [False, True, False, False, True])
+
+
+def test_unknown_variance_refuses_what_it_cannot_do():
+    fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
+    env = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
+    with pytest.raises(InvalidParameterError, match="unknown-variance"):
+        TopTwo(delta=0.05, divergence=UV, decision_class=fam).start(env, rng=0)
+    exp = TopTwo(delta=0.05, divergence=UV).start(GaussianArms([1.0, 0.0], rng=0), rng=0)
+    with pytest.raises(InvalidParameterError, match="count 1"):
+        exp.tell(0, 3.0, count=3)  # a sum of three rewards hides their squares
+    with pytest.raises(InvalidParameterError, match="divergence"):
+        TopTwo(divergence="student")
+
+
+def test_first_batch_asks_two_single_samples_per_arm():
+    exp = TrackAndStop(delta=0.05, divergence=UV).start(GaussianArms([1.0, 0.5, 0.0], rng=0), rng=0)
+    b = exp.ask()
+    assert sorted(b.arms.tolist()) == [0, 0, 1, 1, 2, 2] and set(b.counts.tolist()) == {1}
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_unknown_variance_save_resume_is_bit_identical(cls, tmp_path):
+    def make_env():
+        return GaussianArms([1.0, 0.0, -0.5], sigma=[0.5, 1.0, 1.0], rng=7)
+
+    def ask_tell(exp, env, stop_at=None):
+        n = 0
+        while not exp.done and (stop_at is None or n < stop_at) and exp.samples < 50_000:
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            n += 1
+        return exp, n
+
+    env = make_env()
+    ref, n = ask_tell(cls(delta=0.05, divergence=UV).start(env, rng=3), env)
+    ref_res = ref.result()
+    env = make_env()
+    part, _ = ask_tell(cls(delta=0.05, divergence=UV).start(env, rng=3), env, stop_at=n // 2)
+    path = tmp_path / "s.json"
+    part.save(path)
+    got = ask_tell(cls(delta=0.05, divergence=UV).load(path, env.problem), env)[0].result()
+    assert got.samples == ref_res.samples and np.array_equal(got.pulls, ref_res.pulls)
+    assert got.answer == ref_res.answer and got.certificate == ref_res.certificate
+
+
+def test_check_solver_passes_with_unknown_variances():
+    from combex.testing import check_solver
+
+    reports = check_solver(TopTwo(delta=0.05, divergence=UV), checks=["easy", "resume"], rng=3)
+    assert reports
+
+
+def test_cli_divergence_flag(capsys):
+    from combex.cli import main
+
+    main(["run", "top-two", "--instance", "lil-exponential", "--set", "N=4", "--divergence", UV,
+          "--delta", "0.05", "--runs", "2", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert all(r["correct"] for r in doc["runs"])
+    assert "unknown-variance" in json.dumps(doc)  # the setting is recorded
+    assert main(["run", "top-two", "--instance", "lil-exponential", "--set", "N=4", "--divergence", "student",
+                 "--runs", "1", "--json"]) != 0
+    assert "divergence" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls,runs", [(TopTwo, 200), (CombGame, 60), (FWSampling, 60), (TrackAndStop, 40)])
+def test_unknown_variance_error_rate_at_most_delta(cls, runs):
+    """Valid on mixed, unknown variances (0.5, 2, 5) with a near tie relative to the noise
+    (gap 0.3 against sigma 2): the error count is compatible with delta (Clopper-Pearson),
+    and every run stops (the valid threshold refuses nothing valid). 200 runs for the
+    recommended top-two, fewer for the slower samplers (the suite's time budget)."""
+    from scipy.stats import beta as beta_dist
+
+    delta = 0.1
+    errors = 0
+    for s in np.random.SeedSequence(15).spawn(runs):
+        e, a = s.spawn(2)
+        env = GaussianArms(MIXED, sigma=MIXED_SIGMA, rng=e)
+        res = cls(delta=delta, divergence=UV).run(env, rng=a, budget=2_000_000)
+        assert res.status == "identified"
+        errors += int(res.answer != 0)
+    lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
+    assert lo <= delta
