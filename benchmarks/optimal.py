@@ -219,7 +219,9 @@ def batches(runs: int) -> list[dict[str, Any]]:
 
 def timing(runs: int) -> list[dict[str, Any]]:
     """Microseconds per sample: ``run`` (fast path on GaussianArms) and the ask / tell loop
-    (``Solver.run``) of each new solver, beside LinGapE's fast path on Soare d = 5."""
+    (``Solver.run``) of each new solver, beside LinGapE's fast path on Soare d = 5. CPU time
+    of this process (``time.process_time``), less sensitive than wall time to the other jobs
+    of a shared machine."""
     from combex.environments import soare
     from combex.solvers import LinGapE
     from combex.solvers._base import Solver
@@ -230,7 +232,7 @@ def timing(runs: int) -> list[dict[str, Any]]:
              ("Best-K 1sparse N=20", jiang_1sparse(20, 2, rng=0), {"K": 2})]
     algs = [("track-and-stop (D)", TrackAndStop), ("top-two", TopTwo), ("fw-sampling", FWSampling),
             ("comb-game", CombGame)]
-    print(f"\n=== Microseconds per sample, {runs} runs (fast path run() / ask-tell loop) ===")
+    print(f"\n=== CPU microseconds per sample, {runs} runs (fast path run() / ask-tell loop) ===")
     print(f"{'algorithm':<22}" + "".join(f"{c[0]:>24}" for c in cases))
     rows = []
     for name, cls in algs:
@@ -241,9 +243,9 @@ def timing(runs: int) -> list[dict[str, Any]]:
             for runner in (lambda s, e, r: s.run(e, rng=r), lambda s, e, r: Solver.run(s, e, rng=r)):
                 secs, n = 0.0, 0
                 for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()
                     res = runner(cls(delta=delta, **kw), env.spawn(sd), r)
-                    secs += time.perf_counter() - t0
+                    secs += time.process_time() - t0
                     n += res.samples
                 out.append(1e6 * secs / n)
             cells.append(f"{out[0]:.0f} / {out[1]:.0f}")
@@ -251,9 +253,9 @@ def timing(runs: int) -> list[dict[str, Any]]:
         print(f"{name:<22}" + "".join(f"{c:>24}" for c in cells))
     secs, n = 0.0, 0
     for r in range(runs):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         res = LinGapE(delta=0.05).run(soare(5, rng=r), rng=r)
-        secs += time.perf_counter() - t0
+        secs += time.process_time() - t0
         n += res.samples
     print(f"{'LinGapE (Soare d=5)':<22}{1e6 * secs / n:>24.1f}  (its fast path; delta = 0.05)")
     return rows

@@ -63,7 +63,7 @@ the rewards in blocks from the environment's generator (rewound to the draws use
 same trajectory, result and final generator state as ask / tell (tested bit-identical).
 Per-sample work: one-arm statistics update in scalars, the check's pair costs reused by
 Top-Two, Track-and-Stop's allocation recomputed only when the answer changes or ``t`` grew
-by 1% (best arm) / 10% (sets).
+by 5% (best arm) / 10% (sets).
 
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
 (T*(mu) log(1/delta)) from the environment's truth
@@ -826,7 +826,7 @@ def _maxmin_weights(costs: Any, N: int, w0: NDArray[np.float64] | None = None, i
 class _TrackAndStopExploration(_OptimalExploration):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm) or subgradient ascent
     (sets; 60 warm-started steps), recomputed lazily: when the empirical answer changes (and
-    t grew by 1% since the last solve), else when t has grown by 1% (best arm) or 10% (sets)
+    t grew by 1% since the last solve), else when t has grown by 5% (best arm) or 10% (sets)
     since the last solve. The theory allows it: D- and
     C-tracking only need the tracked allocation to converge to w*(mu) (Garivier & Kaufmann
     2016, Proposition 9 / Lemma 7: tracking a sequence ``w(t) -> w*``); the solves happen at
@@ -847,9 +847,9 @@ class _TrackAndStopExploration(_OptimalExploration):
         return {"_t_solved": float(self._t_solved)}
 
     #: Lazy allocation: w*(mu_hat) is recomputed when the empirical answer changes or when t
-    #: has grown by this factor since the last solve (bai: every 1% of t, the root-finding is
-    #: cheap; sets: the subgradient ascent, every 10%).
-    _GROWTH = {"bai": 1.01, "sets": 1.10}
+    #: has grown by this factor since the last solve (bai: every 5% of t, the root-finding;
+    #: sets: the subgradient ascent, every 10%).
+    _GROWTH = {"bai": 1.05, "sets": 1.10}
     #: Subgradient steps of a warm-started solve (sets).
     _WARM_ITERS = 60
 
