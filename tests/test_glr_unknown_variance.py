@@ -242,3 +242,16 @@ def test_unknown_variance_error_rate_at_most_delta(cls, runs):
         errors += int(res.answer != 0)
     lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
     assert lo <= delta
+
+
+def test_lower_bound_ratio_of_unknown_variance_runs():
+    """T* of the unknown-variance model: above the known-variance T* (its costs are smaller)
+    but close to it for small gaps (1/2 log(1 + g^2) ~ g^2 / 2)."""
+    from combex.solvers._lower_bound_bandit import bandit_characteristic_time
+
+    mu = [1.0, 0.8, 0.6, 0.4, 0.2]
+    res = TopTwo(delta=0.05, divergence=UV).run(GaussianArms(mu, sigma=1.0, rng=0), rng=1)
+    known = bandit_characteristic_time(np.array(mu), sigma=1.0).T_star
+    assert known <= res.info["T_star"] <= 1.1 * known
+    assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (res.info["T_star"] * math.log(20)))
+    assert res.info["lower_bound_exact"] is False

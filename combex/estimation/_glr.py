@@ -57,8 +57,8 @@ x + sqrt(2 x))`` is the paper's own asymptotic form (``kk_T`` is within 5% of it
 ``tests/test_optimal.py``). The thresholds are checked by Monte Carlo under the null
 (``tests/test_glr_thresholds.py``): the deviation sum ``sum_i N_i d(mu_hat_i, mu_i)`` (the
 event the theorems bound) never crossed the ``"pairs"`` or ``"all-arms-gaussian"``
-thresholds in 1,000 paths of 500 samples per arm even at ``delta = 0.5`` (frequency 0 <=
-0.5): they are valid and, at these horizons, very conservative.
+thresholds in 1,000 paths of 500 samples per arm even at ``delta = 0.5`` or ``0.9``
+(frequency 0): they are valid and, at these horizons, very conservative.
 
 For rewards in ``[a, b]`` (crowd scores, Bernoulli) the Gaussian statistic with
 ``sigma = (b - a) / 2`` is used with the Gaussian thresholds: every exponential process of
