@@ -210,6 +210,15 @@ def test_check_solver_passes_with_unknown_variances():
     assert reports
 
 
+@pytest.mark.slow
+def test_check_solver_passes_every_check_with_unknown_variances():
+    from combex.testing import check_solver
+
+    for cls in (TopTwo, CombGame):
+        reports = check_solver(cls(delta=0.05, divergence=UV))
+        assert {"easy", "adversarial_near_tie", "adversarial_noise_scale", "resume", "bad_input"} <= set(reports)
+
+
 def test_cli_divergence_flag(capsys):
     from combex.cli import main
 
