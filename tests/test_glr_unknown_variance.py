@@ -264,3 +264,11 @@ def test_lower_bound_ratio_of_unknown_variance_runs():
     assert known <= res.info["T_star"] <= 1.1 * known
     assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (res.info["T_star"] * math.log(20)))
     assert res.info["lower_bound_exact"] is False
+
+
+def test_heuristic_threshold_with_unknown_variances():
+    env = GaussianArms([1.0, 0.0, -0.5], sigma=[0.5, 2.0, 1.0], rng=1)
+    valid = TopTwo(delta=0.05, divergence=UV).run(env, rng=2)
+    heur = TopTwo(delta=0.05, divergence=UV, threshold="heuristic").run(env.spawn(0), rng=2)
+    assert heur.info["threshold"] == "heuristic" and heur.answer == 0
+    assert heur.samples < valid.samples
