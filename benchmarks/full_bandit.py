@@ -130,7 +130,7 @@ def fig1(args: argparse.Namespace) -> None:
     for sup, gap in itertools.product(args.fig1_supports, args.fig1_gaps):
         kw = {"support": None if sup == "all" else topk_support(n, k)}
         for r, child in enumerate(np.random.SeedSequence(args.seed).spawn(runs)):
-            for name, solver in (("SAQM", SAQM(delta=0.05, growth=growth, **kw)), ("SA-FOA", SAFOA(delta=0.05, growth=growth, **kw))):
+            for name, solver in (("SAQM", SAQM(delta=0.05, growth=growth, full_certificate=True, **kw)), ("SA-FOA", SAFOA(delta=0.05, growth=growth, **kw))):
                 env = synthetic(n, k, gap, child)
                 exp = solver.start(env, rng=np.random.default_rng([args.seed, r, 1]))
                 stopped_at = None

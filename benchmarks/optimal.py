@@ -4,11 +4,15 @@ Usage::
 
     python benchmarks/optimal.py                     # all sections, 10 runs per cell
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
+    python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
 
 Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
 oracle sampler tracking the true w*(mu) with the same stopping threshold, same noise:
-"xOracle"; it isolates the sampling rule), errors, and microseconds per sample. All
+"xOracle"; it isolates the sampling rule), errors, and microseconds per sample (wall time
+of ``run`` over samples, after one untimed warm-up run per cell; the new solvers take their
+``run`` fast path on these simulated Gaussian arms, the partition-matroid section goes
+through ask / tell). A final table gives the factor best LUCB-family / best new. All
 algorithms use *valid* thresholds unless the row says "heuristic" (log((1 + log t)/delta),
 the papers' experiments). The LUCB family runs in faithful mode with nu = delta (their
 guarantees). Run r of every algorithm sees the same noise stream (common random numbers).
@@ -18,6 +22,7 @@ This script prints figures; it is not a pass/fail test.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Any, Callable
 
@@ -33,9 +38,11 @@ from combex.solvers._lower_bound_bandit import bandit_characteristic_time
 BUDGET = 3_000_000
 
 
-def run_cell(make_solver: Callable[[], Any], env: Any, runs: int, tol: float) -> dict[str, Any]:
+def run_cell(make_solver: Callable[[], Any], env: Any, runs: int, tol: float, warm: bool = False) -> dict[str, Any]:
     samples, errors, secs = [], 0, 0.0
     seeds = np.random.SeedSequence(2024).spawn(runs)
+    if warm:  # imports and the cached T*(mu) of the lower-bound ratio stay out of the timing
+        make_solver().run(env.spawn(np.random.SeedSequence(7)), rng=0, budget=BUDGET)
     for r in range(runs):
         e = env.spawn(seeds[r])
         solver = make_solver()
@@ -59,9 +66,9 @@ def section(title: str, env: Any, delta: float, algs: list[tuple[str, Callable[[
     rows = []
     for thr in ("valid", "heuristic"):
         oracle[thr] = run_cell(lambda: OracleTracking(lb.allocation, delta=delta, threshold=thr, epsilon=tol,
-                                                      **_solver_kwargs(lb_kwargs)), env, runs, tol)
+                                                      **_solver_kwargs(lb_kwargs)), env, runs, tol, warm=True)
     for name, make, thr in algs:
-        cell = run_cell(make, env, runs, tol)
+        cell = run_cell(make, env, runs, tol, warm=True)
         o = oracle.get(thr)
         ratio_o = cell["mean"] / o["mean"] if o is not None else float("nan")
         row = {"instance": title, "algorithm": name, "threshold": thr, **cell, "xLB": cell["mean"] / denom,
@@ -77,7 +84,24 @@ def section(title: str, env: Any, delta: float, algs: list[tuple[str, Callable[[
     if best_old and best_new:
         print(f"  best new (valid): {best_new['algorithm']} {best_new['mean']:.0f}; best LUCB-family: "
               f"{best_old['algorithm']} {best_old['mean']:.0f}; ratio {best_old['mean'] / best_new['mean']:.2f}x fewer")
+        FACTORS.append((title, best_old, best_new))
     return rows
+
+
+#: (instance, best LUCB-family row, best new row with a valid threshold), for the summary.
+FACTORS: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+
+
+def print_factors() -> None:
+    """The ">= 2x fewer samples than the best of the LUCB family" table of issue 15."""
+    if not FACTORS:
+        return
+    print("\n=== Factor: best LUCB-family / best new algorithm (valid thresholds), same run ===")
+    print(f"{'instance':<58}{'LUCB family':>26}{'new':>26}{'factor':>8}{'>= 2x':>7}")
+    for title, old, new in FACTORS:
+        f = old["mean"] / new["mean"]
+        print(f"{title[:57]:<58}{old['algorithm'][:17]:>18}{old['mean']:>8.0f}{new['algorithm'][:17]:>18}"
+              f"{new['mean']:>8.0f}{f:>8.2f}{'yes' if f >= 2.0 else 'no':>7}")
 
 
 def _solver_kwargs(lb_kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +120,10 @@ def new_algs(delta: float, kw: dict[str, Any], heuristic: bool = True, tol: floa
             ("track-and-stop (D)", lambda thr=thr: TrackAndStop(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
             ("track-and-stop (C)", lambda thr=thr: TrackAndStop(delta=delta, threshold=thr, tracking="C",
                                                                epsilon=tol, **kw), thr),
-            ("top-two (EB-TCI)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
+            ("top-two (EB-TCI, beta=w*)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, **kw),
+             thr),
+            ("top-two (EB-TCI, beta=1/2)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, beta=0.5,
+                                                                  **kw), thr),
             ("fw-sampling", lambda thr=thr: FWSampling(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
             ("comb-game", lambda thr=thr: CombGame(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
         ]
@@ -190,6 +217,48 @@ def batches(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def timing(runs: int) -> list[dict[str, Any]]:
+    """Microseconds per sample: ``run`` (fast path on GaussianArms) and the ask / tell loop
+    (``Solver.run``) of each new solver, beside LinGapE's fast path on Soare d = 5."""
+    from combex.environments import soare
+    from combex.solvers import LinGapE
+    from combex.solvers._base import Solver
+
+    delta = 0.01
+    cases = [("MAB (1,.8,.6,.4,.2)", BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0), {}),
+             ("Best-K 1sparse N=10", jiang_1sparse(10, 2, rng=0), {"K": 2}),
+             ("Best-K 1sparse N=20", jiang_1sparse(20, 2, rng=0), {"K": 2})]
+    algs = [("track-and-stop (D)", TrackAndStop), ("top-two", TopTwo), ("fw-sampling", FWSampling),
+            ("comb-game", CombGame)]
+    print(f"\n=== Microseconds per sample, {runs} runs (fast path run() / ask-tell loop) ===")
+    print(f"{'algorithm':<22}" + "".join(f"{c[0]:>24}" for c in cases))
+    rows = []
+    for name, cls in algs:
+        cells = []
+        for title, env, kw in cases:
+            cls(delta=delta, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
+            out = []
+            for runner in (lambda s, e, r: s.run(e, rng=r), lambda s, e, r: Solver.run(s, e, rng=r)):
+                secs, n = 0.0, 0
+                for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+                    t0 = time.perf_counter()
+                    res = runner(cls(delta=delta, **kw), env.spawn(sd), r)
+                    secs += time.perf_counter() - t0
+                    n += res.samples
+                out.append(1e6 * secs / n)
+            cells.append(f"{out[0]:.0f} / {out[1]:.0f}")
+            rows.append({"instance": title, "algorithm": name, "us_fast": out[0], "us_ask_tell": out[1]})
+        print(f"{name:<22}" + "".join(f"{c:>24}" for c in cells))
+    secs, n = 0.0, 0
+    for r in range(runs):
+        t0 = time.perf_counter()
+        res = LinGapE(delta=0.05).run(soare(5, rng=r), rng=r)
+        secs += time.perf_counter() - t0
+        n += res.samples
+    print(f"{'LinGapE (Soare d=5)':<22}{1e6 * secs / n:>24.1f}  (its fast path; delta = 0.05)")
+    return rows
+
+
 def unknown_variance(runs: int) -> list[dict[str, Any]]:
     """The cost of not knowing the variances (``divergence="unknown-variance"``, Jourdan,
     Degenne & Kaufmann 2023) against the known-variance Gaussian GLR, same seeds and noise,
@@ -221,10 +290,12 @@ def main() -> None:
     ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"])
     args = ap.parse_args()
     t0 = time.time()
+    print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores, shared)")
     for s in args.sections:
-        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches,
+        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
          "uv": unknown_variance}[s](args.runs)
-    print(f"\ntotal {time.time() - t0:.0f} s")
+    print_factors()
+    print(f"\nload average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; total {time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -122,5 +122,5 @@ def test_demo_quick_finds_epsilon_optimal_teams(tmp_path, capsys):
 
     assert main(["demo", "--quick", "--out-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith(("ICB ", "SAQM ", "SA-FOA "))]
-    assert len(rows) == 3 and all(line.rstrip().endswith("True") for line in rows), out
+    rows = [line for line in out.splitlines() if line.startswith(("ICB ", "SAQM ", "SA-FOA ", "top-two "))]
+    assert len(rows) == 4 and all(line.rstrip().endswith("True") for line in rows), out

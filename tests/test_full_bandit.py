@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,39 @@ def test_batched_peeling_equals_one_call_per_graph():
     Wts = Wts + Wts.transpose(0, 2, 1)
     many = GreedyPeeling().solve_many(Wts, k)
     assert np.array_equal(many, np.array([GreedyPeeling().solve(W, k)[0] for W in Wts]))
+
+
+@pytest.mark.parametrize("alpha,n,k,gap,seed", [
+    ("certified", 8, 4, 1.0, 0), ("certified", 6, 3, 1.0, 1), ("certified", 8, 4, 0.5, 2),
+    ("theorem1", 4, 2, 1.0, 0), ("theorem1", 6, 3, 1.0, 1),
+])
+def test_saqm_skipped_certificates_change_no_decision(alpha, n, k, gap, seed):
+    """Issue 17c: a check whose condition (4) already fails against the lower bound
+    C_t ||chi_M_hat||_{A^-1} skips the quadratic maximization. Paired check by check with
+    full_certificate=True: the same stopping time, answer and rounds, each skipped check's rhs
+    below the full one, and the stopping check carries the full certificate."""
+    runs = []
+    for full in (False, True):
+        env = kuroki_synthetic(n, k, gap, rng=seed)
+        env.reset(seed + 1)
+        exp = SAQM(growth=0.05, alpha=alpha, full_certificate=full).start(env, rng=seed + 2)
+        certs = []
+        while not exp.done and exp.samples < 10**7:
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            certs.append(dict(exp.certificate))
+        runs.append((exp, certs))
+    (lazy, cl), (full, cf) = runs
+    assert lazy.done and full.done
+    assert lazy.samples == full.samples and lazy.rounds == full.rounds
+    assert np.array_equal(lazy.answer, full.answer)
+    skipped = 0
+    for a, b in zip(cl, cf):
+        assert a["lhs"] == b["lhs"] and not b["rhs_is_lower_bound"]
+        if a["rhs_is_lower_bound"]:
+            skipped += 1
+            assert a["rhs"] <= b["rhs"] and a["lhs"] < a["rhs"] and math.isnan(a["Z_t"])
+        else:
+            assert a == b
+    assert skipped > 0.5 * len(cl)
+    assert not cl[-1]["rhs_is_lower_bound"] and cl[-1]["lhs"] >= cl[-1]["rhs"]

@@ -509,6 +509,14 @@ def test_compiled_round_is_bit_identical_to_numpy(make, kwargs, monkeypatch):
     from combex.solvers import _lingape_kernel as kern
 
     monkeypatch.setattr(kern, "COMPILE_AFTER", 5)
+    switch = kern.compiled_switch()
+    calls = {"switch": 0}
+
+    def counted(*args):
+        calls["switch"] += 1
+        return switch(*args)
+
+    monkeypatch.setattr(kern, "compiled_switch", lambda: counted)
     solver = LinGapE(**kwargs)
     runs = {}
     for enabled in (False, True):
@@ -521,6 +529,100 @@ def test_compiled_round_is_bit_identical_to_numpy(make, kwargs, monkeypatch):
     for key in ("B", "C", "i", "j"):
         np.testing.assert_array_equal(a.trace[key], b.trace[key])
     assert sa == sb
+    assert calls["switch"] > 0  # the changes of arm went through the compiled fold
+
+
+@pytest.mark.skipif(not __import__("combex.solvers._lingape_kernel", fromlist=["x"]).HAVE_NUMBA,
+                    reason="numba not installed")
+@pytest.mark.parametrize(
+    "make,kwargs",
+    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"R": 2.0}),
+     (lambda s: easy_soare(angle=0.05, seed=s), {"radius": "dimension", "refactor_every": 50})],
+    ids=["soare4", "diabetes-pm1", "dimension-refactor"],
+)
+def test_compiled_fast_path_is_bit_identical_to_numpy_ask_tell(make, kwargs, monkeypatch):
+    """LinGapE.run with the compiled blocks, rounds and changes of arm = the numpy ask/tell
+    loop, bit for bit (pulls, stop, trace, estimate, environment stream)."""
+    from combex.solvers import _lingape_kernel as kern
+
+    monkeypatch.setattr(kern, "COMPILE_AFTER", 5)
+    block = kern.compiled_block()
+    calls = {"block": 0}
+
+    def counted(*args):
+        calls["block"] += 1
+        return block(*args)
+
+    monkeypatch.setattr(kern, "compiled_block", lambda: counted)
+    solver = LinGapE(**kwargs)
+    monkeypatch.setattr(kern, "ENABLED", False)
+    e1 = make(3)
+    slow = Solver.run(solver, e1, rng=0, budget=5000, trace=True)
+    monkeypatch.setattr(kern, "ENABLED", True)
+    e2 = make(3)
+    fast = solver._simulate(e2, rng=0, budget=5000, trace=True)  # run() without its T* afterwards
+    _same_result(slow, fast)
+    for key in ("B", "C", "i", "j"):
+        np.testing.assert_array_equal(slow.trace[key], fast.trace[key])
+    assert e1.rng.bit_generator.state == e2.rng.bit_generator.state
+    assert calls["block"] > 0
+
+
+def test_switch_kernel_matches_numpy_fold_on_random_states():
+    """lingape_switch (interpreted: same source as the compiled one) = the numpy fold and
+    streak vectors of a change of arm, bit for bit, on the diabetes instance (+-1 rewards)."""
+    import copy
+
+    from combex.solvers._lingape_kernel import lingape_switch
+
+    env = diabetes_linear(12, rng=0)
+    exp = LinGapE(R=2.0, refactor_every=37).start(env, rng=0)
+    rng = np.random.default_rng(2)
+    checked = 0
+    for _ in range(400):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        if exp.done:
+            break
+        if exp.streak_k == 0:
+            continue
+        new = int(rng.integers(exp.X.shape[0]))
+        if new == exp.streak_arm:
+            continue
+        ref, got = copy.deepcopy(exp), copy.deepcopy(exp)
+        ref._switch = None
+        ref._start_streak(new)
+        refresh = (got._n_folds + 1) % got.solver.refactor_every == 0
+        ok, q, ua = lingape_switch(got.u, got.g, got._Gbuf, got._have, got._ga, got._ga2, float(got.streak_k),
+                                   got.streak_S, got._ua, got._q, new, not refresh)
+        got._fold_counts(got.streak_arm, got.streak_k, got.streak_S)
+        if not ok:
+            got.streak_arm, got.streak_k, got.streak_S = new, 0, 0.0
+            got._streak_vectors()
+            q, ua = got._q, got._ua
+        assert ok == (not refresh and bool(exp._have[new]))
+        for name in ("u", "g", "_ga", "_ga2", "Tb", "sb"):
+            np.testing.assert_array_equal(getattr(ref, name), getattr(got, name), err_msg=name)
+        np.testing.assert_array_equal(ref._Gbuf[ref._have], got._Gbuf[got._have])
+        np.testing.assert_array_equal(ref._have, got._have)
+        assert (q, ua, ref._logdet_base) == (ref._q, ref._ua, got._logdet_base)
+        checked += 1
+    assert checked > 50
+
+
+def test_lingape_large_K_keeps_the_least_squares_and_resumes(tmp_path):
+    """K > MAX_ARMS: the base is a LeastSquares (no compiled path); save / resume is exact."""
+    from combex.solvers import _lingape_kernel as kern
+
+    rng = np.random.default_rng(0)
+    X = 0.3 * rng.normal(size=(kern.MAX_ARMS + 6, 3))
+    X[0] = [2.0, 0.0, 0.0]
+    theta = np.array([1.0, 0.5, -0.5])
+    make = lambda: LinearBandit(X, theta, rng=4)  # noqa: E731
+    solver = LinGapE(S=2.0, refactor_every=9)
+    exp = solver.start(make().problem, rng=0)
+    assert exp.ls is not None and exp._Gbuf is None
+    _run_with_resume(solver, make, steps=150, tmp_path=tmp_path)
 
 
 def test_compiled_round_kernel_matches_evaluate_on_random_states():
@@ -598,3 +700,78 @@ def test_one_result_vocabulary():
         assert rr.seconds == 2.0
     m = exact_top_k(np.eye(4), np.arange(4.0), 2)
     np.testing.assert_array_equal(m.answer, m.indices)
+
+
+def test_resume_past_the_compiled_switch_is_exact():
+    """Save after the compiled round and switch have taken over (diabetes, +-1 rewards,
+    K <= MAX_ARMS: base = counts, sums, carried rows of G), resume, and get the trajectory
+    of the uninterrupted run bit for bit."""
+    from combex.solvers import _lingape_kernel as kern
+
+    solver = LinGapE(R=2.0, refactor_every=300)
+    budget = 3000
+    env1 = diabetes_linear(12, rng=5)
+    full = Solver.run(solver, env1, rng=0, budget=budget, trace=True)
+    env2 = diabetes_linear(12, rng=5)
+    exp = solver.start(env2, rng=0)
+    exp.record_trace = True
+    while exp.samples < kern.COMPILE_AFTER + 700:
+        b = exp.ask()
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+    assert exp.ls is None and exp._n_folds > 300
+    exp = solver.resume(exp.state_dict(), env2)
+    while not exp.done and exp.samples < budget:
+        b = exp.ask()
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+    res = exp.result()
+    assert res.samples == full.samples and res.rounds == full.rounds
+    np.testing.assert_array_equal(res.pulls, full.pulls)
+    np.testing.assert_array_equal(res.info["theta_hat"], full.info["theta_hat"])
+    assert res.info["C_t"] == full.info["C_t"] and res.info["B"] == full.info["B"]
+
+
+def test_resume_a_state_saved_with_a_least_squares_base():
+    """A LinGapE state saved before the base kept its counts and sums (only 'ls') resumes:
+    the counts come from T minus the streak, and the run goes on to the right answer."""
+    env = easy_soare(angle=0.4, seed=9)
+    solver = LinGapE()
+    exp = solver.start(env, rng=7)
+    for _ in range(30):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    st = exp.state_dict()
+    old = dict(st, extra={k: v for k, v in st["extra"].items() if k not in ("Tb", "sb", "logdet", "n_folds")})
+    ls = __import__("combex.estimation", fromlist=["LeastSquares"]).LeastSquares(2, ridge=1.0)
+    X, Tb = exp.X, exp.Tb
+    for k in range(X.shape[0]):
+        if Tb[k]:
+            ls.update(X[k], float(exp.sb[k]), int(Tb[k]))
+    old["extra"]["ls"] = ls.state_dict()
+    back = solver.resume(old, env)
+    np.testing.assert_array_equal(back.Tb, exp.Tb)
+    assert back._logdet_base == pytest.approx(exp._logdet_base, rel=1e-12)
+    while not back.done:
+        b = back.ask()
+        back.tell_batch(b, env.pull_many(b.arms, b.counts))
+    assert back.result().answer == env.best()
+
+
+def test_base_solve_survives_a_numerically_singular_design(monkeypatch):
+    """The base's A^-1 by Cholesky falls back to an eigendecomposition when A is not
+    numerically positive definite (a tiny ridge)."""
+    env = easy_soare(angle=0.4, seed=9)
+    exp = LinGapE().start(env, rng=0)
+    b = exp.ask()
+    exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    exp._solved = None
+    want = exp._base_solve()
+
+    def fail(_):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    exp._solved = None
+    monkeypatch.setattr(np.linalg, "cholesky", fail)
+    got = exp._base_solve()
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-10)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+    assert got[2] == pytest.approx(want[2], rel=1e-12)

@@ -516,3 +516,56 @@ def test_faithful_error_rate_at_most_nu(cls) -> None:
         assert res.status == "identified"
         errors += not env.is_correct(res.answer)
     assert errors / runs <= nu
+
+
+# ---------------------------------------------------------------------- per-round overhead (issue 17)
+def test_gaussian_pair_pull_is_the_array_draw():
+    """GaussianArms pulls a pair with two scalar draws: the same rewards, bit for bit, as
+    the array draw it replaces (standard_normal(2), the same arithmetic)."""
+    from combex.environments import GaussianArms
+
+    rng = np.random.default_rng(3)
+    for trial in range(50):
+        n = int(rng.integers(2, 9))
+        mu, sg = rng.normal(size=n), rng.uniform(0.1, 2.0, size=n)
+        e1, e2 = GaussianArms(mu, sigma=sg, rng=trial), GaussianArms(mu, sigma=sg, rng=trial)
+        for _ in range(10):
+            arms, counts = rng.integers(0, n, size=2), rng.integers(0, 5, size=2)
+            c = counts.astype(np.float64)
+            want = c * mu[arms] + np.sqrt(c) * sg[arms] * e2.rng.standard_normal(2)
+            np.testing.assert_array_equal(e1.pull_many(arms, counts), want)
+
+
+@pytest.mark.parametrize("name", ["lucb", "lil-randlucb", "lil-ucb"])
+def test_per_round_batches_are_reused_immutable_and_resume(name):
+    """The one- and two-arm batches of the per-round path are made once per arm (pair),
+    read-only, and a resumed exploration continues with the same pulls."""
+    from combex.environments import GaussianArms
+
+    mu = np.linspace(0.5, 0.0, 6)
+    solver = get_solver(name)(K=1, mode="heuristic") if name != "lucb" else get_solver(name)(K=1)
+    env = GaussianArms(mu, sigma=0.5, rng=1)
+    exp = solver.start(env, rng=0)
+    seen = {}
+    for _ in range(200):
+        if exp.done:
+            break
+        b = exp.ask()
+        assert exp.ask() is b
+        if b.arms.shape[0] <= 2:
+            key = tuple(b.arms.tolist())
+            assert seen.setdefault(key, b) is b
+            assert not b.arms.flags.writeable and not b.counts.flags.writeable
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    assert any(len(k) <= 2 for k in seen)
+    ref = solver.run(GaussianArms(mu, sigma=0.5, rng=1), rng=0, budget=400)
+    env2 = GaussianArms(mu, sigma=0.5, rng=1)
+    exp = solver.start(env2, rng=0)
+    for _ in range(50):
+        b = exp.ask()
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+    exp = solver.resume(exp.state_dict(), env2)
+    while not exp.done and exp.samples < 400:
+        b = exp.ask().truncated(400 - exp.samples)
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+    np.testing.assert_array_equal(exp.result().pulls, ref.pulls)

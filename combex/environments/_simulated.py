@@ -126,6 +126,13 @@ class GaussianArms(Environment):
             a, c1 = int(arms[0]), float(counts[0])
             z1 = self.rng.standard_normal()
             return np.array([c1 * float(self._means[a]) + math.sqrt(c1) * float(self._sigma[a]) * z1])
+        if arms.shape[0] == 2:  # a pair (LUCB family): the same two draws and arithmetic in scalars
+            (a, b), (ca, cb) = arms.tolist(), counts.tolist()
+            za = self.rng.standard_normal()
+            zb = self.rng.standard_normal()
+            ca, cb = float(ca), float(cb)
+            return np.array([ca * float(self._means[a]) + math.sqrt(ca) * float(self._sigma[a]) * za,
+                             cb * float(self._means[b]) + math.sqrt(cb) * float(self._sigma[b]) * zb])
         c = counts.astype(np.float64)
         z = self.rng.standard_normal(len(arms))
         return c * self._means[arms] + np.sqrt(c) * self._sigma[arms] * z

@@ -64,7 +64,7 @@ from .._validation import check_choice, check_float, check_int, check_probabilit
 from ..environments._mips_instances import max_abs_entry
 from ..exceptions import InvalidParameterError
 from . import _kernels
-from ._bounded_me import bounded_me
+from ._bounded_me import _schedule, bounded_me
 from ._common import MIPSResult, check_finite_scores, check_k, check_query, check_vectors
 from ._cost import LINE_BYTES, ReadCost, columns_stream, read_cost, schedule_epsilon
 from ._exact import _exact_search
@@ -443,18 +443,26 @@ def _search(
         _check_read(sums, rows, read_idx, data, stored_perm, reader.excess, v_max, check_finite, owner)
         return sums
 
-    out = bounded_me(pull, n, k, n_items, epsilon=eps_s, delta=delta, value_range=1.0, rng=gen)
-    sel = out.arms
+    fast = None
+    if layout == "permuted" and reader.compiled and reader.period == 1 and _USE_SCHEDULE_LOOP:
+        fast = _permuted_fast(reader, data, qs, n, k, n_items, eps_s, delta, shift, nn, v_max if track else None)
+    if fast is not None:
+        sel, raw, schedule = fast
+        read[0] = reader.width
+    else:
+        out = bounded_me(pull, n, k, n_items, epsilon=eps_s, delta=delta, value_range=1.0, rng=gen,
+                         _compiled=reader.compiled)
+        sel, schedule = out.arms, out.schedule
+        raw = out.means * out.pulls[sel]  # raw partial sums of the returned arms
     # Estimated full score: mean over the coordinates read, times N.
-    raw = out.means * out.pulls[sel]  # raw partial sums of the returned arms
     est = raw / read[0] * dim if read[0] > 0 else np.zeros(sel.size)
     v_bytes = n * dim * data.itemsize
     info.update({
         "block": blk,
         "list_size": n_items,
         "schedule_epsilon": eps_s,
-        "rounds": len(out.schedule),
-        "t": [r.t for r in out.schedule],
+        "rounds": len(schedule),
+        "t": [r.t for r in schedule],
         "fraction_read": reader.lines * LINE_BYTES / v_bytes,
         "fraction_products": reader.products / float(n * dim),
         "compiled": reader.compiled,
@@ -463,13 +471,61 @@ def _search(
                    dim, pre, info)
 
 
+# Tests switch this off to compare the one-call schedule with the round-by-round path.
+_USE_SCHEDULE_LOOP = True
+
+
+def _permuted_fast(
+    reader: _Reader, data: NDArray[Any], qs: NDArray[Any], n: int, k: int, n_items: int, eps_s: float,
+    delta: float, shift: int, nn: bool, v_max: float | None,
+) -> tuple[NDArray[np.intp], NDArray[np.float64], Any] | None:
+    """BoundedME's whole schedule on an index in one compiled call
+    (:func:`combex.mips._kernels.permuted_schedule`): the same reads, sums, eliminations
+    and answer as the round-by-round path, without its per-round Python (issue 17c). None
+    when that path must run instead (a non-finite sum, a stated bound exceeded, a tie
+    needing a random draw: it then reports or draws exactly as always). Fills the
+    reader's counts as the round-by-round reads would."""
+    schedule = _schedule(n, k, n_items, eps_s, delta, 1.0)
+    ts = np.fromiter((r.t for r in schedule), dtype=np.int64, count=len(schedule))
+    n_rem = np.fromiter((r.n_removed for r in schedule), dtype=np.int64, count=len(schedule))
+    res = _kernels.permuted_schedule(data, qs, n, ts, n_rem, shift, nn=nn, v_max=v_max)
+    if res is None or res[2] > 0.0:
+        return None
+    sums, active, _ = res
+    dim, s, o = data.shape[1], reader.s, reader.base % LINE_BYTES
+
+    def lines(a: int, b: int) -> int:  # 64-byte lines of the run [a, b) of a row
+        return (o + b * s - 1) // LINE_BYTES - (o + a * s) // LINE_BYTES + 1
+
+    t_prev = 0
+    for rnd in schedule:
+        if rnd.t > t_prev:
+            # the runs of _wrap_runs(t_prev, rnd.t, shift, dim), in scalars
+            a, b = (t_prev + shift) % dim, (rnd.t + shift) % dim
+            if rnd.t - t_prev >= dim:
+                per = lines(0, dim)
+            elif a < b or b == 0:
+                per = lines(a, b if b else dim)
+            else:
+                per = lines(a, dim) + lines(0, b)
+            reader.lines += rnd.n_arms * per
+            reader.products += rnd.n_arms * (rnd.t - t_prev)
+        t_prev = rnd.t
+    reader.width = t_prev  # coordinates read by each survivor
+    # As bounded_me: survivors ranked by mean (pulls = t_prev each), best first, stably.
+    pulls = float(t_prev)
+    means = sums[active] / pulls if t_prev > 0 else np.zeros(active.size)
+    order = np.argsort(-means, kind="stable")
+    return active[order], means[order] * pulls if t_prev > 0 else np.zeros(active.size), list(schedule)
+
+
 def _check_read(
     sums: NDArray[np.float64], rows: NDArray[np.int64], read_idx: Any, data: NDArray[Any],
     perm: NDArray[Any] | None, excess: float, v_max: float | None, check_finite: bool, owner: str,
 ) -> None:
     """Refuse non-finite entries among those just read (they make their sums non-finite)
     and a stated ``v_max`` below an entry read; both checks read nothing more."""
-    if check_finite and not np.all(np.isfinite(sums)):
+    if check_finite and not math.isfinite(float(sums.sum())) and not np.all(np.isfinite(sums)):
         cols = (np.concatenate([np.arange(a, b) for a, b in zip(*read_idx)])
                 if isinstance(read_idx, tuple) else read_idx)
         check_finite_scores(sums, data, owner, rows=rows, cols=cols, perm=perm)

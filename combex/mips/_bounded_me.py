@@ -135,12 +135,23 @@ def _schedule(
 
 
 def _remove_lowest(
-    means: NDArray[np.float64], active: NDArray[np.intp], n_remove: int, rng: np.random.Generator
+    means: NDArray[np.float64], active: NDArray[np.intp], n_remove: int, rng: np.random.Generator,
+    compiled: bool = False,
 ) -> NDArray[np.intp]:
     """Survivors of ``active`` (sorted) after removing the ``n_remove`` smallest
-    ``means[active]``, ties at the threshold broken at random; linear time."""
+    ``means[active]``, ties at the threshold broken at random; linear time.
+
+    ``compiled``: try the numba version first (about 2 us instead of 8-17 us for a
+    round of :func:`bounded_me`; identical survivors and random draws, since it defers to
+    this code whenever a random tie-break is needed). Needs finite ``means``."""
     if n_remove <= 0:
         return active
+    if compiled and active.size >= 32 and means.dtype == np.float64 and active.dtype == np.intp:
+        from ._kernels import remove_lowest
+
+        out = remove_lowest(means, active, n_remove)
+        if out is not None:
+            return out
     m = means[active]
     kth = np.partition(m, n_remove - 1)[n_remove - 1]
     drop = m < kth
@@ -173,6 +184,7 @@ def bounded_me(
     delta: float,
     value_range: float = 1.0,
     rng: Any = None,
+    _compiled: bool = False,
 ) -> BoundedMEOutcome:
     """Run Algorithm 1 directly (no ask / tell), as fast as the ``pull`` callback allows.
 
@@ -209,7 +221,9 @@ def bounded_me(
     for rnd in schedule:
         if rnd.t > t_prev:
             s = np.asarray(pull(active, t_prev, rnd.t), dtype=np.float64)
-            if s.shape != (active.size,) or not np.all(np.isfinite(s)):
+            # one reduction: a finite float64 sum of finite values (an overflow to inf of
+            # finite values falls through to the elementwise test)
+            if s.shape != (active.size,) or (not math.isfinite(float(s.sum())) and not np.all(np.isfinite(s))):
                 raise InvalidParameterError(
                     "The 'pull' callback of bounded_me must return finite sums of shape "
                     f"({active.size},)."
@@ -218,7 +232,7 @@ def bounded_me(
             pulls[active] = rnd.t
         t_prev = rnd.t
         # Every surviving arm has t_l pulls: ranking the sums ranks the empirical means.
-        active = _remove_lowest(sums, active, rnd.n_removed, rng)
+        active = _remove_lowest(sums, active, rnd.n_removed, rng, compiled=_compiled)
     means = np.divide(sums, pulls, out=np.zeros_like(sums), where=pulls > 0)
     order = np.argsort(-means[active], kind="stable")
     arms = active[order]

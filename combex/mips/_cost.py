@@ -32,11 +32,13 @@ That fraction depends on four things:
 between BoundedME and exact search, and measures the lines its reads touch
 (``info["fraction_read"]``), which ``tests/test_mips.py`` compares with the model.
 
-The model also estimates the *time* of the reads relative to exact search
+The model also estimates the *time* of a search relative to exact search
 (``time_fraction``): bytes plus a fixed cost per contiguous run (a new stream) and per
-gathered element, in streamed-byte equivalents (constants below, measured on a 2-core
-x86-64 with float32 data). These constants only decide between access paths; the byte
-counts do not depend on them.
+gathered element, plus the fixed costs of each round of elimination and of the query, in
+streamed-byte equivalents (constants below, measured on a 2-core x86-64 with float32
+data). These constants only decide between access paths (and say whether the speed
+target ``time <= 1.15 x fraction_read x exact`` is within reach: ``meets_target``); the
+byte counts do not depend on them.
 """
 
 from __future__ import annotations
@@ -70,6 +72,23 @@ STREAM_DENSITY = 1.0 / 8.0
 RUN_BYTES = 1024.0
 GATHER_BYTES = 100.0
 COLUMN_GATHER_LINE = 2.0
+# Fixed costs of a search that do not depend on the bytes read (issue 17c), in
+# streamed-byte equivalents at the idle machine's 32 GB/s. Round by round, each round of
+# the schedule costs about 20 us (a partition of the survivors' sums, about twenty numpy
+# calls and the kernel call: 26 us measured on the loaded machine, the slope of the search
+# time over 6-14 rounds on cache-resident data). On an index with numba the whole schedule
+# is one compiled call (``combex.mips._kernels.permuted_schedule``): about 5 us a round. A
+# query costs about 80 us besides (argument checks, the cost model, the reading order;
+# 90 us measured loaded). On a 2,000 x 20,000 float32 index (160 MB) this is 2.7 % of an
+# exact search (round by round: 6 %); on 10^4 x 10^5, 0.1 %; on a 200 x 5,000 V more than
+# an exact search itself.
+STREAM_BYTES_PER_SECOND = 32e9
+ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
+ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND
+QUERY_BYTES = 80e-6 * STREAM_BYTES_PER_SECOND
+#: The speed target of issue 17: a search should take at most this factor times
+#: ``fraction_read`` times an exact search (:attr:`ReadCost.meets_target`).
+TARGET_FACTOR = 1.15
 
 LAYOUTS = ("permuted", "rows", "columns")
 
@@ -161,7 +180,13 @@ class ReadCost:
     bytes_read : float
         Expected bytes of V moved (64-byte lines touched).
     time_bytes : float
-        Estimated read time in streamed-byte equivalents.
+        Estimated time in streamed-byte equivalents: the reads (bytes plus a fixed cost per
+        contiguous run and per gathered element) plus the fixed costs of the rounds and
+        the query (``fixed_bytes``).
+    fixed_bytes : float
+        The part of ``time_bytes`` that does not depend on the bytes read: ``QUERY_BYTES``
+        plus, per round that reads, ``ROUND_BYTES_ONE_CALL`` (an index whose whole schedule
+        runs as one compiled call) or ``ROUND_BYTES`` (round by round).
     """
 
     n: int
@@ -178,6 +203,7 @@ class ReadCost:
     products: float
     bytes_read: float
     time_bytes: float
+    fixed_bytes: float = 0.0
 
     @property
     def v_bytes(self) -> int:
@@ -211,12 +237,26 @@ class ReadCost:
         :data:`EXACT_ABOVE`)."""
         return self.time_fraction >= EXACT_ABOVE
 
+    @property
+    def fixed_fraction(self) -> float:
+        """The per-query and per-round fixed costs relative to one exact search."""
+        return self.fixed_bytes / self.v_bytes
+
+    @property
+    def meets_target(self) -> bool:
+        """Whether the estimated time is within :data:`TARGET_FACTOR` (1.15) times
+        ``fraction_read`` times an exact search. False where fixed costs (small V, many
+        rounds of small reads) or scattered reads dominate: the search may still beat
+        exact search (see :attr:`exact_faster`), but not by what its bytes allow."""
+        return self.time_fraction <= TARGET_FACTOR * self.fraction_read
+
     def summary(self) -> str:
         """One line for results and error messages."""
         return (
             f"layout {self.layout}, block {self.block}: reads {self.fraction_read:.1%} of V's bytes "
             f"({self.fraction_products:.1%} of the products), best speedup {self.speedup_bound:.2f}x, "
-            f"estimated time {self.time_fraction:.2f} x exact"
+            f"estimated time {self.time_fraction:.2f} x exact (fixed costs {self.fixed_fraction:.2f}; "
+            f"target {TARGET_FACTOR} x fraction read {'met' if self.meets_target else 'not met'})"
         )
 
 
@@ -290,6 +330,12 @@ def _read_cost(
     eps_s = schedule_epsilon(epsilon, dim, block)
     rounds = tuple(bounded_me_schedule(n, k, n_items, eps_s, delta))
     products = bytes_read = time_bytes = 0.0
+    fixed = QUERY_BYTES
+    # the one-call schedule (an index, numba, rows a whole number of lines apart)
+    from ._kernels import HAVE_NUMBA
+
+    one_call = layout == "permuted" and HAVE_NUMBA and (dim * itemsize) % LINE_BYTES == 0
+    per_round = ROUND_BYTES_ONE_CALL if one_call else ROUND_BYTES
     t_prev = 0
     coords_per_item = dim / n_items  # the last block may be short: its expected share
     for rnd in rounds:
@@ -303,10 +349,11 @@ def _read_cost(
         b, tb = _round_cost(layout, n, dim, s, new, n_items, coords, block, itemsize, offset)
         bytes_read += b
         time_bytes += tb
+        fixed += per_round
     return ReadCost(
         n=n, dim=dim, k=k, layout=layout, block=block, itemsize=itemsize, epsilon=epsilon,
         schedule_epsilon=eps_s, delta=delta, informative=epsilon < 1.0, rounds=rounds,
-        products=products, bytes_read=bytes_read, time_bytes=time_bytes,
+        products=products, bytes_read=bytes_read, time_bytes=time_bytes + fixed, fixed_bytes=fixed,
     )
 
 

@@ -60,6 +60,52 @@ def _compiled(name: str) -> Any:
     return fn
 
 
+def _nb_remove_lowest(means, active, n_remove):  # pragma: no cover - compiled
+    # The survivors of median elimination without the ~8 numpy calls of the numpy version:
+    # the n_remove-th smallest mean by a partition, then one pass. When the threshold is
+    # tied and only some of the tied arms must go (a random choice), report it
+    # (ok = False) and let the caller run the numpy version, which draws the choice.
+    m = np.empty(active.size)
+    for i in range(active.size):
+        m[i] = means[active[i]]
+    kth = np.partition(m, n_remove - 1)[n_remove - 1]
+    less = 0
+    eq = 0
+    for i in range(m.size):
+        if m[i] < kth:
+            less += 1
+        elif m[i] == kth:
+            eq += 1
+    if n_remove - less < eq:
+        return active[:0], False
+    out = np.empty(active.size - n_remove, dtype=active.dtype)
+    j = 0
+    for i in range(m.size):
+        if m[i] > kth:
+            out[j] = active[i]
+            j += 1
+    return out, True
+
+
+def remove_lowest(means: NDArray[np.float64], active: NDArray[np.intp], n_remove: int) -> NDArray[np.intp] | None:
+    """Compiled median-elimination step for finite ``means`` (see
+    :func:`combex.mips._bounded_me._remove_lowest`): the survivors, or None when numba is
+    missing or the threshold is tied and some tied arms must be chosen at random (the
+    caller then runs the numpy version, which draws the choice: results and random
+    streams are identical to the numpy version's either way)."""
+    if not HAVE_NUMBA:
+        return None
+    fn = _COMPILED.get("_nb_remove_lowest")
+    if fn is None:
+        import numba
+
+        # No fastmath: the comparisons must be exact.
+        fn = numba.njit(nogil=True, cache=True)(_nb_remove_lowest)
+        _COMPILED["_nb_remove_lowest"] = fn
+    out, ok = fn(means, active, n_remove)
+    return out if ok else None
+
+
 # ---------------------------------------------------------------------- compiled kernels
 # Plain Python source, compiled by numba on first use (far too slow interpreted).
 def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no cover - compiled
@@ -365,3 +411,99 @@ def cols_gather(
         return float(_compiled("_nb_cols_gather")(VT, coords, rows, q, out, nn, all_rows, v_max is not None,
                                                   VT.dtype.type(v_max or 0.0)))
     return _np_cols_gather(VT, coords, rows, q, out, nn, all_rows, v_max is not None, v_max or 0.0)
+
+
+# ---------------------------------------------------------------------- the whole schedule
+# Set to the compiled kernels before _nb_schedule_loop is compiled (numba resolves them
+# as globals; the loop is then cached on disk like the kernels).
+_JIT_ROWS_RUNS: Any = None
+_JIT_REMOVE_LOWEST: Any = None
+
+
+def _nb_schedule_loop(V, q, sums, active, ts, n_removed, shift, dim, nn, track, vm):  # pragma: no cover - compiled
+    # Returns (rounds completed, survivors, excess, status): status 0 = done,
+    # 1 = a round's sums are not finite, 2 = a tie needs a random choice (the
+    # caller reruns the numpy path, which reports / draws exactly as it would).
+    excess = 0.0
+    t_prev = 0
+    starts = np.empty(2, dtype=np.int64)
+    stops = np.empty(2, dtype=np.int64)
+    for l in range(ts.size):
+        t = ts[l]
+        if t > t_prev:
+            s = (t_prev + shift) % dim
+            e = (t + shift) % dim
+            if t - t_prev >= dim:
+                nr = 1
+                starts[0] = 0
+                stops[0] = dim
+            elif s < e or e == 0:
+                nr = 1
+                starts[0] = s
+                stops[0] = e if e != 0 else dim
+            else:
+                nr = 2
+                starts[0] = s
+                stops[0] = dim
+                starts[1] = 0
+                stops[1] = e
+            out = np.zeros(active.size)
+            excess += _JIT_ROWS_RUNS(V, active, starts[:nr], stops[:nr], q, out, nn, track, vm)
+            tot = 0.0
+            for i in range(out.size):
+                tot += out[i]
+            if not np.isfinite(tot):
+                for i in range(out.size):
+                    if not np.isfinite(out[i]):
+                        return l, active, excess, 1
+            for i in range(active.size):
+                sums[active[i]] += out[i]
+        t_prev = t
+        if n_removed[l] > 0:
+            nxt, ok = _JIT_REMOVE_LOWEST(sums, active, n_removed[l])
+            if not ok:
+                return l, active, excess, 2
+            active = nxt
+    return ts.size, active, excess, 0
+
+
+def _make_schedule_loop() -> Any:
+    """Compile :func:`_nb_schedule_loop` (the loop of :func:`permuted_schedule`), once per
+    process (from numba's on-disk cache after the first time): the reads of
+    :func:`rows_runs` and the elimination step of :func:`remove_lowest`, round after round,
+    in one compiled call instead of about twenty numpy calls and two kernel dispatches per
+    round."""
+    global _JIT_ROWS_RUNS, _JIT_REMOVE_LOWEST
+    import numba
+
+    _JIT_ROWS_RUNS = _compiled("_nb_rows_runs")
+    remove_lowest(np.zeros(32), np.arange(32, dtype=np.intp), 1)  # compile the step
+    _JIT_REMOVE_LOWEST = _COMPILED["_nb_remove_lowest"]
+    return numba.njit(nogil=True, cache=True)(_nb_schedule_loop)
+
+
+def permuted_schedule(
+    V: NDArray[Any], q: NDArray[Any], n: int, ts: NDArray[np.int64], n_removed: NDArray[np.int64], shift: int,
+    *, nn: bool = False, v_max: float | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.intp], float] | None:
+    """BoundedME's whole schedule on permuted row-major data in one compiled call.
+
+    Round ``l`` reads positions ``[t_{l-1}, t_l)`` of the order shifted by ``shift``
+    (mod ``dim``) of every survivor, adds the partial sums, and removes the ``n_removed[l]``
+    lowest sums (:func:`remove_lowest`). Returns ``(sums, survivors, excess)``, or None when
+    numba is missing, a round's sums are not finite, or a tie needs a random choice: the
+    caller then runs the numpy-driven path from the start, which raises / draws exactly as
+    it always does (so results and random streams never depend on this shortcut).
+    """
+    if not HAVE_NUMBA:
+        return None
+    fn = _COMPILED.get("_schedule_loop")
+    if fn is None:
+        fn = _COMPILED["_schedule_loop"] = _make_schedule_loop()
+    sums = np.zeros(n, dtype=np.float64)
+    active = np.arange(n, dtype=np.intp)
+    done, surv, excess, status = fn(V, q, sums, active, ts, n_removed, int(shift), int(V.shape[1]), nn,
+                                    v_max is not None, V.dtype.type(v_max or 0.0))
+    if status != 0:
+        return None
+    return sums, surv, float(excess)

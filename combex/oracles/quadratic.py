@@ -167,38 +167,99 @@ def _lambda_max_rank_one(
     return np.where(zero, top, hi)
 
 
+_T48 = np.linspace(0.0, 1.0, 48)
+_T32 = np.linspace(0.0, 1.0, 32)
+_T33 = np.linspace(0.0, 1.0, 33)[1:-1]
+
+
+def _geom(lo: float, hi: float, t: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``np.geomspace(lo, hi, t.size)`` for a fixed ``t = linspace(0, 1, m)`` (cheaper)."""
+    a = math.log(lo)
+    return np.exp(a + (math.log(hi) - a) * t)
+
+
+def _secular_h(lam: NDArray[np.float64], u2: NDArray[np.float64], mu: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``h(mu) = sum_i u2_i / (lam_i - mu)`` for a vector of ``mu`` (the secular function
+    of a rank-one update: ``mu`` is an eigenvalue of ``diag(lam) - c u u^T`` iff
+    ``c h(mu) = 1``). Call under ``np.errstate(divide="ignore", ...)``."""
+    return (u2[None, :] / (lam[None, :] - mu[:, None])).sum(axis=1)
+
+
 def _shifted_spectral_bound(
     lam: NDArray[np.float64], Q: NDArray[np.float64], k: int, hint: float | None = None
 ) -> tuple[float, float]:
-    """``min_c k * lambda_max(W - c J) + c k^2`` over a grid search in ``c``; returns
-    (bound, c). See :func:`upper_bound_qp`.
+    """``min_c k * lambda_max(W - c J) + c k^2``; returns (bound, c). See
+    :func:`upper_bound_qp`.
 
-    ``hint``: a shift expected to be near the minimizer (the one found for the previous,
-    similar matrix of a run, rescaled): one pass over a narrow grid around it instead of
-    two zooming passes over the whole range. Any c gives a valid bound, so a hint only
-    changes how tight the bound is, never its validity."""
+    Parametrized by the eigenvalue instead of the shift: with ``W = Q diag(lam) Q^T`` and
+    ``u = Q^T 1``, ``mu`` is the largest eigenvalue of ``W - c J`` exactly when
+    ``c = 1 / h(mu)``, ``h(mu) = sum_i u_i^2 / (lam_i - mu)`` (the secular equation of the
+    rank-one update), with ``mu > lam_max`` for ``c < 0`` and ``lam_{n-2} < mu < lam_max``
+    (where ``h > 0``) for ``c > 0``. So every trial ``mu`` gives an exact pair
+    ``(c, lambda_max)`` and the objective ``F(mu) = k mu + k^2 / h(mu)`` costs one vector
+    operation, with no root finding: geometric grids in the distance of ``mu`` to
+    ``lam_max`` (both sides) and to ``lam_{n-2}`` (one array operation), then two zooming passes around the
+    grid minimum (``F`` is unimodal: ``f`` is convex in ``c`` and ``mu(c)`` is monotone).
+    The chosen ``c`` is then *verified*: one evaluation of the secular function at
+    ``mu + tau`` (``tau = 1e-9`` of the spectrum's scale) shows that ``lambda_max(W - cJ)
+    <= mu + tau``; if it does not (rounding, a degenerate spectrum), that ``c``'s
+    ``lambda_max`` is bracketed by bisection (:func:`_lambda_max_rank_one`). Any ``c``
+    gives a valid bound; only the verified ``lambda_max`` enters it.
+
+    ``hint`` is accepted for compatibility and ignored: the search no longer depends on
+    the previous check (the bound is the same with or without it, so a resumed run makes
+    the same decisions as an uninterrupted one).
+    """
     n = lam.size
     u2 = Q.sum(axis=0) ** 2  # (Q^T 1)^2
-    spread = max(float(lam[-1] - lam[0]), 0.0)
-    c_lo = -spread / (n - k) if n > k else 0.0
-    c_hi = (float(lam[-1] - lam[-2]) / k) if n > 1 else 0.0
-    if spread == 0.0 and c_hi == 0.0:
-        return k * float(lam[-1]), 0.0
-    best_f, best_c = np.inf, 0.0
-    a, b = c_lo, c_hi
-    passes = 2
-    if hint is not None and math.isfinite(hint) and c_lo <= hint <= c_hi:
-        step = 0.05 * (c_hi - c_lo)
-        a, b, passes = max(c_lo, hint - step), min(c_hi, hint + step), 1
-    for _ in range(passes):  # f is convex in c: zoom in on the grid minimum (any c is valid)
-        grid = np.linspace(a, b, 41)
-        f = k * _lambda_max_rank_one(lam, u2, grid) + grid * k * k
-        j = int(np.argmin(f))
-        if f[j] < best_f:
-            best_f, best_c = float(f[j]), float(grid[j])
-        step = (b - a) / 40
-        a, b = grid[j] - step, grid[j] + step
-    return best_f, best_c
+    top = float(lam[-1])
+    second = float(lam[-2])
+    spread = max(top - float(lam[0]), 0.0)
+    if spread == 0.0:
+        return k * top, 0.0
+    scale = max(abs(top), spread)
+    s = float(u2.sum())
+    c_lo = -spread / (n - k) if n > k else -spread
+    tiny = 1e-13 * scale
+    # c < 0: mu = top + d, d up to past |c_lo| s (the largest eigenvalue for c = c_lo).
+    mus = [top + _geom(tiny, max(abs(c_lo) * s * 1.5, 10.0 * tiny), _T48)]
+    gap_top = top - second
+    pos_ok = gap_top > 1e-12 * scale and u2[-1] > 1e-14 * s
+    if pos_ok:  # c > 0: mu in (second, top) where h(mu) > 0; fine near both poles
+        dpos = _geom(tiny, gap_top * (1 - 1e-9), _T32)
+        mus += [top - dpos, second + dpos]
+    mu = np.sort(np.concatenate(mus))
+    best_f, best_mu = k * top, top  # c = 0
+    kk = float(k * k)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(3):
+            h = _secular_h(lam, u2, mu)
+            F = k * mu + kk / h
+            F[~(np.isfinite(F) & ((mu > top) == (h < 0.0)))] = np.inf
+            j = int(np.argmin(F))
+            if F[j] < best_f:
+                best_f, best_mu = float(F[j]), float(mu[j])
+                a = mu[j - 1] if j > 0 else (best_mu - tiny)
+                b = mu[j + 1] if j + 1 < mu.size else (best_mu + tiny)
+            else:  # c = 0 (mu = top) is the best so far: zoom on top
+                i = int(np.searchsorted(mu, top))
+                a = mu[i - 1] if i > 0 else top - tiny
+                b = mu[i] if i < mu.size else top + tiny
+            mu = a + (b - a) * _T33
+        if best_mu == top:
+            return k * top, 0.0
+        one = np.array([best_mu])
+        c = 1.0 / float(_secular_h(lam, u2, one)[0])
+        # verify: lambda_max(diag(lam) - c u u^T) <= mu_up
+        mu_up = best_mu + 1e-9 * scale
+        g = 1.0 - c * float(_secular_h(lam, u2, one + 1e-9 * scale)[0])
+    if c < 0.0:
+        verified = mu_up > top and g >= 0.0  # g increasing above top: root <= mu_up
+    else:
+        verified = pos_ok and second < mu_up < top and g <= 0.0  # g decreasing on (second, top)
+    if not verified:
+        mu_up = float(_lambda_max_rank_one(lam, u2, np.array([c]), iters=40)[0])
+    return k * mu_up + c * kk, c
 
 
 # ---------------------------------------------------------------------- upper bound
@@ -230,9 +291,12 @@ def upper_bound_qp(
         ``min_c k * lambda_max(W - c J) + c k^2`` (``J`` the all-ones matrix). *Proof*:
         ``x_S^T J x_S = k^2``, so ``q(S) = x_S^T (W - cJ) x_S + c k^2`` for every real
         ``c``; apply the Rayleigh bound. Useful for CEM where ``A^{-1}`` is close to
-        ``a I - b J``. ``lambda_max(W - cJ)`` comes from the eigendecomposition of ``W``
-        and the secular equation of the rank-one update (bisection keeping the upper
-        end); ``c`` is chosen by a zooming grid search (any ``c`` gives a valid bound).
+        ``a I - b J``. The minimum over ``c`` is searched over the eigenvalue instead:
+        from the eigendecomposition ``W = Q diag(lam) Q^T`` and the secular equation of
+        the rank-one update, ``mu`` is ``lambda_max(W - cJ)`` exactly when ``c = 1 /
+        sum_i (Q^T 1)_i^2 / (lam_i - mu)``, so each trial ``mu`` is an exact pair; the
+        chosen ``c``'s ``lambda_max`` is then verified (one secular-function evaluation,
+        bisection if that fails). Any ``c`` gives a valid bound.
 
     Both spectral bounds include a margin ``8 n eps max|lambda|`` for eigensolver error.
     For ``k = n`` the only feasible value ``1^T W 1`` is returned.
@@ -268,6 +332,21 @@ def upper_bound_qp(
     return bounds if return_all else bounds["min"]
 
 
+_TRIU: dict[int, tuple[NDArray[np.intp], NDArray[np.intp]]] = {}
+
+
+def _triu(n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """``np.triu_indices(n, 1)``, cached per ``n`` (read-only arrays)."""
+    iu = _TRIU.get(n)
+    if iu is None:
+        iu = np.triu_indices(n, 1)
+        for a in iu:
+            a.setflags(write=False)
+        if len(_TRIU) < 64:
+            _TRIU[n] = iu
+    return iu
+
+
 def _upper_bounds(
     A: NDArray[np.float64],
     k: int,
@@ -289,7 +368,7 @@ def _upper_bounds(
         rows_top = np.zeros(n)
     out: dict[str, float] = {}
     out["rows"] = _topsum(d + rows_top, k)
-    iu = np.triu_indices(n, 1)
+    iu = _triu(n)
     out["pairs"] = _topsum(d, k) + 2.0 * _topsum(A[iu], k * (k - 1) // 2)
     if spec is not None:
         out["spectral"] = float(k * spec[1])
@@ -341,8 +420,7 @@ class QuadraticCertificate:
         Constant added to every DkS edge weight so that all are non-negative (0 for
         positive semidefinite ``W``; see :class:`QuadraticMaximization`).
     spectral_shift : float
-        The ``c`` of the ``"shifted_spectral"`` bound (NaN when not computed); pass it
-        (rescaled) as ``shift_hint`` for the next, similar matrix.
+        The ``c`` of the ``"shifted_spectral"`` bound (NaN when not computed).
     """
 
     value: float
@@ -465,10 +543,9 @@ class QuadraticMaximization:
             ``spectrum[0]`` when given, not above 0). By default any symmetric ``W`` is
             accepted (SA-FOA's ``B_t``; see Notes).
         shift_hint : float, optional
-            Where to look for the shift ``c`` of the ``"shifted_spectral"`` upper bound
-            (:func:`upper_bound_qp`), e.g. the ``spectral_shift`` of the previous
-            certificate of a run rescaled to this ``W``: a narrow grid around it instead
-            of the full search. Only the tightness of ``upper_bound`` depends on it.
+            Accepted for compatibility and ignored: the shift ``c`` of the
+            ``"shifted_spectral"`` upper bound (:func:`upper_bound_qp`) is now found
+            without a starting point, so the bound no longer depends on it.
 
         Returns
         -------
@@ -489,6 +566,19 @@ class QuadraticMaximization:
         A, k = _check_qp(W, k, owner)
         spec = _check_spectrum(spectrum, owner)
         require_pd = check_bool(require_pd, "require_pd", owner=owner)
+        return self._maximize_checked(A, k, spec, require_pd, shift_hint)
+
+    def _maximize_valid(self, W: NDArray[np.float64], k: int) -> tuple[NDArray[np.bool_], QuadraticCertificate]:
+        """:meth:`maximize` for a caller that guarantees a finite, symmetric float64 ``W``
+        and ``1 <= k <= n`` (SAQM's ``A_t^{-1}``): the same computation without the input
+        checks (symmetrized as :meth:`maximize` does, so the results are identical)."""
+        return self._maximize_checked(0.5 * (W + W.T), k, None, False, None)
+
+    def _maximize_checked(
+        self, A: NDArray[np.float64], k: int, spec: tuple[float, float] | None, require_pd: bool,
+        shift_hint: float | None,
+    ) -> tuple[NDArray[np.bool_], QuadraticCertificate]:
+        owner = "QuadraticMaximization"
         n = A.shape[0]
         eig = None
         if require_pd:

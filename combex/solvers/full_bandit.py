@@ -477,6 +477,18 @@ class _SAQMExploration(_StaticExploration):
                 "alpha='theorem1' instead."
             )
 
+    def _skip_is_valid(self) -> bool:
+        """Whether Z_t / alpha_t >= C_t sqrt(OPT) is guaranteed, which the skip in
+        :meth:`_check` needs: Theorem 1's ratio must not exceed lambda_min / lambda_max
+        (every k-set achieves that), i.e. the oracle's alpha_DkS <= k - 1 (true of the
+        built-in oracles; a user oracle claiming more gets the full check every time)."""
+        ok = getattr(self, "_skip_ok", None)
+        if ok is None:
+            n = int(self._A_inv().shape[0])
+            ok = self.k <= 1 or float(self.solver._qm(certify=False).dks.alpha(n, self.k)) <= self.k - 1
+            self._skip_ok = ok
+        return bool(ok)
+
     def _check(self) -> None:
         s: SAQM = self.solver  # type: ignore[assignment]
         theta = self._theta()
@@ -490,29 +502,37 @@ class _SAQMExploration(_StaticExploration):
             self.stop("identified", "the decision class has one member")
             return
         val_other = float(theta[other].sum())
+        norm_hat = math.sqrt(max(float(chi @ A_inv @ chi), 0.0))
+        lhs = val_hat - C * norm_hat
+        if isinstance(s.alpha, str) and not s.full_certificate and self._skip_is_valid():
+            # Z_t / alpha_t >= C_t sqrt(OPT) >= C_t ||chi_hat||_{A^-1} for both string modes
+            # (certified: Z/alpha = C sqrt(min(value / theorem1_ratio, upper_bound)), each
+            # >= OPT; chi_hat is a k-set, so OPT >= ||chi_hat||^2). When (4) already fails
+            # with this lower bound in place of Z_t / alpha_t, the quadratic maximization
+            # and its certificate cannot change the decision: skip them.
+            rhs_low = val_other + C * norm_hat * (1.0 - 1e-9) - s.epsilon
+            if lhs < rhs_low:
+                self.certificate = {
+                    "C_t": C, "Z_t": math.nan, "alpha_t": math.nan, "lhs": lhs, "rhs": rhs_low,
+                    "rhs_is_lower_bound": True, "theorem1_ratio": math.nan, "certified_ratio": math.nan,
+                }
+                self.record(t=self.samples, lhs=lhs, rhs=rhs_low, Z=math.nan, alpha=math.nan)
+                return
         if s.alpha == "certified":
-            # the shift of the shifted-spectral bound found at the previous check, rescaled
-            # by trace(A^-1): A^-1 shrinks about as 1/t under the static allocation
-            tr = float(np.trace(A_inv))
-            hint = self._c_per_trace * tr if getattr(self, "_c_per_trace", None) is not None else None
-            _, cert = s._qm().maximize(A_inv, self.k, shift_hint=hint)
-            c = cert.spectral_shift
-            self._c_per_trace = c / tr if (tr > 0 and c == c) else None
+            _, cert = s._qm()._maximize_valid(A_inv, self.k)
             th1, cr = cert.worst_case_ratio, cert.certified_ratio
         else:
             # Theorem 1 only needs the spectrum: lambda(A^-1) = 1 / lambda(A).
-            _, cert = s._qm(certify=False).maximize(A_inv, self.k)
+            _, cert = s._qm(certify=False)._maximize_valid(A_inv, self.k)
             lam = np.linalg.eigvalsh(self.ls.A)
             th1 = float(lam[0] / lam[-1] * cert.alpha_dks / (self.k - 1)) if self.k > 1 else 1.0
             cr = math.nan
         Z = C * math.sqrt(max(cert.value, 0.0))
         alpha = s._alpha(th1, cr)
-        norm_hat = math.sqrt(max(float(chi @ A_inv @ chi), 0.0))
-        lhs = val_hat - C * norm_hat
         rhs = val_other + Z / alpha - s.epsilon
         self.certificate = {
             "C_t": C, "Z_t": Z, "alpha_t": alpha, "lhs": lhs, "rhs": rhs,
-            "theorem1_ratio": th1, "certified_ratio": cr,
+            "rhs_is_lower_bound": False, "theorem1_ratio": th1, "certified_ratio": cr,
         }
         self.record(t=self.samples, lhs=lhs, rhs=rhs, Z=Z, alpha=alpha)
         if lhs >= rhs:
@@ -541,6 +561,16 @@ class SAQM(_StaticFullBandit):
     proper subspace, e.g. partition-matroid bases, where that ratio is 0); a float in (0, 1] fixes alpha_t (the paper's Figure 3
     uses alpha = 0.9; then the (eps, delta)-PAC guarantee no longer holds).
     ``dks`` names the densest-k-subgraph oracle (peeling, as in the paper's experiments).
+
+    ``full_certificate`` (default False): with a string ``alpha`` a check first compares
+    ``lhs`` with the cheaper ``theta_hat(M'') + C_t ||chi_M_hat||_{A^-1} - eps``, a lower
+    bound on the right-hand side of (4) (``Z_t / alpha_t >= C_t max_M ||chi_M||_{A^-1}``,
+    and M_hat is a k-set). When (4) fails already against it, the quadratic maximization
+    is skipped: the decision is the same, so the sample count is too, and the check's
+    ``certificate`` carries that lower bound as ``rhs`` (``rhs_is_lower_bound: True``) with
+    ``Z_t`` and ``alpha_t`` NaN. ``full_certificate=True`` computes ``Z_t`` and ``alpha_t``
+    at every check (for studies of the approximation, e.g. Figure 1). A stopping check
+    always carries the full certificate.
     """
 
     name: ClassVar[str] = "saqm"
@@ -560,6 +590,7 @@ class SAQM(_StaticFullBandit):
         max_enumerate: int = 3432,
         dks: str = "peeling",
         alpha: Any = "certified",
+        full_certificate: bool = False,
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
                          sigma=sigma, check_every=check_every, growth=growth, support=support,
@@ -570,6 +601,7 @@ class SAQM(_StaticFullBandit):
         else:
             alpha = check_float(alpha, "alpha", owner="SAQM", low=0.0, high=1.0, closed="right")
         self.alpha = alpha
+        self.full_certificate = check_bool(full_certificate, "full_certificate", owner="SAQM")
 
     def _qm(self, certify: bool = True) -> Any:
         # Built per call (cheap: it resolves the DkS oracle), not cached on the settings

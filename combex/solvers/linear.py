@@ -257,22 +257,23 @@ class LinGapE(_LinearRun, Solver):
     Notes
     -----
     One round (Algorithm 1 lines 9-17) costs O(K d + d^2), with no inversion: the pulls
-    are folded into a :class:`~combex.estimation.LeastSquares` (count-weighted
-    Sherman-Morrison, ``c`` pulls of one arm = one rank-one update, Cholesky refresh every
-    ``refactor_every`` updates) together with ``u = X theta_hat`` and
-    ``g_k = ||x_k||^2_{A^{-1}}``; the pulls of the current arm since the last change of arm
+    are folded by count-weighted Sherman-Morrison updates (``c`` pulls of one arm = one
+    rank-one update; Cholesky refresh every ``refactor_every`` updates) of
+    ``u = X theta_hat``, ``g_k = ||x_k||^2_{A^{-1}}`` and, for K <= 64, the rows of
+    ``G = X A^{-1} X^T`` (larger K: of a :class:`~combex.estimation.LeastSquares`); the pulls of the current arm since the last change of arm
     (a *streak*) are applied in closed form on top. Then ``||x_j - x_i||^2_{A^{-1}} =
     g_j - 2 G_{ij} + g_i`` with row i of ``G = X A^{-1} X^T`` (one matrix-vector product),
     and the greedy rule (9) is ``argmax_a (G_{ia} - G_{ja})^2 / (1 + g_a)``
     (Sherman-Morrison). C_t is :func:`combex.estimation.self_normalized_radius`.
 
     :meth:`run` on a simulated :class:`~combex.environments.LinearBandit` with
-    ``growth=0`` evaluates whole blocks of rounds in one vectorized step (the rewards of a
-    streak are drawn ahead; the block is cut at the first round that stops or switches
-    arm, and the generator is rewound to the pulls used). It gives exactly the result of
-    the ask/tell loop (same pulls, stop, trace and final generator state; tested) at a
-    few microseconds per round: Algorithm 1 on ``soare`` d = 5 (about 8e5 rounds) takes
-    1-3 s.
+    ``growth=0`` evaluates whole blocks of rounds at once (the rewards of a streak are
+    drawn ahead; the block is cut at the first round that stops or switches arm, and the
+    environment is rewound to the pulls used): one vectorized step, or, once the run is
+    past ``8 *`` :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` samples and numba
+    is installed, a compiled loop over the block's rounds. It gives exactly the result of
+    the ask/tell loop (same pulls, stop, trace and final generator state; tested) at
+    under a microsecond per round on ``soare`` d = 5 (about 3.8e5 rounds, idle machine).
 
     Algorithm 1 starts by pulling every arm once (one batch of K pulls); afterwards every
     ``ask()`` is one pull and every ``tell`` one stopping check (``rounds``).
@@ -339,9 +340,8 @@ class LinGapE(_LinearRun, Solver):
 class LinGapEExploration(Exploration):
     """State of one LinGapE run (see :class:`LinGapE`).
 
-    The statistics are kept as a *base* (the pulls folded into a
-    :class:`~combex.estimation.LeastSquares`, with ``u = X theta_hat`` and
-    ``g_k = ||x_k||^2_{A^{-1}}``) plus the current *streak*: ``k`` pulls of one arm ``a``
+    The statistics are kept as a *base* (the pulls folded so far, with ``u = X theta_hat``
+    and ``g_k = ||x_k||^2_{A^{-1}}``) plus the current *streak*: ``k`` pulls of one arm ``a``
     with reward sum ``S`` since the last change of arm. The state after the streak is the
     count-weighted Sherman-Morrison update of the base (``c = k`` pulls of ``x_a`` are one
     rank-one term), evaluated by :meth:`_evaluate` for one or many prefixes ``(k, S)`` at
@@ -350,6 +350,17 @@ class LinGapEExploration(Exploration):
     simulated :class:`~combex.environments.LinearBandit` evaluates whole blocks of rounds
     and reproduces the ask/tell run exactly (same rewards, pulls, stop and final
     generator state).
+
+    For K <= :data:`~combex.solvers._lingape_kernel.MAX_ARMS` the base is its pull counts
+    and reward sums (``Tb``, ``sb``), ``u``, ``g``, the rows of ``G = X A^{-1} X^T``
+    computed so far and ``log det A``, all carried through a fold by the rank-one update
+    (``log det`` by the matrix determinant lemma, ``+= log1p(k G_aa)``): a change of arm
+    costs O(K^2) arithmetic and no d x d work. ``A^{-1}`` and ``theta_hat`` are computed
+    from ``Tb``, ``sb`` by Cholesky only when a row of G is missing, for the reported
+    estimate, and at the refresh every ``refactor_every`` folds (which recomputes u, g,
+    log det and the rows, so round-off drift stays bounded). For larger K the base is a
+    :class:`~combex.estimation.LeastSquares` (Sherman-Morrison at each fold) and the rows
+    of G are cached per streak.
     """
 
     solver: LinGapE
@@ -358,7 +369,15 @@ class LinGapEExploration(Exploration):
         super().__init__(solver, problem, rng)
         self._setup(solver)
         k, d = self.X.shape
-        self.ls = LeastSquares(d, ridge=solver.ridge, refactor_every=solver.refactor_every)
+        # K <= MAX_ARMS: the base is (Tb, sb) and the carried u, g, rows of G, log det A;
+        # larger K: a LeastSquares updated at every fold.
+        self.ls: LeastSquares | None = None
+        if self._Gbuf is None:
+            self.ls = LeastSquares(d, ridge=solver.ridge, refactor_every=solver.refactor_every)
+        self.Tb = np.zeros(k, dtype=np.int64)
+        self.sb = np.zeros(k)
+        self._logdet_base = d * math.log(solver.ridge)
+        self._n_folds = 0
         self.u = np.zeros(k)
         self.g = np.einsum("ij,ij->i", self.X, self.X) / solver.ridge
         self.T = np.zeros(k, dtype=np.int64)
@@ -381,6 +400,8 @@ class LinGapEExploration(Exploration):
         self.R = _resolve_noise(solver, self.problem, "R")
         self.S = _resolve_S(solver, self.problem, self.X)
         self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
+        self._logdet_radius = solver.radius == "logdet"
+        self._ridge_term = math.sqrt(solver.ridge) * self.S  # lambda^{1/2} S of eq. (3)
         self._ld_floor = d * math.log(solver.ridge)
         self._ld_shift = 2.0 * (self.log_union - math.log(solver.delta))
         # validates the settings once (and is the reference of _radius)
@@ -396,6 +417,10 @@ class LinGapEExploration(Exploration):
         small = k <= _kernel.MAX_ARMS
         self._Gbuf: NDArray[np.float64] | None = np.zeros((k, k)) if small else None
         self._have: NDArray[np.bool_] | None = np.zeros(k, dtype=bool) if small else None
+        self._switch: Any = None
+        self._block: Any = None
+        self._l1p = (math.nan, math.nan)
+        self._solved: tuple[NDArray[np.float64], NDArray[np.float64], float] | None = None
 
     # ------------------------------------------------------------------ linear algebra
     def _streak_vectors(self) -> None:
@@ -417,32 +442,62 @@ class LinGapEExploration(Exploration):
             self._ga = self._row(a).copy()
             self._q = float(self._ga[a])
         self._ga2 = self._ga * self._ga
-        self._logdet = self.ls.logdet()
+        self._logdet = self._logdet_base if self.ls is None else self.ls.logdet()
         self._ua = float(self.u[a]) if a >= 0 else 0.0
+
+    def _base_A_inv(self) -> NDArray[np.float64]:
+        return self._base_solve()[0] if self.ls is None else self.ls.A_inv
+
+    def _base_theta(self) -> NDArray[np.float64]:
+        return self._base_solve()[1] if self.ls is None else self.ls.theta
+
+    def _base_solve(self) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+        """``(A^{-1}, theta_hat, log det A)`` of the base from its counts and sums
+        (``A = lambda I + sum_k Tb_k x_k x_k^T``, ``b = sum_k sb_k x_k``) by Cholesky;
+        cached until the next fold (K <= MAX_ARMS)."""
+        if self._solved is None:
+            X = self.X
+            d = X.shape[1]
+            A = self.solver.ridge * np.eye(d) + (X * self.Tb.astype(np.float64)[:, None]).T @ X
+            try:
+                L = np.linalg.cholesky(A)
+                Li = np.linalg.inv(L)
+                A_inv = Li.T @ Li
+                logdet = 2.0 * float(np.sum(np.log(np.diagonal(L))))
+            except np.linalg.LinAlgError:  # A numerically not positive definite (a tiny ridge)
+                w, V = np.linalg.eigh(A)
+                w = np.maximum(w, np.finfo(float).tiny)
+                A_inv = (V / w) @ V.T
+                logdet = float(np.sum(np.log(w)))
+            A_inv = 0.5 * (A_inv + A_inv.T)
+            theta = A_inv @ (X.T @ self.sb)
+            self._solved = (A_inv, theta, logdet)
+        return self._solved
 
     @property
     def _mx(self) -> NDArray[np.float64]:
         """``A^{-1} x_a`` of the base (the streak's direction in theta_hat)."""
         if self._mx_cache is None:
             a = self.streak_arm
-            self._mx_cache = self.ls.A_inv @ self.X[a] if a >= 0 else np.zeros(self.X.shape[1])
+            self._mx_cache = self._base_A_inv() @ self.X[a] if a >= 0 else np.zeros(self.X.shape[1])
         return self._mx_cache
 
     def _row(self, i: int) -> NDArray[np.float64]:
         """Row i of ``G = X A^{-1} X^T`` for the base (O(K d + d^2) the first time; cached)."""
         if self._Gbuf is not None:
             if not self._have[i]:
-                self._Gbuf[i] = self.X @ (self.ls.A_inv @ self.X[i])
+                self._Gbuf[i] = self.X @ (self._base_A_inv() @ self.X[i])
                 self._have[i] = True
             return self._Gbuf[i]
         r = self._rows.get(i)
         if r is None:
-            r = self._rows[i] = self.X @ (self.ls.A_inv @ self.X[i])
+            r = self._rows[i] = self.X @ (self._base_A_inv() @ self.X[i])
         return r
 
     def _fold(self) -> None:
-        """Fold the streak into the base: one count-weighted rank-one update (of u, g,
-        the buffered rows of G, and the least squares)."""
+        """Fold the streak into the base: one count-weighted rank-one update of u, g and
+        the buffered rows of G (K <= MAX_ARMS; ``log det A += log1p(k q)``, counts and sums
+        into ``Tb``, ``sb``) or of the least squares (larger K)."""
         a, k, S = self.streak_arm, self.streak_k, self.streak_S
         if a < 0 or k <= 0:
             return
@@ -450,21 +505,59 @@ class LinGapEExploration(Exploration):
         den = 1.0 + kf * self._q
         fk = kf / den
         ga = self._ga
-        self.u = self.u + ((S - kf * float(self.u[a])) / den) * ga
+        self.u = self.u + ((S - kf * self._ua) / den) * ga
         self.g = self.g - fk * self._ga2
-        self.ls._add(self.X[a], S, k)  # = update(); X, S and k were checked at the boundary
-        self.streak_k, self.streak_S = 0, 0.0
-        if self.ls.n_updates % self.solver.refactor_every == 0:  # LeastSquares refactorized
-            A_inv = self.ls.A_inv
-            self.u = self.X @ self.ls.theta
-            self.g = np.einsum("ij,jk,ik->i", self.X, A_inv, self.X)
-            if self._have is not None:
-                self._have.fill(False)
-        elif self._Gbuf is not None:
+        if self.ls is not None:
+            self.ls._add(self.X[a], S, k)  # = update(); X, S and k were checked at the boundary
+            if self.ls.n_updates % self.solver.refactor_every == 0:  # LeastSquares refactorized
+                self.u = self.X @ self.ls.theta
+                self.g = np.einsum("ij,jk,ik->i", self.X, self.ls.A_inv, self.X)
+        else:
             # rows after the fold: entry (i, k) is the Wi[k] of _evaluate (same arithmetic)
             self._Gbuf -= (fk * ga)[:, None] * ga
+            self._fold_counts(a, k, S)
+        self.streak_k, self.streak_S = 0, 0.0
+
+    def _fold_counts(self, a: int, k: int, S: float) -> None:
+        """The scalar part of a fold (K <= MAX_ARMS), shared by the numpy and compiled
+        paths; the refresh of the base every ``refactor_every`` folds."""
+        kq = k * self._q
+        # log1p(k q) is the one C_t of the streak's last round used (cached by _radius_one)
+        l1p = self._l1p[1] if self._l1p[0] == kq else float(np.log1p(kq))
+        self._logdet_base = self._logdet_base + l1p
+        self.Tb[a] += k
+        self.sb[a] += S
+        self._n_folds += 1
+        self._solved = None
+        if self._n_folds % self.solver.refactor_every == 0:
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """Recompute u, g and log det A of the base from its counts and sums (Cholesky) and
+        drop the carried rows of G (they are recomputed when needed)."""
+        A_inv, theta, logdet = self._base_solve()
+        self.u = self.X @ theta
+        self.g = np.einsum("ij,jk,ik->i", self.X, A_inv, self.X)
+        self._logdet_base = logdet
+        self._have.fill(False)
 
     def _start_streak(self, a: int) -> None:
+        if self._switch is not None and self.streak_k > 0:
+            # compiled fold (K <= MAX_ARMS), then the new streak's vectors when its row is there
+            k = self.streak_k
+            refresh = (self._n_folds + 1) % self.solver.refactor_every == 0
+            ok, q, ua = self._switch(self.u, self.g, self._Gbuf, self._have, self._ga, self._ga2, float(k),
+                                     self.streak_S, self._ua, self._q, a, not refresh)
+            self._fold_counts(self.streak_arm, k, self.streak_S)
+            self.streak_k, self.streak_S = 0, 0.0
+            self.streak_arm = a
+            if ok:
+                self._q, self._ua = q, ua
+                self._logdet = self._logdet_base
+                self._mx_cache = None
+                return
+            self._streak_vectors()
+            return
         self._fold()
         self.streak_arm = a
         self._streak_vectors()
@@ -573,15 +666,12 @@ class LinGapEExploration(Exploration):
         """One round (Algorithm 1 lines 9-17) at the current state.
 
         After :data:`~combex.solvers._lingape_kernel.COMPILE_AFTER` rounds (when numba is
-        installed, K is at most 512 and the rule is greedy) by the compiled kernel, which
+        installed, K is at most MAX_ARMS and the rule is greedy) by the compiled kernel, which
         gives bit for bit what :meth:`_evaluate` gives for one state."""
         if self._kernel is None and self._np_rounds >= 0:
             self._np_rounds += 1
             if self._np_rounds >= _kernel.COMPILE_AFTER:
-                usable = self._Gbuf is not None and self.solver.rule == "greedy" and _kernel.ENABLED
-                self._kernel = _kernel.compiled_round() if usable else None
-                if self._kernel is None:
-                    self._np_rounds = -1  # the numpy path for good
+                self._use_kernel()
         if self._kernel is not None:
             self._decide_compiled()
             return
@@ -592,12 +682,24 @@ class LinGapEExploration(Exploration):
         )
         self._apply(int(i[0]), int(j[0]), float(B[0]), float(C[0]), int(nxt[0]))
 
+    def _use_kernel(self) -> None:
+        """Switch to the compiled round, change of arm and block (numba installed, K <=
+        MAX_ARMS, greedy rule), or to the numpy path for good."""
+        usable = self._Gbuf is not None and self.solver.rule == "greedy" and _kernel.ENABLED
+        self._kernel = _kernel.compiled_round() if usable else None
+        self._switch = _kernel.compiled_switch() if usable else None
+        self._block = _kernel.compiled_block() if usable else None
+        if self._kernel is None:
+            self._np_rounds = -1  # the numpy path for good
+
     def _radius_one(self, kq: float, t: float) -> float:
         """:meth:`_radius` for one state, with the same operations (C_t bit for bit)."""
+        if self._logdet_radius:
+            l1p = float(np.log1p(kq))
+            self._l1p = (kq, l1p)
+            arg = (self._logdet + l1p) - self._ld_floor + self._ld_shift
+            return self.R * math.sqrt(arg if arg > 0.0 else 0.0) + self._ridge_term
         s = self.solver
-        if s.radius == "logdet":
-            arg = (self._logdet + float(np.log1p(kq))) - self._ld_floor + self._ld_shift
-            return self.R * math.sqrt(arg if arg > 0.0 else 0.0) + math.sqrt(s.ridge) * self.S
         d = self.X.shape[1]
         return self.R * math.sqrt(d * float(np.log((1.0 + t * self.L2 / s.ridge) / self.delta_eff))) + math.sqrt(
             s.ridge
@@ -621,11 +723,13 @@ class LinGapEExploration(Exploration):
         self.rounds += 1
         if self.record_trace:
             self.record(B=B, C=C, i=i, j=j)
-        if B <= self.solver.epsilon:
-            self.certificate = {"B": B, "C_t": C, "epsilon": self.solver.epsilon, "i_t": i, "j_t": j}
-            self.stop("identified", f"B(t) = {B:.6g} <= epsilon = {self.solver.epsilon}")
+        eps = self.solver.epsilon
+        if B <= eps:
+            self.certificate = {"B": B, "C_t": C, "epsilon": eps, "i_t": i, "j_t": j}
+            self.stop("identified", f"B(t) = {B:.6g} <= epsilon = {eps}")
             return
-        self.next_count = max(1, int(self.solver.growth * self.samples))
+        g = self.solver.growth
+        self.next_count = max(1, int(g * self.samples)) if g else 1
         self.next_arm = nxt
 
     # ------------------------------------------------------------------ contract
@@ -672,9 +776,13 @@ class LinGapEExploration(Exploration):
         back into its state before the block (its public
         :meth:`~combex.environments.Environment.state_dict` /
         :meth:`~combex.environments.Environment.load_state_dict`) and the pulls actually
-        used are drawn again, so its stream stays the one of the ask/tell loop. Streaks
-        that have been short for this arm run round by round (:meth:`_decide`, the compiled
-        round when available): there a block costs more than it saves.
+        used are drawn again, so its stream stays the one of the ask/tell loop. With the
+        compiled kernels (:func:`~combex.solvers._lingape_kernel.lingape_block`) the rounds
+        of a block are evaluated one after the other up to the cut, with the C_t of
+        :meth:`_radius`, instead of all at once by :meth:`_evaluate`: the same values bit
+        for bit (tested). Streaks that have been short for this arm run round by round
+        (:meth:`_decide`, the compiled round when available): there a block costs more than
+        it saves.
         """
         batch = self.ask()  # initialization: every arm once
         if budget is not None:
@@ -682,9 +790,16 @@ class LinGapEExploration(Exploration):
         self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
         last_len = np.full(self.X.shape[0], 4, dtype=np.int64)
         one = np.ones(1, dtype=np.int64)
+        single = [np.full(1, b, dtype=np.intp) for b in range(self.X.shape[0])]
         m = 4
         eps = self.solver.epsilon
+        cap = 1 << 14
+        outs = (np.empty(cap, dtype=np.intp), np.empty(cap, dtype=np.intp), np.empty(cap), np.empty(cap, dtype=np.intp))
         while not self.done:
+            if self._kernel is None and self._np_rounds >= 0 and self.samples >= 8 * _kernel.COMPILE_AFTER:
+                # a long run: the kernels now (blocks do not count as rounds of _decide);
+                # later than for ask / tell, as a block of rounds is already vectorized
+                self._use_kernel()
             if budget is not None and self.samples >= budget:
                 self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
                 break
@@ -696,7 +811,7 @@ class LinGapEExploration(Exploration):
             if budget is not None:
                 m = min(m, budget - self.samples)
             if m < 8:  # round by round: the ask / tell step without its checks
-                r1 = float(env.pull_many(np.full(1, a, dtype=np.intp), one)[0])
+                r1 = float(env.pull_many(single[a], one)[0])
                 self._pending = None
                 self.samples += 1
                 self._tell_one(a, 1, r1)
@@ -708,11 +823,25 @@ class LinGapEExploration(Exploration):
             r = env.pull_many(np.full(m, a, dtype=np.intp), np.ones(m, dtype=np.int64))
             Ss = np.cumsum(np.concatenate([[self.streak_S], r]))[1:]
             steps = np.arange(1, m + 1, dtype=np.int64)
-            i, j, B, C, nxt = self._evaluate(
-                self.streak_k + steps, Ss, self.T[a] + steps, self.samples + steps.astype(np.float64)
-            )
-            cut = np.flatnonzero((B <= eps) | (nxt != a))
-            n = int(cut[0]) + 1 if cut.size else m
+            if self._block is not None:
+                # compiled: round after round up to the first that stops or changes arm;
+                # C_t for the block as _evaluate computes it
+                C = self._radius(np.log1p((self.streak_k + steps).astype(np.float64) * self._q),
+                                 self.samples + steps.astype(np.float64))
+                n, need = 0, 0
+                while True:
+                    n, need = self._block(self.u, self.g, self._ga, self._ga2, self._Gbuf, self._have, self.streak_k,
+                                          Ss, self._ua, self._q, C, eps, a, n, *outs)
+                    if need < 0:
+                        break
+                    self._row(need)
+                i, j, B, nxt = (o[:n] for o in outs)
+            else:
+                i, j, B, C, nxt = self._evaluate(
+                    self.streak_k + steps, Ss, self.T[a] + steps, self.samples + steps.astype(np.float64)
+                )
+                cut = np.flatnonzero((B <= eps) | (nxt != a))
+                n = int(cut[0]) + 1 if cut.size else m
             if n < m:  # rewind the environment and redraw the n rewards used (same values)
                 env.load_state_dict(state)
                 env.pull_many(np.full(n, a, dtype=np.intp), np.ones(n, dtype=np.int64))
@@ -743,7 +872,7 @@ class LinGapEExploration(Exploration):
     def theta(self) -> NDArray[np.float64]:
         """theta_hat at the current state (the base estimate plus the streak)."""
         a, k = self.streak_arm, self.streak_k
-        th = np.array(self.ls.theta, dtype=np.float64)
+        th = np.array(self._base_theta(), dtype=np.float64)
         if a >= 0 and k > 0:
             th = th + ((self.streak_S - k * float(self.u[a])) / (1.0 + k * self._q)) * self._mx
         return th
@@ -758,7 +887,7 @@ class LinGapEExploration(Exploration):
         """Arms j != i_t that the data cannot rule out: ``(x_j - x_i)^T theta_hat + C_t
         ||x_j - x_i||_{A^-1} >= epsilon`` (the terms of B(t)), least separated first."""
         a, k = self.streak_arm, self.streak_k
-        A_inv = self.ls.A_inv
+        A_inv = self._base_A_inv()
         if a >= 0 and k > 0:  # the streak on top of the base (Sherman-Morrison)
             A_inv = A_inv - (k / (1.0 + k * self._q)) * np.outer(self._mx, self._mx)
         u = self.X @ self.theta
@@ -771,7 +900,8 @@ class LinGapEExploration(Exploration):
 
     def _extra_state(self) -> dict[str, Any]:
         return {
-            "ls": self.ls.state_dict(), "u": self.u.copy(), "g": self.g.copy(), "T": self.T.copy(),
+            "ls": None if self.ls is None else self.ls.state_dict(), "Tb": self.Tb.copy(), "sb": self.sb.copy(),
+            "logdet": self._logdet_base, "n_folds": self._n_folds, "u": self.u.copy(), "g": self.g.copy(), "T": self.T.copy(),
             "sums": self.sums.copy(), "streak_arm": self.streak_arm, "streak_k": self.streak_k,
             "streak_S": self.streak_S, "phase": self.phase, "next_arm": self.next_arm,
             "next_count": self.next_count, "i_t": self.i_t, "j_t": self.j_t, "B": self.B, "C": self.C,
@@ -780,17 +910,40 @@ class LinGapEExploration(Exploration):
         }
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
-        self.ls = LeastSquares.from_state(state["ls"])
+        self._setup(self.solver)  # type: ignore[arg-type]
+        n_arms = self.X.shape[0]
         self.u = np.array(state["u"], dtype=np.float64)
         self.g = np.array(state["g"], dtype=np.float64)
         self.T = np.array(state["T"], dtype=np.int64)
         self.sums = np.array(state["sums"], dtype=np.float64)
+        if "Tb" in state:
+            self.Tb = np.array(state["Tb"], dtype=np.int64)
+            self.sb = np.array(state["sb"], dtype=np.float64)
+            self._logdet_base = float(state["logdet"])
+            self._n_folds = int(state["n_folds"])
+        else:  # saved when the base was a LeastSquares only: its counts and sums from T, sums
+            a, k = int(state["streak_arm"]), int(state["streak_k"])
+            self.Tb, self.sb = self.T.copy(), self.sums.copy()
+            if a >= 0 and k > 0:
+                self.Tb[a] -= k
+                self.sb[a] -= float(state["streak_S"])
+            ls_state = state["ls"]
+            self._logdet_base = float(ls_state["logdet"])
+            self._n_folds = int(ls_state["n_updates"])
+        for name in ("u", "g", "T", "sums", "Tb", "sb"):
+            v = getattr(self, name)
+            if v.shape != (n_arms,) or not np.isfinite(v).all() or (name in ("T", "Tb") and (v < 0).any()):
+                raise StateError(f"LinGapE state: '{name}' must be {n_arms} finite values (counts >= 0); got {v!r}.")
         for k in ("streak_arm", "streak_k", "next_arm", "next_count", "i_t", "j_t"):
             setattr(self, k, int(state[k]))
         self.streak_S = float(state["streak_S"])
         self.phase = str(state["phase"])
         self.B, self.C = float(state["B"]), float(state["C"])
-        self._setup(self.solver)  # type: ignore[arg-type]
+        self.ls = None
+        if self._Gbuf is None:
+            if state.get("ls") is None:
+                raise StateError(f"LinGapE state: 'ls' (the least squares) is required for K = {n_arms} > MAX_ARMS.")
+            self.ls = LeastSquares.from_state(state["ls"])
         if self._Gbuf is not None and state.get("G_rows") is not None:
             self._Gbuf = np.array(state["G_rows"], dtype=np.float64).reshape(self._Gbuf.shape)
             self._have = np.array(state["G_have"], dtype=bool).reshape(self._have.shape)

@@ -117,6 +117,8 @@ def _const(a: NDArray[Any]) -> NDArray[Any]:
 # Count arrays of the one- and two-arm batches (read-only, shared: a Batch never changes).
 _ONE = _const(np.ones(1, dtype=np.int64))
 _TWO = _const(np.ones(2, dtype=np.int64))
+#: Most one- and two-arm batches an exploration keeps for reuse.
+_BATCH_CACHE = 4096
 
 
 class _SemiBanditSolver(Solver):
@@ -281,9 +283,32 @@ class _ArmStatsExploration(Exploration):
                 f"feedback). Got arm_type={p.arm_type!r} instead."
             )
         self.N = int(p.n_arms)
+        # one immutable Batch per next arm (pair) of the per-round path, made once
+        self._batches: dict[Any, Batch] = {}
+        self._batch: Batch | None = None
 
     def _allocate(self) -> None:
         pass
+
+    def _single(self, i: int) -> None:
+        """Next: one pull of arm i."""
+        b = self._batches.get(i)
+        if b is None:
+            b = Batch(_const(np.array([i], dtype=np.intp)), _ONE)
+            if len(self._batches) < _BATCH_CACHE:
+                self._batches[i] = b
+        self._batch = b
+        self._next, self._next_counts = b.arms, _ONE
+
+    def _pair(self, h: int, l: int) -> None:
+        """Next: one pull of arm h and one of arm l (one batch)."""
+        b = self._batches.get((h, l))
+        if b is None:
+            b = Batch(_const(np.array([h, l], dtype=np.intp)), _TWO)
+            if len(self._batches) < _BATCH_CACHE:
+                self._batches[(h, l)] = b
+        self._batch = b
+        self._next, self._next_counts = b.arms, _TWO
 
     @abstractmethod
     def _initialize(self) -> None:
@@ -299,6 +324,9 @@ class _ArmStatsExploration(Exploration):
 
     # ------------------------------------------------------------------ contract
     def _next_batch(self) -> Batch:
+        b = self._batch
+        if b is not None and b.arms is self._next:
+            return b
         return Batch(self._next, self._next_counts)
 
     def _fold(self, batch: Batch, sums: NDArray[np.float64]) -> Any:
@@ -527,14 +555,6 @@ class _BestKExploration(_ArmStatsExploration):
             return
         self._choose(h, l)
 
-    def _pair(self, h: int, l: int) -> None:
-        self._next = np.array([h, l], dtype=np.intp)
-        self._next_counts = _TWO
-
-    def _single(self, i: int) -> None:
-        self._next = np.array([i], dtype=np.intp)
-        self._next_counts = _ONE
-
     # ------------------------------------------------------------------ results
     @property
     def recommendation(self) -> NDArray[np.bool_]:
@@ -607,6 +627,9 @@ class _LUCBExploration(_BothExploration):
     def _allocate(self) -> None:
         super()._allocate()
         self.isq = np.zeros(self.N)
+
+    def _keys(self, i: int) -> None:
+        pass  # _bounds recomputes every bound from hm, lm and isq at each round
 
     def _radii(self, idx: Any) -> None:
         if isinstance(idx, list):
@@ -789,8 +812,7 @@ class _LilUCBExploration(_ArmStatsExploration):
         if self._stat >= 0.0:
             self.stop("identified", "one arm holds a lambda fraction of the samples")
             return
-        self._next = np.array([int(self.index.argmax())], dtype=np.intp)
-        self._next_counts = _ONE
+        self._single(int(self.index.argmax()))
 
     @property
     def recommendation(self) -> NDArray[np.bool_]:

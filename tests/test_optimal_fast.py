@@ -1,0 +1,128 @@
+"""Issue 15e: the fast path of the MAB / Best-K GLR solvers and the per-pair valid thresholds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from combex.environments import BernoulliArms, GaussianArms
+from combex.environments._instances_semi import jiang_1sparse
+from combex.estimation._glr import GLRThreshold, kk_C_gauss, pair_glr
+from combex.oracles import PartitionMatroid
+from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop
+from combex.solvers._base import Solver
+from combex.solvers.optimal import _fast_simulator
+
+ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
+
+
+def _cases():
+    pm = PartitionMatroid([0, 0, 0, 1, 1], [1, 1], base=True)
+    return {
+        "bai": (lambda: GaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], rng=3), {}),
+        "topk": (lambda: jiang_1sparse(8, 2, rng=4), {"K": 2}),
+        "matroid": (lambda: GaussianArms([0.2, 1.0, 0.0, 0.5, 0.9], sigma=0.5, rng=2), {"decision_class": pm}),
+        "epsilon": (lambda: GaussianArms([1.0, 0.9, 0.3], sigma=[0.5, 1.0, 0.7], rng=5), {"epsilon": 0.15}),
+    }
+
+
+@pytest.mark.parametrize("budget", [None, 41])
+@pytest.mark.parametrize("case", list(_cases()))
+@pytest.mark.parametrize("cls", ALL)
+def test_fast_path_is_bit_identical_to_ask_tell(cls, case, budget):
+    """``run`` on a GaussianArms takes the fast path; the ask / tell loop of Solver.run on
+    the same environment gives the same answer, samples, rounds, pulls, certificate, trace
+    and leaves the environment's generator in the same state."""
+    make_env, kw = _cases()[case]
+    e1, e2 = make_env(), make_env()
+    assert _fast_simulator(e1)
+    a = cls(delta=0.1, **kw).run(e1, rng=7, budget=budget, trace=True)
+    b = Solver.run(cls(delta=0.1, **kw), e2, rng=7, budget=budget, trace=True)
+    assert (a.status, a.samples, a.rounds) == (b.status, b.samples, b.rounds)
+    assert np.array_equal(np.asarray(a.answer), np.asarray(b.answer))
+    assert np.array_equal(a.pulls, b.pulls) and a.certificate == b.certificate
+    assert a.trace.keys() == b.trace.keys() and all(np.array_equal(a.trace[k], b.trace[k]) for k in a.trace)
+    assert e1.rng.bit_generator.state == e2.rng.bit_generator.state
+    if budget is not None:
+        assert a.status == "budget_exhausted" and a.samples == budget
+
+
+def test_fast_path_only_for_gaussian_simulators_without_callback():
+    assert not _fast_simulator(BernoulliArms([0.5, 0.2]))
+    seen = []
+    env = GaussianArms([1.0, 0.0], rng=0)
+    res = TopTwo(delta=0.1).run(env, rng=1, callback=lambda exp: seen.append(exp.samples))
+    assert res.identified and len(seen) == res.rounds - 1  # the callback ran at every check but the last
+
+
+# ----------------------------------------------------------------------------- per-pair thresholds
+def test_best_k_stops_on_the_pair_threshold_from_the_two_counts():
+    """The certificate's threshold is c + 2 log(4 + log N_i) + 2 log(4 + log N_j) for the
+    binding pair (Kaufmann & Koolen 2021, Theorem 9 on two arms), below the scalar
+    threshold in t that the solvers used before."""
+    env = jiang_1sparse(10, 2, rng=0)
+    res = TopTwo(K=2, delta=0.01).run(env, rng=3)
+    c = res.certificate
+    m = 2 * 8
+    scalar = GLRThreshold(0.01, "valid", structure="pairs", n_alternatives=m)(res.samples)
+    assert res.identified and c["glr"] >= c["threshold_value"]
+    assert c["threshold_value"] < scalar - 0.3
+    const = 2 * kk_C_gauss(math.log(m / 0.01) / 2)
+    # the value is const + term(N_i) + term(N_j) for two arms of the run
+    hits = [2 * math.log(4 + math.log(n)) for n in res.pulls]
+    assert any(abs(c["threshold_value"] - const - h1 - h2) < 1e-9 for h1 in hits for h2 in hits)
+
+
+def test_per_pair_threshold_is_calibrated_under_the_null_with_unequal_counts():
+    """Two arms with equal means, one sampled three times as often as the other: the pair
+    GLR (either answer) crosses c + h(N_i) + h(N_j) in fewer than delta of the runs."""
+    delta = 0.1
+    rng = np.random.default_rng(11)
+    runs, steps = 3000, 1000
+    ni = 3.0 * np.arange(1, steps + 1)
+    nj = np.arange(1, steps + 1, dtype=float)
+    xi = rng.standard_normal((runs, 3 * steps)).cumsum(1)[:, 2::3] / ni
+    xj = rng.standard_normal((runs, steps)).cumsum(1) / nj
+    z = np.maximum(pair_glr(xi, xj, ni, nj)[0], pair_glr(xj, xi, nj, ni)[0])
+    b = 2 * kk_C_gauss(math.log(1 / delta) / 2) + 2 * np.log(4 + np.log(ni)) + 2 * np.log(4 + np.log(nj))
+    freq = float(np.mean((z >= b).any(axis=1)))
+    assert freq <= delta
+    # and the per-pair threshold is below the scalar one at every step
+    scalar = np.array([GLRThreshold(delta, "valid", structure="pairs")(t) for t in ni + nj])
+    assert np.all(b <= scalar + 1e-12)
+
+
+# ----------------------------------------------------------------------------- top-two beta
+def test_top_two_optimal_beta_is_the_answer_share_of_the_optimal_allocation():
+    """beta="optimal" (the default): the leader's probability is sum_{i in S} w*_i(mu_hat);
+    on jiang-1sparse K = 2 that share is 1/4 (1/8 per answer arm, 1/24 per other arm)."""
+    from combex.solvers._lower_bound_bandit import bandit_characteristic_time
+
+    env = jiang_1sparse(20, 2, rng=0)
+    lb = bandit_characteristic_time(env.means(), K=2, sigma=0.5)
+    assert float(lb.allocation[:2].sum()) == pytest.approx(0.25, abs=1e-3)
+    exp = TopTwo(K=2, delta=0.01).start(env, rng=1)
+    assert exp.solver.beta == "optimal"
+    exp._simulate(env, None)
+    assert exp.status == "identified"
+    share = exp._leader_probability()
+    assert share == pytest.approx(float(exp.w[exp._answer].sum()))
+    # w is w*(mu_hat) of the last solve (at most 10% of the samples ago): close to the
+    # exact allocation of the final means
+    ref = bandit_characteristic_time(exp.mu, K=2, sigma=0.5).allocation
+    assert share == pytest.approx(float(ref[exp._answer].sum()), abs=0.03)
+    assert share == pytest.approx(0.25, abs=0.06)
+    # a fixed beta is used as given
+    fixed = TopTwo(K=2, delta=0.01, beta=0.3).start(env.spawn(1), rng=1)
+    assert fixed._leader_probability() == 0.3
+
+
+def test_top_two_beta_is_checked():
+    from combex.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="beta"):
+        TopTwo(beta="best")
+    with pytest.raises(InvalidParameterError, match="beta"):
+        TopTwo(beta=1.5)
