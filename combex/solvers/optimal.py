@@ -792,6 +792,26 @@ def _uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, 
         return {}
     mu = np.asarray(means(), dtype=np.float64)
     var = np.broadcast_to(np.asarray(sig() if callable(sig) else sig, dtype=np.float64) ** 2, mu.shape)
+    key = (mu.tobytes(), np.ascontiguousarray(var).tobytes(), K, eps)
+    T = _UV_LB_CACHE.get(key)
+    if T is None:
+        T = _uv_characteristic_time(mu, var, K, eps)
+        if len(_UV_LB_CACHE) > 256:
+            _UV_LB_CACHE.clear()
+        _UV_LB_CACHE[key] = T
+    if not math.isfinite(T):
+        return {}
+    denom = T * math.log(1.0 / delta)
+    return {"T_star": T, "lower_bound_samples": denom, "lower_bound_ratio": samples / denom,
+            "lower_bound_exact": False}
+
+
+_UV_LB_CACHE: dict[Any, float] = {}
+
+
+def _uv_characteristic_time(mu: NDArray[np.float64], var: Any, K: int, eps: float) -> float:
+    """T* of the unknown-variance model over the pairs of the true answer (see
+    :func:`_uv_lower_bound_info`); inf when degenerate."""
     N = mu.shape[0]
     order = np.argsort(-mu, kind="stable")
     ins, outs = order[:K], order[K:]
@@ -807,12 +827,7 @@ def _uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, 
 
     w = _maxmin_weights(costs, N, iters=400)
     val = float(costs(w)[0].min())
-    if not val > 0:
-        return {}
-    T = 1.0 / val
-    denom = T * math.log(1.0 / delta)
-    return {"T_star": T, "lower_bound_samples": denom, "lower_bound_ratio": samples / denom,
-            "lower_bound_exact": False}
+    return 1.0 / val if val > 0 else math.inf
 
 
 def _is_matroid_bases(dc: Any) -> bool:
