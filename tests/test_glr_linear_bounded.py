@@ -33,7 +33,7 @@ def test_bernoulli_index_arms_use_half_the_unit_range():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,runs", [("top-two", 100), ("fw-sampling", 100), ("rage", 100), ("lingame", 20)])
+@pytest.mark.parametrize("name,runs", [("top-two", 100), ("fw-sampling", 100), ("rage", 100), ("lingame", 100)])
 def test_linear_bernoulli_error_rate_at_most_delta(name, runs):
     """+-1 rewards, near tie (0.7 vs 0.48 on the third arm), delta = 0.1: Clopper-Pearson."""
     from scipy.stats import beta as beta_dist

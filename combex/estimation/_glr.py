@@ -49,16 +49,16 @@ with applications to sequential tests and confidence intervals", JMLR 22(246):
   (Garivier & Kaufmann 2016, Jourdan et al.). No guarantee.
 
 **Provenance of the constants.** The paper's text could not be read while these were
-checked (issue 15f: the search corpora hold only its bibliographic record), so the equation
-numbers above are those of the statements as they are quoted by the papers that use them:
-the two-arm Gaussian form ``2 C_G(log((K - 1)/delta)/2) + 4 log(4 + log(t/2))`` with the
+checked (issue 15f: the search corpora hold only its bibliographic record), so the theorem
+numbers above are as recalled from the papers that use them, not re-read against the
+text: the two-arm Gaussian form ``2 C_G(log((K - 1)/delta)/2) + 4 log(4 + log(t/2))`` with the
 same ``g_G`` is the stopping threshold of Jourdan et al. (2022), and ``T(x) ~ x + 4 log(1 +
 x + sqrt(2 x))`` is the paper's own asymptotic form (``kk_T`` is within 5% of it for x >= 10;
 ``tests/test_optimal.py``). The thresholds are checked by Monte Carlo under the null
 (``tests/test_glr_thresholds.py``): the deviation sum ``sum_i N_i d(mu_hat_i, mu_i)`` (the
 event the theorems bound) never crossed the ``"pairs"`` or ``"all-arms-gaussian"``
-thresholds in 1,000 paths of 500 samples per arm even at ``delta = 0.5`` (frequency 0 <=
-0.5): they are valid and, at these horizons, very conservative.
+thresholds in 1,000 paths of 500 samples per arm even at ``delta = 0.5`` or ``0.9``
+(frequency 0): they are valid and, at these horizons, very conservative.
 
 For rewards in ``[a, b]`` (crowd scores, Bernoulli) the Gaussian statistic with
 ``sigma = (b - a) / 2`` is used with the Gaussian thresholds: every exponential process of

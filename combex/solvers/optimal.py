@@ -199,6 +199,9 @@ class _OptimalSolver(Solver):
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         k = getattr(env, "K", self.K) if dc is None else 1
         div = info.get("divergence")
+        if div == _UV:
+            info.update(_uv_lower_bound_info(env, self.delta, result.samples, int(k), dc, self.epsilon))
+            return replace(result, info=info)
         extra = bandit_lower_bound_info(env, self.delta, result.samples, K=int(k), decision_class=dc,
                                         epsilon=self.epsilon, divergence=div)
         info.update(extra)
@@ -781,6 +784,56 @@ class _OptimalExploration(Exploration):
                 "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
 
 
+
+
+def _uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, eps: float) -> dict[str, Any]:
+    """``lower_bound_ratio`` of an unknown-variance run (best arm, Best-K): T*(mu, sigma^2)
+    of the unknown-variance model, ``1 / T* = max_w min_{(i, j)} inf_x sum w_a 1/2 log(1 +
+    (mu_a - x_a)^2 / sigma_a^2)`` over the pairs of the true answer, by exponentiated
+    subgradient ascent. Any ``w`` gives a lower bound of the max, so the T* reported is an
+    upper bound and the ratio a lower bound of the exact one (``lower_bound_exact`` False).
+    ``{}`` without a truth (means and per-arm sigma) or for decision classes."""
+    means, sig = getattr(env, "means", None), getattr(env, "sigma", None)
+    if dc is not None or not callable(means) or sig is None:
+        return {}
+    mu = np.asarray(means(), dtype=np.float64)
+    var = np.broadcast_to(np.asarray(sig() if callable(sig) else sig, dtype=np.float64) ** 2, mu.shape)
+    key = (mu.tobytes(), np.ascontiguousarray(var).tobytes(), K, eps)
+    T = _UV_LB_CACHE.get(key)
+    if T is None:
+        T = _uv_characteristic_time(mu, var, K, eps)
+        if len(_UV_LB_CACHE) > 256:
+            _UV_LB_CACHE.clear()
+        _UV_LB_CACHE[key] = T
+    if not math.isfinite(T):
+        return {}
+    denom = T * math.log(1.0 / delta)
+    return {"T_star": T, "lower_bound_samples": denom, "lower_bound_ratio": samples / denom,
+            "lower_bound_exact": False}
+
+
+_UV_LB_CACHE: dict[Any, float] = {}
+
+
+def _uv_characteristic_time(mu: NDArray[np.float64], var: Any, K: int, eps: float) -> float:
+    """T* of the unknown-variance model over the pairs of the true answer (see
+    :func:`_uv_lower_bound_info`); inf when degenerate."""
+    N = mu.shape[0]
+    order = np.argsort(-mu, kind="stable")
+    ins, outs = order[:K], order[K:]
+    I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+
+    def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
+        z, x = pair_glr_unknown_variance(mu[I], mu[J], w[I], w[J], var[I], var[J], epsilon=eps)
+        G = np.zeros((z.shape[0], N))
+        r = np.arange(z.shape[0])
+        G[r, I] = kl_gaussian_unknown_variance(mu[I], x, var[I])
+        G[r, J] = kl_gaussian_unknown_variance(mu[J], x + eps, var[J])
+        return z, G
+
+    w = _maxmin_weights(costs, N, iters=400)
+    val = float(costs(w)[0].min())
+    return 1.0 / val if val > 0 else math.inf
 
 
 def _is_matroid_bases(dc: Any) -> bool:

@@ -31,7 +31,8 @@ _BUILTIN_FAMILIES = {
     "lingape-oracle": "full-bandit",
     "lingape": "linear", "xy-static": "linear", "xy-adaptive": "linear", "xy-oracle": "linear",
     "bounded-me": "mips",
-    "track-and-stop": "semi-bandit", "top-two": ("semi-bandit", "linear"), "fw-sampling": ("semi-bandit", "linear"),
+    "track-and-stop": "semi-bandit", "top-two": ("semi-bandit", "linear", "full-bandit"),
+    "fw-sampling": ("semi-bandit", "linear", "full-bandit"),
     "comb-game": "semi-bandit", "lingame": "linear", "rage": "linear",
 }
 
@@ -421,14 +422,17 @@ _CASE_BUILDERS = {"semi-bandit": _semi_cases, "full-bandit": _full_cases, "linea
 
 def _wrong_family_env(families: tuple[str, ...], rng: Any) -> Any:
     """A problem of a family the solver does not take (linear first, then full-bandit, then
-    semi-bandit arms)."""
+    semi-bandit arms), or None when it takes every kind (e.g. ``top-two``: semi-bandit,
+    linear and full-bandit; the check then does not apply)."""
     from ..environments import FullBandit, GaussianArms, LinearBandit
 
     if "linear" not in families:
         return LinearBandit(np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.6]]), [1.0, 0.0], rng=rng)
     if "full-bandit" not in families:
         return FullBandit([1.0, 0.0, 0.0], k=1, rng=rng)
-    return GaussianArms([1.0, 0.0, 0.0], rng=rng)
+    if "semi-bandit" not in families and "mips" not in families:
+        return GaussianArms([1.0, 0.0, 0.0], rng=rng)
+    return None  # the solver takes every kind of problem: no wrong family to try
 
 
 # ====================================================================== runs
@@ -745,7 +749,8 @@ def yield_solver_checks(solver_or_name: Any, *, rng: Any = 0, n_runs: int = 2,
     yield "seeds_differ", lambda: _check_seeds_differ(solver, cases, budget, seed)
     yield "settings_unchanged", lambda: _check_settings_unchanged(solver, cases, budget, seed)
     yield "bad_input", lambda: _check_bad_input(solver, cases, budget, seed)
-    yield "wrong_family", lambda: _check_wrong_family(solver, solver_families(solver), seed)
+    if _wrong_family_env(solver_families(solver), 0) is not None:
+        yield "wrong_family", lambda: _check_wrong_family(solver, solver_families(solver), seed)
 
 
 def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_runs: int = 2,
