@@ -7,12 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from combex.environments import BernoulliArms, GaussianArms
-from combex.environments._instances_semi import jiang_1sparse
+from combex.environments import BernoulliArms, GaussianArms, jiang_1sparse
 from combex.estimation._glr import GLRThreshold, kk_C_gauss, pair_glr
 from combex.oracles import PartitionMatroid
-from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop
-from combex.solvers._base import Solver
+from combex.solvers import CombGame, FWSampling, Solver, TopTwo, TrackAndStop
 from combex.solvers.optimal import _fast_simulator
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
 
-from combex.environments import CrowdQuiz, FullBandit
-from combex.environments._base import NoiseModel
+from combex.environments import CrowdQuiz, FullBandit, NoiseModel
 from combex.oracles import PartitionMatroid, SpanningTrees, TopK
 from combex.solvers import LinearFWSampling, LinearTopTwo, LinGame
 from combex.solvers._swap_bound import exchange_pairs, is_matroid_base_class, swap_glr_lower_bound
@@ -181,7 +180,7 @@ def test_readme_demo_block_matches_the_demo_rows():
 
 @pytest.mark.parametrize("n,k,seed", [(8, 3, 0), (7, 2, 1), (9, 4, 2), (6, 3, 3)])
 def test_swap_T_star_lower_bound_is_below_the_exact_T_star(n, k, seed):
-    from combex.environments._instances_full import kuroki_synthetic_means
+    from combex.environments import kuroki_synthetic_means
     from combex.solvers._lower_bound import characteristic_time
     from combex.solvers._swap_bound import swap_T_star_lower_bound
 

@@ -211,9 +211,8 @@ class _OptimalSolver(Solver):
     def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
         """The ask / tell loop of :meth:`Solver.run` without its per-sample objects, on a
         simulated :class:`~combex.environments.GaussianArms` with batch size 1: the same
-        rewards (the environment's generator drawn in blocks of standard normals, then
-        rewound to the draws used: ``standard_normal(k)`` is ``k`` successive scalar
-        draws), pulls, stop, result and final generator state as ask / tell
+        pulls (one public ``pull_many`` call per sample, as ask / tell makes), so the same
+        rewards, stop, result and final generator state as ask / tell
         (:meth:`_OptimalExploration._simulate`; tested bit-identical)."""
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
@@ -226,12 +225,13 @@ class _OptimalSolver(Solver):
 
 
 def _fast_simulator(env: Any) -> bool:
-    """Whether :meth:`_OptimalSolver._simulate` reproduces ``env``'s pulls exactly: a
-    :class:`~combex.environments.GaussianArms` (or subclass) whose pulls are its own."""
+    """Whether :meth:`_OptimalSolver._simulate` may run ``env``: a
+    :class:`~combex.environments.GaussianArms` (finite rewards, pulled at once) with index
+    arms and no features. Only its public ``pull_many`` is used."""
     from ..environments import GaussianArms
 
-    return (isinstance(env, GaussianArms) and type(env)._pull_many is GaussianArms._pull_many
-            and getattr(env, "arm_type", "index") == "index" and getattr(env, "features", None) is None)
+    return (isinstance(env, GaussianArms) and getattr(env, "arm_type", "index") == "index"
+            and getattr(env, "features", None) is None)
 
 
 # ============================================================================ exploration
@@ -654,11 +654,12 @@ class _OptimalExploration(Exploration):
         finally:
             self._fresh = False
 
-    def _simulate(self, env: Any, budget: int | None, block: int = 512) -> None:
+    def _simulate(self, env: Any, budget: int | None) -> None:
         """Run to the end against a simulated GaussianArms (see
         :meth:`_OptimalSolver._simulate`): the first batch (every arm once) through
-        ask / tell, then one arm per step with the reward computed as the environment's
-        one-arm pull computes it, ``c * mean + sqrt(c) * sigma * z`` with ``c = 1``."""
+        ask / tell, then one arm per step, pulled through the environment's public
+        ``pull_many`` with cached one-element arrays (the same call the ask / tell loop
+        makes for a one-arm batch, so the same rewards), without the Batch objects."""
         while not self.done and not self._ready:
             batch = self.ask()
             if budget is not None:
@@ -668,26 +669,16 @@ class _OptimalExploration(Exploration):
                 self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
         if self.done:
             return
-        means = [float(v) for v in env._means]
-        sig = [float(v) for v in env._sigma]
-        gen = env.rng
-        c1 = 1.0
-        sq = math.sqrt(c1)
+        single = [np.array([a], dtype=np.intp) for a in range(self.N)]
+        one = np.ones(1, dtype=np.int64)
+        pull = env.pull_many
         while not self.done:
-            state = gen.bit_generator.state
-            zs = gen.standard_normal(block).tolist()
-            k = 0
-            while k < block and not self.done:
-                a = self._select_one()
-                r = c1 * means[a] + sq * sig[a] * zs[k]
-                k += 1
-                self.samples += 1
-                self._update_one(a, 1, r)
-                if budget is not None and self.samples >= budget and not self.done:
-                    self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
-            if k < block:  # rewind the generator to the draws used
-                gen.bit_generator.state = state
-                gen.standard_normal(k)
+            a = self._select_one()
+            r = float(pull(single[a], one)[0])
+            self.samples += 1
+            self._update_one(a, 1, r)
+            if budget is not None and self.samples >= budget and not self.done:
+                self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
 
     def pair_costs_now(self, cv: NDArray[np.float64], ans: Any) -> tuple[Any, Any, Any, Any]:
         """:meth:`pair_costs` at the counts ``cv``, reusing the last check's values when
