@@ -58,9 +58,9 @@ sums, AdaHedge state, Track-and-Stop's cached weights and the oracle's alternati
 resumed run is bit-identical to the uninterrupted one.
 
 **Fast path:** :meth:`run` on a simulated :class:`~combex.environments.GaussianArms`
-(batch size 1, no callback) skips the per-sample objects of the ask / tell loop and draws
-the rewards in blocks from the environment's generator (rewound to the draws used): the
-same trajectory, result and final generator state as ask / tell (tested bit-identical).
+(batch size 1, no callback) skips the per-sample objects of the ask / tell loop; it pulls
+through the environment's public ``pull_many`` only (one call per sample, as ask / tell):
+the same trajectory, result and final generator state as ask / tell (tested bit-identical).
 Per-sample work: one-arm statistics update in scalars, the check's pair costs reused by
 Top-Two, Track-and-Stop's allocation recomputed only when the answer changes or ``t`` grew
 by 5% (best arm) / 10% (sets).
