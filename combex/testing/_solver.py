@@ -594,6 +594,32 @@ def _check_reproducible(solver: Any, cases: dict[str, _Case], budget: int, rng: 
             f"{_name(solver)}: two runs with the same seeds differ (samples {a.samples} vs {b.samples}, answer "
             f"{np.asarray(a.answer).tolist()} vs {np.asarray(b.answer).tolist()}): randomness not taken from rng."
         )
+    # The results can agree by chance (two runs stopping in the same round); the batches
+    # asked, in order, cannot: compare the first ones of two ask / tell loops.
+    if _asked(solver, case, s_env, s_alg, budget) != _asked(solver, case, s_env, s_alg, budget):
+        raise AssertionError(
+            f"{_name(solver)}: two ask / tell loops with the same seeds asked different batches: randomness not "
+            "taken from rng."
+        )
+
+
+def _asked(solver: Any, case: _Case, s_env: Any, s_alg: Any, budget: int, n_asks: int = 50) -> list[Any]:
+    """The first ``n_asks`` batches (arms and counts, in order) of an ask / tell loop."""
+    env = case.make_env(s_env)
+    out: list[Any] = []
+    try:
+        exp = solver.start(env, rng=s_alg)
+    except InvalidParameterError:  # a solver that only runs through run() (e.g. given the truth there)
+        return out
+    while not exp.done and len(out) < n_asks:
+        batch = exp.ask()
+        if batch.total > budget - exp.samples:
+            batch = batch.truncated(budget - exp.samples)
+        out.append((np.asarray(batch.arms).tolist(), np.asarray(batch.counts).tolist()))
+        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+        if exp.samples >= budget and not exp.done:
+            break
+    return out
 
 
 def _check_seeds_differ(solver: Any, cases: dict[str, _Case], budget: int, rng: Any) -> None:
