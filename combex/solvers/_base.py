@@ -609,6 +609,11 @@ class Exploration(ABC):
             raise param_error("reward_sum", type(self.solver).__name__, "a finite float", reward_sum) from None
         self.tell_batch(Batch(arms, np.array([count], dtype=np.int64)), [value])
 
+    def _told_arm_type(self) -> str:
+        """``"index"`` or ``"mask"``: the arms :meth:`tell_batch` takes (the solver's
+        ``arm_type``; an exploration serving both arm types overrides it)."""
+        return getattr(self.solver, "arm_type", "index")
+
     def _check_batch(self, batch: Batch) -> None:
         """Validate the arms and counts of a batch given to :meth:`tell_batch` (an index in
         ``[0, n_arms)`` or a 0/1 mask of length ``n_arms`` per arm; counts >= 0)."""
@@ -618,7 +623,7 @@ class Exploration(ABC):
         counts = np.asarray(batch.counts)
         if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0):
             raise param_error("count", owner, "non-negative ints", batch.counts)
-        if getattr(self.solver, "arm_type", "index") == "mask":
+        if self._told_arm_type() == "mask":
             if (arms.ndim != 2 or arms.shape != (counts.shape[0], n)
                     or not (arms.dtype == np.bool_ or (np.issubdtype(arms.dtype, np.number)
                                                        and np.all((arms == 0) | (arms == 1))))):

@@ -469,21 +469,10 @@ class _GLRExploration(Exploration):
             i = self.glr.best
         return self.answer_masks[i].copy() if self.answer_masks is not None else int(i)
 
-    def _check_batch(self, batch: Batch) -> None:
-        """Validate a batch told back (e.g. cut by a budget): super-arm masks on a full-bandit
-        problem (the solver classes serve both arm types), index arms otherwise."""
-        if self.masks is None:
-            return super()._check_batch(batch)
-        owner = type(self.solver).__name__
-        n = int(self.problem.n_arms)
-        arms = np.asarray(batch.arms)
-        counts = np.asarray(batch.counts)
-        if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer) or np.any(counts < 0):
-            raise param_error("count", owner, "non-negative ints", batch.counts)
-        if (arms.ndim != 2 or arms.shape != (counts.shape[0], n)
-                or not (arms.dtype == np.bool_ or (np.issubdtype(arms.dtype, np.number)
-                                                   and np.all((arms == 0) | (arms == 1))))):
-            raise param_error("arm", owner, f"a bool mask of shape ({n},)", arms[0] if arms.ndim > 1 else arms)
+    def _told_arm_type(self) -> str:
+        """Super-arm masks on a full-bandit problem (the solver classes serve both arm
+        types, e.g. a batch told back after a budget cut), index arms otherwise."""
+        return "index" if self.masks is None else "mask"
 
     def _arms_out(self, idx: NDArray[np.intp]) -> NDArray[Any]:
         return self.masks[idx] if self.masks is not None else idx

@@ -436,8 +436,9 @@ def _wrong_family_env(families: tuple[str, ...], rng: Any) -> Any:
 
 
 # ====================================================================== runs
-def _loop(exp: Any, env: Any, budget: int, stop_at: int | None = None) -> Any:
-    """The ask / tell loop of :meth:`Solver.run` (stopping early after ``stop_at`` tells)."""
+def _loop(exp: Any, env: Any, budget: int, stop_at: int | None = None, record: list[Any] | None = None) -> Any:
+    """The ask / tell loop of :meth:`Solver.run` (stopping early after ``stop_at`` tells;
+    appending each batch's arms and counts to ``record`` when given)."""
     tells = 0
     while not exp.done:
         if stop_at is not None and tells >= stop_at:
@@ -445,6 +446,8 @@ def _loop(exp: Any, env: Any, budget: int, stop_at: int | None = None) -> Any:
         batch = exp.ask()
         if batch.total > budget - exp.samples:
             batch = batch.truncated(budget - exp.samples)
+        if record is not None:
+            record.append((np.asarray(batch.arms).tolist(), np.asarray(batch.counts).tolist()))
         exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
         tells += 1
         if exp.samples >= budget and not exp.done:
@@ -611,14 +614,7 @@ def _asked(solver: Any, case: _Case, s_env: Any, s_alg: Any, budget: int, n_asks
         exp = solver.start(env, rng=s_alg)
     except InvalidParameterError:  # a solver that only runs through run() (e.g. given the truth there)
         return out
-    while not exp.done and len(out) < n_asks:
-        batch = exp.ask()
-        if batch.total > budget - exp.samples:
-            batch = batch.truncated(budget - exp.samples)
-        out.append((np.asarray(batch.arms).tolist(), np.asarray(batch.counts).tolist()))
-        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
-        if exp.samples >= budget and not exp.done:
-            break
+    _loop(exp, env, budget, stop_at=n_asks, record=out)
     return out
 
 
