@@ -509,14 +509,7 @@ def test_compiled_round_is_bit_identical_to_numpy(make, kwargs, monkeypatch):
     from combex.solvers import _lingape_kernel as kern
 
     monkeypatch.setattr(kern, "COMPILE_AFTER", 5)
-    switch = kern.compiled_switch()
-    calls = {"switch": 0}
-
-    def counted(*args):
-        calls["switch"] += 1
-        return switch(*args)
-
-    monkeypatch.setattr(kern, "compiled_switch", lambda: counted)
+    calls = _count_kernel_calls(monkeypatch, kern, "compiled_switch", "switch")
     solver = LinGapE(**kwargs)
     runs = {}
     for enabled in (False, True):
@@ -546,14 +539,7 @@ def test_compiled_fast_path_is_bit_identical_to_numpy_ask_tell(make, kwargs, mon
     from combex.solvers import _lingape_kernel as kern
 
     monkeypatch.setattr(kern, "COMPILE_AFTER", 5)
-    block = kern.compiled_block()
-    calls = {"block": 0}
-
-    def counted(*args):
-        calls["block"] += 1
-        return block(*args)
-
-    monkeypatch.setattr(kern, "compiled_block", lambda: counted)
+    calls = _count_kernel_calls(monkeypatch, kern, "compiled_block", "block")
     solver = LinGapE(**kwargs)
     monkeypatch.setattr(kern, "ENABLED", False)
     e1 = make(3)
@@ -775,3 +761,17 @@ def test_base_solve_survives_a_numerically_singular_design(monkeypatch):
     np.testing.assert_allclose(got[0], want[0], rtol=1e-10)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
     assert got[2] == pytest.approx(want[2], rel=1e-12)
+
+
+def _count_kernel_calls(monkeypatch, kern, factory, key):
+    """Wrap the compiled kernel that ``kern.<factory>()`` returns so that its calls are
+    counted in the returned dict under ``key``."""
+    fn = getattr(kern, factory)()
+    calls = {key: 0}
+
+    def counted(*args):
+        calls[key] += 1
+        return fn(*args)
+
+    monkeypatch.setattr(kern, factory, lambda: counted)
+    return calls

@@ -16,6 +16,7 @@ from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame, get_so
 from combex.solvers._linear_glr import heuristic_threshold, linear_glr, mixture_beta0, oracle_glr_lower_bound
 from combex.solvers._lower_bound import characteristic_time
 from combex.solvers.optimal_linear import AdaHedge, OracleSampler
+from combex.testing._solver import _loop
 
 GLR_SOLVERS = [LinGame, LinearTopTwo, LinearFWSampling]
 
@@ -321,23 +322,20 @@ def test_save_and_resume_gives_the_uninterrupted_run(cls, team, tmp_path):
             return FullBandit(means, k=2, rng=7)
         return soare(3, rng=7) if cls is RAGE else small_instance(gap=0.4, rng=7)
 
-    def drive(exp, env, steps=None):
-        n = 0
-        while not exp.done and (steps is None or n < steps):
-            b = exp.ask()
-            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
-            n += 1
-        return exp
-
     kw = {} if cls is RAGE else {"max_enumerate": 4} if team and cls is LinGame else {}
     solver = cls(**kw)
-    ref = drive(solver.start(make_env(), rng=3), make_env()).result()
+    ref = drive_loop(solver.start(make_env(), rng=3), make_env()).result()
     env = make_env()
-    exp = drive(solver.start(env, rng=3), env, steps=1 if cls is RAGE else 3)
+    exp = drive_loop(solver.start(env, rng=3), env, steps=1 if cls is RAGE else 3)
     assert not exp.done
     exp.ask()  # a pending batch is saved too
     path = exp.save(tmp_path / "state")
-    resumed = drive(solver.load(path, env), env).result()
+    resumed = drive_loop(solver.load(path, env), env).result()
     assert resumed.samples == ref.samples
     assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
     assert np.array_equal(resumed.pulls, ref.pulls)
+
+
+def drive_loop(exp, env, steps=None):
+    """The ask / tell loop of check_solver, stopped after ``steps`` tells when given."""
+    return _loop(exp, env, budget=10**12, stop_at=steps)

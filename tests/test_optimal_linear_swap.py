@@ -19,6 +19,7 @@ from combex.solvers import LinearFWSampling, LinearTopTwo, LinGame
 from combex.solvers._swap_bound import exchange_pairs, is_matroid_base_class, swap_glr_lower_bound
 from combex.solvers.full_bandit import team_sigma
 from combex.solvers.optimal_linear import glr_team_sigma
+from combex.testing._solver import _loop
 
 
 def _exact_min(dc, x_hat, theta, M, eps):
@@ -219,22 +220,14 @@ def test_save_and_resume_on_the_swap_path(cls, tmp_path):
     def make_env():
         return FullBandit([1.0, 0.9, 0.3, 0.2, 0.1, 0.0], k=2, rng=7)
 
-    def drive(exp, env, steps=None):
-        n = 0
-        while not exp.done and (steps is None or n < steps):
-            b = exp.ask()
-            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
-            n += 1
-        return exp
-
     solver = cls(max_enumerate=5)
-    ref = drive(solver.start(make_env(), rng=3), make_env()).result()
+    ref = drive_loop(solver.start(make_env(), rng=3), make_env()).result()
     env = make_env()
-    exp = drive(solver.start(env, rng=3), env, steps=30)
+    exp = drive_loop(solver.start(env, rng=3), env, steps=30)
     assert not exp.done
     exp.ask()
     path = exp.save(tmp_path / "state")
-    resumed = drive(solver.load(path, env), env).result()
+    resumed = drive_loop(solver.load(path, env), env).result()
     assert resumed.info["stop_bound"] == "swap"
     assert resumed.samples == ref.samples
     assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
@@ -257,3 +250,8 @@ def test_top_two_by_name_reaches_the_linear_solver_on_full_bandit_problems():
     assert res.info.get("stop_bound") == "swap"
     with pytest.raises(InvalidParameterError, match="top-two"):
         get_solver("track-and-stop")(epsilon=0.5).start(env)
+
+
+def drive_loop(exp, env, steps=None):
+    """The ask / tell loop of check_solver, stopped after ``steps`` tells when given."""
+    return _loop(exp, env, budget=10**12, stop_at=steps)
