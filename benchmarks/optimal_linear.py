@@ -103,7 +103,7 @@ def crowd(seeds, domains) -> None:
         for name, res in rows.items():
             mean = np.mean([a for a, *_ in res])
             ratio = np.array([q[4] for q in res], dtype=float)
-            rtxt = f"{np.mean(ratio):.2f}" if np.isfinite(ratio).all() else "- (tied truth: T* infinite)" if (
+            rtxt = f"{np.mean(ratio):.2f}" if np.isfinite(ratio).all() else "- (not computed)" if (
                 name.startswith("top")) else "-"
             print(f"| {dom} | {name} | {mean:,.0f} | {icb / mean:.1f} | {sum(q[1] for q in res)}/{len(res)} "
                   f"| {res[0][3]} | {rtxt} | {np.mean([q[2] for q in res]):.1f} |", flush=True)

@@ -371,3 +371,29 @@ def test_fixed_design_error_rate_on_adversarial_instances(noise, sigma, scale):
         errors += not env.is_correct(r.answer, eps)
     lower = 0.0 if errors == 0 else float(beta_dist.ppf(0.05, errors, runs - errors + 1))
     assert lower <= delta, (errors, runs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), eps=st.sampled_from([0.05, 0.2, 0.6]), tie=st.booleans())
+def test_epsilon_T_star_bound_with_several_good_teams_is_below_the_exact_one(seed, eps, tie):
+    """Top-3 of 7 (enumerable): the certified lower bound of T*_eps used when several teams
+    are epsilon-good is <= the exact T*_eps (min over the epsilon-good teams of one XY design
+    each, :func:`characteristic_time` with epsilon)."""
+    from combex.solvers._lower_bound import characteristic_time
+    from combex.solvers.optimal_linear import _common_swaps_T_lower
+
+    rng = np.random.default_rng(seed)
+    theta = np.round(rng.uniform(0, 1, size=7), 2)
+    if tie:
+        order = np.argsort(-theta)
+        theta[order[3]] = theta[order[2]]  # the 3rd and 4th tie: at least two best teams
+    dc = TopK(7, 3)
+    X = np.array(list(dc.enumerate()), dtype=float)
+    try:
+        exact = characteristic_time(X, theta, sigma=1.5, epsilon=eps).T_star
+    except Exception:  # more epsilon-good teams than the exact computation takes
+        return
+    x_star = np.asarray(dc.argmax(theta), dtype=bool)
+    lb, kind = _common_swaps_T_lower(dc, theta, x_star, 3, 1.5, eps)
+    assert "certified" in kind
+    assert lb <= exact * (1 + 1e-6)

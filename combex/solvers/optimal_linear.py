@@ -261,9 +261,7 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
             gap2 = float(theta[x_star].sum() - theta[second].sum())
             tol = 1e-9 * max(1.0, float(np.abs(theta).sum()))
             if gap2 < eps - tol or 4.0 * sigma**2 / (k * tol * tol) < t_lp:
-                t_lp = math.nan
-                kind = ("not computed: several epsilon-good teams (T*_eps is a minimum over them; the LP "
-                        "bounds the best team's term only)")
+                t_lp, kind = _common_swaps_T_lower(dc, theta, x_star, k, sigma, eps)
     except (AttributeError, InvalidParameterError):
         return result
     denom = t_lp * math.log(1.0 / solver.delta)
@@ -274,6 +272,46 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
         "lower_bound_ratio_kind": kind,
     })
     return replace(result, info=info)
+
+
+def _common_swaps_T_lower(dc: Any, theta: NDArray[np.float64], x_star: NDArray[np.bool_], k: int, sigma: float,
+                          eps: float) -> tuple[float, str]:
+    """A certified lower bound of ``T*_eps = min_i T_eps(i)`` when several teams are
+    epsilon-good (top-k only): the members ``a`` in *every* epsilon-good team (the best team
+    without ``a`` is more than eps below) and the workers ``b`` in *none* (the best team with
+    ``b`` is more than eps below) give swaps ``i - a + b`` that are alternatives of every
+    epsilon-good team ``i``, each with the same ``Delta + eps = theta_a - theta_b + eps``.
+    Keeping only those alternatives lowers every ``T_eps(i)`` to at most the LP of
+    :func:`~combex.solvers._swap_bound.swap_T_star_lower_bound` over those pairs, so the LP
+    is below their minimum; also ``8 sigma^2 / (theta_(k) - theta_(k+1) + eps)^2`` (one
+    alternative per team, below); the larger is returned. ``(nan, reason)`` when the class is
+    not top-k."""
+    from ..oracles._topk import TopK
+    from ._swap_bound import exchange_pairs, swap_T_star_lower_bound
+
+    if not isinstance(dc, TopK):
+        return math.nan, "not computed: several epsilon-good bases (T*_eps is a minimum over them)"
+    order = np.sort(theta)[::-1]
+    kth, next_out = float(order[k - 1]), float(order[k])
+    inside = np.flatnonzero(x_star)
+    outside = np.flatnonzero(~x_star)
+    # best team without a (a in x*): swap a for the best outsider; best team with b: swap the weakest member
+    always = [int(a) for a in inside if theta[a] - next_out > eps]  # gap of x* - a + (best outsider)
+    never = [int(b) for b in outside if kth - theta[b] > eps]  # gap of x* - (weakest member) + b
+    # One alternative per answer: for every k-set i, its weakest member a_i and strongest
+    # outsider b_i have theta_a - theta_b <= kth - next_out, and ||e_a - e_b||^2_{A^{-1}} >= 4 /
+    # ((e_a - e_b)^T A (e_a - e_b)) >= 4 (Cauchy-Schwarz; a team holds both or one), so
+    # T_eps(i) >= 8 sigma^2 / (kth - next_out + eps)^2 for every epsilon-good i.
+    t_one = 8.0 * sigma**2 / (kth - next_out + eps) ** 2
+    I, J, E = exchange_pairs(dc, x_star)
+    keep = E & np.isin(I, always)[:, None] & np.isin(J, never)[None, :]
+    t_lp = swap_T_star_lower_bound(theta, x_star, (I, J, keep), k, sigma=sigma, epsilon=eps) if keep.any() else 0.0
+    if t_lp >= t_one:
+        return t_lp, ("certified upper bound of the ratio (several epsilon-good teams: T*_eps >= an LP over the "
+                      f"{int(keep.sum())} swaps that are alternatives of every epsilon-good team, single swaps and "
+                      "inclusion probabilities)")
+    return t_one, ("certified upper bound of the ratio, loose (several epsilon-good teams: T*_eps >= 8 sigma^2 / "
+                   "(theta_(k) - theta_(k+1) + eps)^2, one alternative per team)")
 
 
 # ====================================================================== GLR explorations
