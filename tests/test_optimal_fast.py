@@ -26,7 +26,7 @@ def _cases():
     }
 
 
-@pytest.mark.parametrize("budget", [None, 41])
+@pytest.mark.parametrize("budget", [None, 23])
 @pytest.mark.parametrize("case", list(_cases()))
 @pytest.mark.parametrize("cls", ALL)
 def test_fast_path_is_bit_identical_to_ask_tell(cls, case, budget):
@@ -61,7 +61,8 @@ def test_best_k_stops_on_the_pair_threshold_from_the_two_counts():
     binding pair (Kaufmann & Koolen 2021, Theorem 9 on two arms), below the scalar
     threshold in t that the solvers used before."""
     env = jiang_1sparse(10, 2, rng=0)
-    res = TopTwo(K=2, delta=0.01).run(env, rng=3)
+    res = TopTwo(K=2, delta=0.01, threshold="valid-kk").run(env, rng=3)
+    assert res.info["threshold"] == "valid:pairs"
     c = res.certificate
     m = 2 * 8
     scalar = GLRThreshold(0.01, "valid", structure="pairs", n_alternatives=m)(res.samples)

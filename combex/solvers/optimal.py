@@ -23,11 +23,14 @@ solver (CLI name)      class               sampling rule
 =====================  ==================  ==================================================
 
 **Stopping (all):** the GLR of the empirical answer against its closest alternative exceeds
-``beta(t, delta)`` (:mod:`combex.estimation._glr`): ``threshold="valid"`` (default, the
-Kaufmann & Koolen 2021 thresholds: two-arm mixtures with a union over the ``K - 1`` (best arm)
-or ``K (N - K)`` (Best-K) pair alternatives, each pair's threshold from its two arms' counts
-(:meth:`_OptimalExploration._pair_thresholds`); the all-arms mixture for decision classes) or
-``threshold="heuristic"`` (``log((1 + log t) / delta)``, the papers' experiments, no
+``beta(t, delta)`` (:mod:`combex.estimation._glr`): ``threshold="valid"`` (default:
+Robbins' normal mixture on each arm with Ville's inequality, a union over the ``K - 1``
+(best arm) or ``K (N - K)`` (Best-K) pair alternatives, each pair's threshold from its two
+arms' counts (:meth:`_OptimalExploration._pair_thresholds`); the product over all arms for
+decision classes, the GLR then taken at the effective counts ``N^2 / (N + 1)``), or
+``threshold="valid-kk"`` (the Kaufmann & Koolen 2021 stitched mixtures on the same unions,
+about 1.5x larger at the counts of typical runs, smaller only beyond millions of samples per
+arm), or ``threshold="heuristic"`` (``log((1 + log t) / delta)``, the papers' experiments, no
 guarantee). ``Result.info["threshold"]`` says which. ``epsilon >= 0``: the answer is
 epsilon-good (ties end); for sets the gap is on the sum of means.
 
@@ -127,7 +130,7 @@ class _OptimalSolver(Solver):
         self.K = check_int(K, "K", owner=owner, low=1)
         self.delta = check_probability(delta, "delta", owner=owner)
         self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
-        self.threshold = check_choice(threshold, "threshold", ("valid", "heuristic"), owner=owner)
+        self.threshold = check_choice(threshold, "threshold", ("valid", "valid-kk", "heuristic"), owner=owner)
         self.divergence = check_choice(divergence, "divergence", _DIVERGENCES, owner=owner)
         self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
         if decision_class is not None and not callable(getattr(decision_class, "argmax", None)):
@@ -309,25 +312,31 @@ class _OptimalExploration(Exploration):
                     f"The problem has no noise model with a sigma; give the 'sigma' parameter of {type(s).__name__}."
                 )
             self.sigma = float(sig)
+        kk = s.threshold == "valid-kk"  # the Kaufmann & Koolen forms instead of the normal mixtures
+        kind = "heuristic" if s.threshold == "heuristic" else "valid"
         if self.structure == "bai":
-            m, st = self.N - 1, "pairs"
+            m, st = self.N - 1, "pairs" if kk else "pairs-mixture"
         elif self.structure in ("topk", "swaps"):
-            m, st = max(self.K * (self.N - self.K), 1), "pairs"
-        else:  # the class GLR uses the (sub-)Gaussian statistic: the Gaussian all-arms mixture
-            m, st = 1, "all-arms-gaussian"
-        if st == "pairs" and div == "bernoulli":
-            st = "pairs-kl"
+            m, st = max(self.K * (self.N - self.K), 1), "pairs" if kk else "pairs-mixture"
+        else:  # the class GLR uses the (sub-)Gaussian statistic: all-arms mixtures
+            m, st = 1, "all-arms-gaussian" if kk else "all-arms-mixture"
+        if st in ("pairs", "pairs-mixture") and div == "bernoulli":
+            st = "pairs-kl"  # the KL statistic: Theorem 7 (the normal mixture needs the Gaussian statistic)
         self._pair_const: float | None = None
         self._pair_kl = st == "pairs-kl"
+        self._pair_mixture = st == "pairs-mixture"
+        self._class_mixture = st == "all-arms-mixture" and kind == "valid"
         if self._uv:
-            self.beta = UnknownVarianceThreshold(s.delta, s.threshold, n_alternatives=m, n_arms=self.N)
+            self.beta = UnknownVarianceThreshold(s.delta, kind, n_alternatives=m, n_arms=self.N)
         else:
-            self.beta = GLRThreshold(s.delta, s.threshold, structure=st, n_alternatives=m, n_arms=self.N)
+            self.beta = GLRThreshold(s.delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
             # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
-            if s.threshold == "valid" and st == "pairs":
+            if kind == "valid" and st == "pairs":
                 self._pair_const = 2.0 * kk_C_gauss(math.log(m / s.delta) / 2.0)
-            elif s.threshold == "valid" and st == "pairs-kl":
+            elif kind == "valid" and st == "pairs-kl":
                 self._pair_const = 2.0 * kk_T(math.log(m / s.delta) / 2.0)
+            elif kind == "valid" and st == "pairs-mixture":
+                self._pair_const = math.log(m / s.delta)
         self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
         self._uv_cache: Any = None
         self.var = np.ones(self.N)
@@ -545,10 +554,30 @@ class _OptimalExploration(Exploration):
         per-pair form stops earlier with the same guarantee (it gains most on arms sampled
         little, e.g. the N - K bad arms of Best-K).
         """
+        if self._pair_mixture:
+            return self._mixture_pair_thresholds(I, J)
         return self._pair_const + self._h[I] + self._h[J]
 
+    def _mixture_pair_thresholds(self, I: NDArray[np.intp], J: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The default valid threshold of each pair, ``"pairs-mixture"``
+        (:meth:`~combex.estimation._glr.GLRThreshold.pairs`, proved in
+        :mod:`combex.estimation._glr`): Robbins' normal mixture (prior precision ``rho``) on
+        each of the two arms, Ville's inequality on their product, a union over the ``m``
+        pairs: ``r_ij (log(m / delta) + log(1 + N_i / rho) / 2 + log(1 + N_j / rho) / 2)`` with
+        ``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)``, ``q_a = 1/N_a + rho / N_a^2`` (the ordinary
+        pair GLR over the one at the effective counts ``N^2 / (N + rho)``)."""
+        rho = self.beta.rho
+        ni = self.T[I].astype(np.float64)
+        nj = self.T[J].astype(np.float64)
+        ii, ij = 1.0 / ni, 1.0 / nj
+        ratio = (ii + ij + rho * (ii * ii + ij * ij)) / (ii + ij)
+        return ratio * (self._pair_const + self._h[I] + self._h[J])
+
     def _arm_term(self, n: int) -> float:
-        """``2 log(4 + log n)`` (Gaussian) or ``3 log(1 + log n)`` (KL), n >= 1."""
+        """``2 log(4 + log n)`` (Gaussian), ``3 log(1 + log n)`` (KL) or ``log(1 + n / rho) / 2``
+        (normal mixture), n >= 1."""
+        if self._pair_mixture:
+            return 0.5 * math.log1p(max(n, 1) / self.beta.rho)
         lg = math.log(max(n, 1))
         return 3.0 * math.log1p(lg) if self._pair_kl else 2.0 * math.log(4.0 + lg)
 
@@ -568,16 +597,18 @@ class _OptimalExploration(Exploration):
         else:  # set below from the binding pair
             beta = math.inf
         if self.structure == "class":
+            # the all-arms normal mixture compares the GLR at the effective counts N^2 / (N + rho)
+            counts = self.beta.effective_counts(self.T) if self._class_mixture else self.T.astype(float)
             known = [m for m in self._pool if not np.array_equal(m, ans)]
             if known:
                 # necessary condition first (cheap): every known alternative's exact GLR >= beta
-                F, _, _ = self.class_costs(self.T.astype(float), ans, known)
+                F, _, _ = self.class_costs(counts, ans, known)
                 if float(F.min()) < beta:
                     self._stat = float(F.min())
                     if self.record_trace:
                         self.record(glr=self._stat, threshold=beta)
                     return
-            res = class_glr_lower_bound(self.dc, ans, self.mu, self.T.astype(float), epsilon=self.eps,
+            res = class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps,
                                         sigma=self.sigma, beta=beta)
             self._closest = res["closest"]
             self._stat = float(res["glr"])
@@ -1001,7 +1032,11 @@ class TrackAndStop(_OptimalSolver):
     delta : float in (0, 1), default 0.01
     epsilon : float >= 0, default 0
         The answer is epsilon-good (sum of means for sets).
-    threshold : {"valid", "heuristic"}
+    threshold : {"valid", "valid-kk", "heuristic"}
+        ``"valid"``: the normal-mixture thresholds (``valid:pairs-mixture``,
+        ``valid:all-arms-mixture``; Bernoulli KL: ``valid:pairs-kl``); ``"valid-kk"``: the
+        Kaufmann & Koolen (2021) forms (``valid:pairs``, ``valid:all-arms-gaussian``);
+        ``"heuristic"``: ``log((1 + log t) / delta)``. See the module docstring.
     divergence : {"auto", "gaussian", "bernoulli", "unknown-variance"}
         See the module docstring ("Reward models").
     sigma : float > 0, optional
@@ -1018,7 +1053,7 @@ class TrackAndStop(_OptimalSolver):
     >>> env = GaussianArms([1.0, 0.5, 0.0], rng=0)
     >>> res = TrackAndStop(delta=0.05).run(env, rng=1)
     >>> res.status, res.answer, res.info["threshold"]
-    ('identified', 0, 'valid:pairs')
+    ('identified', 0, 'valid:pairs-mixture')
     """
 
     name = "track-and-stop"
