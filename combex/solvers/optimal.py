@@ -13,8 +13,9 @@ solver (CLI name)      class               sampling rule
                                            arm; recomputed lazily), forced exploration sqrt(t)
 ``top-two``            TopTwo              EB-TCI (Jourdan, Degenne, Baudry, de Heide &
                                            Kaufmann 2022; epsilon-version EB-TCeps of
-                                           Jourdan, Degenne & Kaufmann 2023), leader
-                                           probability beta = the answer's share of w*
+                                           Jourdan, Degenne & Kaufmann 2023); leader side
+                                           by information-directed selection
+                                           (You, Qin, Wang & Yang 2023)
 ``fw-sampling``        FWSampling          Frank-Wolfe sampling (Wang, Tzeng & Proutiere
                                            2021), r-subdifferential game, forced exploration
 ``comb-game``          CombGame            Jourdan, Mutny, Kirschner & Krause (ALT 2021):
