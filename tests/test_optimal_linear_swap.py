@@ -255,3 +255,145 @@ def test_top_two_by_name_reaches_the_linear_solver_on_full_bandit_problems():
 def drive_loop(exp, env, steps=None):
     """The ask / tell loop of check_solver, stopped after ``steps`` tells when given."""
     return _loop(exp, env, budget=10**12, stop_at=steps)
+
+
+# ---------------------------------------------------------------------- fixed-design threshold
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), which=st.integers(0, 3), eps=st.sampled_from([0.0, 0.3, 2.0]),
+       size=st.integers(1, 3))
+def test_size_bound_never_exceeds_the_exact_min_over_that_distance(seed, which, eps, size):
+    """Brute force: the bound for the bases at swap distance exactly ``size`` is <= their
+    exact min GLR (any PSD M), exact at distance 1, inf past the largest possible distance."""
+    from combex.solvers._swap_bound import swap_glr_lower_bound_of_size
+
+    rng = np.random.default_rng(seed)
+    dc = _classes()[which]
+    theta = rng.normal(size=dc.n)
+    B = rng.normal(size=(dc.n, dc.n))
+    M = B @ B.T + 0.05 * np.eye(dc.n)
+    x_hat = np.asarray(dc.argmax(theta), dtype=bool)
+    exact = math.inf
+    for m in dc.enumerate():
+        m = np.asarray(m, dtype=bool)
+        if int((x_hat & ~m).sum()) == size:
+            y = x_hat.astype(float) - m
+            exact = min(exact, max(float(y @ theta) + eps, 0.0) ** 2 / (2.0 * float(y @ M @ y)))
+    bound = swap_glr_lower_bound_of_size(x_hat, theta, M, exchange_pairs(dc, x_hat), size, epsilon=eps)
+    if size > min(int(x_hat.sum()), dc.n - int(x_hat.sum())):
+        assert math.isinf(bound)
+    if not math.isinf(exact):
+        assert bound <= exact * (1 + 1e-9) + 1e-12
+        if size == 1:
+            assert bound == pytest.approx(exact, rel=1e-9, abs=1e-12)
+
+
+def test_fixed_design_threshold_is_the_default_on_the_oblivious_design_and_needs_fewer_teams():
+    """kuroki-synthetic n = 36, k = 10 (the crowd benchmark's instance): the default ``"valid"``
+    threshold resolves to ``"fixed-design"`` on the oracle-randomized design and stops with
+    fewer team evaluations than the d-dimensional mixture threshold (measured 5,565 against
+    9,765 on these seeds); both answers are epsilon-good."""
+    from combex.experiments import make_instance
+
+    fixed, mixture = [], []
+    for s in range(2):
+        env = make_instance("kuroki-synthetic", rng=100 + s, n=36, k=10)
+        r = LinearTopTwo(0.05, epsilon=0.5).run(env, rng=s, budget=10_000_000)
+        assert r.info["threshold"] == "fixed-design" and r.certificate["threshold"] == "fixed-design"
+        assert r.certificate["Z_lower"] > r.certificate["beta"] and r.certificate["checked"]
+        assert env.is_correct(r.answer, 0.5)
+        fixed.append(r.samples)
+        env = make_instance("kuroki-synthetic", rng=100 + s, n=36, k=10)
+        r = LinearTopTwo(0.05, epsilon=0.5, threshold="mixture").run(env, rng=s, budget=10_000_000)
+        assert r.info["threshold"] == "mixture" and env.is_correct(r.answer, 0.5)
+        mixture.append(r.samples)
+    assert 1.4 * sum(fixed) < sum(mixture)
+
+
+def test_fixed_design_threshold_is_refused_where_the_design_adapts():
+    from combex.exceptions import InvalidParameterError
+
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    with pytest.raises(InvalidParameterError, match="'threshold'.*fixed-design"):
+        LinGame(max_enumerate=5, threshold="fixed-design").start(env.problem, rng=0)  # adaptive sampler
+    with pytest.raises(InvalidParameterError, match="'threshold'.*fixed-design"):
+        LinearTopTwo(threshold="fixed-design").start(env.problem, rng=0)  # enumerated: tracking
+    res = LinGame(max_enumerate=5).run(env, rng=0, budget=5_000_000)
+    assert res.info["threshold"] == "mixture"  # "valid" resolves to the mixture threshold there
+
+
+def test_fixed_design_stops_only_at_checkpoints_with_the_union_thresholds():
+    """The GLR is checked once per checkpoint c_m = 10 n 1.2^(m-1) (a function of the sample
+    count), and beta(m, s) = log(1/p) for sub-Gaussian (bounded) noise, the Gaussian
+    quantile's z^2 / 2 (smaller) for Gaussian members."""
+    from combex.solvers.optimal_linear import FIXED_DESIGN_SPACING
+
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    exp = LinearTopTwo(max_enumerate=5, delta=0.05).start(env.problem, rng=0)
+    checks = []
+    while not exp.done:
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        if getattr(exp, "_fd_m", 0) and (not checks or checks[-1][0] != exp._fd_m):
+            checks.append((exp._fd_m, exp.samples))
+    ms = [m for m, _ in checks]
+    assert ms == sorted(set(ms))  # each checkpoint index used once
+    for m, t in checks:  # checked at the first round end past c_m
+        assert t >= 70 * (1 + FIXED_DESIGN_SPACING) ** (m - 1)
+    p = 0.05 * 6 / math.pi**2 / (3 * 4) / 12  # m = 3, s = 1: N_1 = 3 * 4
+    gauss = exp._fixed_design_beta(3, 1, 7, 3)
+    from scipy.stats import norm
+
+    assert gauss == pytest.approx(norm.isf(p) ** 2 / 2) and gauss < math.log(1 / p)
+    bounded = LinearTopTwo(max_enumerate=5).start(CrowdQuiz.synthetic(n_workers=12, k=3).problem, rng=0)
+    assert bounded._fixed_design_beta(3, 1, 7, 3) == pytest.approx(math.log(1 / p))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("noise,sigma,scale", [("gaussian", 1.0, 1.0), ("rademacher", 4.0, 10.0),
+                                               ("gaussian", 3.0, 3.0)])
+def test_fixed_design_error_rate_on_adversarial_instances(noise, sigma, scale):
+    """300 seeded runs per case on the oracle path (top-3 of 8, max_enumerate=5, the default
+    fixed-design threshold, delta = 0.2), arms in a random order: odd seeds a near-tie at the
+    boundary (gap 0.2 sigma against member noise sigma, exact identification), even seeds an
+    exact tie at the boundary with epsilon = 0.1 scale; bounded (Rademacher) noise with large
+    ||theta|| (scale 10), a non-default noise scale. Error rate <= delta (Clopper-Pearson)."""
+    delta, runs = 0.2, 300
+    errors = 0
+    for s in range(runs):
+        rng = np.random.default_rng(5000 + s)
+        tie = s % 2 == 0
+        third = 0.6 if tie else 0.6 + 0.2 * sigma / scale
+        means = scale * np.array([1.2, 1.0, third, 0.6, 0.2, 0.1, 0.0, -0.2])
+        eps = 0.1 * scale if tie else 0.0
+        env = FullBandit(means[rng.permutation(8)], k=3, noise=noise, sigma=sigma, rng=rng)
+        r = LinearTopTwo(delta=delta, epsilon=eps, max_enumerate=5).run(env, rng=s, budget=3_000_000)
+        assert r.info["threshold"] == "fixed-design" and r.status == "identified"
+        errors += not env.is_correct(r.answer, eps)
+    lower = 0.0 if errors == 0 else float(beta_dist.ppf(0.05, errors, runs - errors + 1))
+    assert lower <= delta, (errors, runs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), eps=st.sampled_from([0.05, 0.2, 0.6]), tie=st.booleans())
+def test_epsilon_T_star_bound_with_several_good_teams_is_below_the_exact_one(seed, eps, tie):
+    """Top-3 of 7 (enumerable): the certified lower bound of T*_eps used when several teams
+    are epsilon-good is <= the exact T*_eps (min over the epsilon-good teams of one XY design
+    each, :func:`characteristic_time` with epsilon)."""
+    from combex.solvers._lower_bound import characteristic_time
+    from combex.solvers.optimal_linear import _common_swaps_T_lower
+
+    rng = np.random.default_rng(seed)
+    theta = np.round(rng.uniform(0, 1, size=7), 2)
+    if tie:
+        order = np.argsort(-theta)
+        theta[order[3]] = theta[order[2]]  # the 3rd and 4th tie: at least two best teams
+    dc = TopK(7, 3)
+    X = np.array(list(dc.enumerate()), dtype=float)
+    try:
+        exact = characteristic_time(X, theta, sigma=1.5, epsilon=eps).T_star
+    except Exception:  # more epsilon-good teams than the exact computation takes
+        return
+    x_star = np.asarray(dc.argmax(theta), dtype=bool)
+    lb, kind = _common_swaps_T_lower(dc, theta, x_star, 3, 1.5, eps)
+    assert "certified" in kind
+    assert lb <= exact * (1 + 1e-6)

@@ -63,7 +63,8 @@ def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
         print(f"         team: {', '.join(env.data.workers_of(np.asarray(res.answer, dtype=bool)))}")
     print()
     print("Paper (Kuroki et al., Table 2, IT domain, thousands of samples): ICB 46,658; SAQM 68,328; SA-FOA 3,421.")
-    print("top-two: GLR stop (valid mixture threshold) on the swap-decomposition bound, random teams from the oracle.")
+    print("top-two: GLR stop (valid fixed-design threshold: the random teams from the oracle do not depend on the")
+    print("         scores) on the swap-decomposition bound.")
     thresholds = {"ICB": eps, "SAQM": 0.0, "SA-FOA": eps / 2}
     _plot(traces, thresholds, Path(out_dir))
     return 0

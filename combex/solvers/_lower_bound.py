@@ -19,6 +19,8 @@ Every linear result of :mod:`combex.solvers.linear` reports
 
 from __future__ import annotations
 
+import math
+
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -101,19 +103,38 @@ class LowerBound:
         return self.T_star * float(np.log(1.0 / delta))
 
 
+#: Most epsilon-good answers :func:`characteristic_time` solves a design for (one each).
+MAX_EPSILON_ANSWERS = 32
+
+
 def characteristic_time(
-    features: Any, theta: Any, *, sigma: float = 1.0, method: str = "auto"
+    features: Any, theta: Any, *, sigma: float = 1.0, epsilon: float = 0.0, method: str = "auto"
 ) -> LowerBound:
-    """The characteristic time T*(theta) of linear best-arm identification.
+    """The characteristic time T*(theta) of linear best-arm identification (epsilon = 0) or
+    of epsilon-good identification (epsilon > 0).
+
+    For epsilon > 0 several answers are correct, and the lower bound of Degenne & Koolen
+    (NeurIPS 2019, "Pure exploration with multiple correct answers", Theorem 1) is
+    ``T*_eps = min_{i eps-good} T_eps(i)`` with ``1 / T_eps(i) = max_w inf_{lambda: i not
+    eps-good} sum_k w_k (x_k^T (theta - lambda))^2 / (2 sigma^2)``; for the Gaussian linear
+    model the infimum over the half-space ``lambda^T (x_j - x_i) > eps`` is ``(Delta_ij +
+    eps)^2 / (2 sigma^2 ||x_i - x_j||^2_{A(w)^{-1}})`` (``Delta_ij = theta^T (x_i - x_j)``),
+    so ``T_eps(i) = 2 sigma^2 min_w max_j ||y_ij||^2_{A(w)^{-1}}`` over the scaled
+    directions ``y_ij = (x_i - x_j) / (Delta_ij + eps)``: one XY design per eps-good answer
+    (at most :data:`MAX_EPSILON_ANSWERS`), infinite for an answer exactly eps below another.
+    ``T*_eps <= T*_0``: a run at epsilon > 0 measured against ``T*_0`` would look closer to
+    the bound than it is.
 
     Parameters
     ----------
     features : array of shape (K, d)
         Arm features spanning R^d.
     theta : array of shape (d,)
-        The true parameter; the best arm must be unique.
+        The true parameter; the best arm must be unique when epsilon = 0.
     sigma : float, default 1.0
         Noise scale (Gaussian standard deviation); T* scales as sigma^2.
+    epsilon : float, default 0.0
+        Answers within epsilon of the best are correct.
     method : {"auto", "cvxpy", "frank-wolfe"}
         Solver of the minimax design, passed to
         :func:`combex.allocations.xy_optimal_design` (the XY design over the scaled
@@ -127,8 +148,9 @@ def characteristic_time(
     Raises
     ------
     InvalidParameterError
-        Bad shapes, rank-deficient features, or a best arm that is not unique (T* is then
-        infinite; the error names the tied arms).
+        Bad shapes, rank-deficient features, a best arm that is not unique at epsilon = 0
+        (T* is then infinite; the error names the tied arms), or more than
+        :data:`MAX_EPSILON_ANSWERS` epsilon-good answers.
 
     Examples
     --------
@@ -141,10 +163,13 @@ def characteristic_time(
     x = check_features(features, owner="characteristic_time")
     th = check_weights(theta, x.shape[1], "theta", owner="characteristic_time")
     sigma = check_float(sigma, "sigma", owner="characteristic_time", low=0.0, closed="neither")
+    epsilon = check_float(epsilon, "epsilon", owner="characteristic_time", low=0.0)
     mu = x @ th
     best = int(np.argmax(mu))
     gaps = mu[best] - mu
     scale = max(1.0, float(np.max(np.abs(mu))))
+    if epsilon > 0.0:
+        return _epsilon_characteristic_time(x, mu, gaps, scale, sigma, epsilon, method)
     others = np.flatnonzero(np.arange(x.shape[0]) != best)
     tied = others[gaps[others] <= 1e-12 * scale]
     if tied.size:
@@ -163,6 +188,30 @@ def characteristic_time(
         best=best,
         gaps=gaps,
     )
+
+
+def _epsilon_characteristic_time(x: NDArray[np.float64], mu: NDArray[np.float64], gaps: NDArray[np.float64],
+                                 scale: float, sigma: float, epsilon: float, method: str) -> LowerBound:
+    """``T*_eps = min_i T_eps(i)`` over the eps-good answers (see :func:`characteristic_time`)."""
+    good = np.flatnonzero(gaps <= epsilon)
+    if good.size > MAX_EPSILON_ANSWERS:
+        raise InvalidParameterError(
+            f"characteristic_time: {good.size} arms are epsilon-good at epsilon={epsilon!r}, more than "
+            f"MAX_EPSILON_ANSWERS={MAX_EPSILON_ANSWERS} (one design each); T*_eps is not computed."
+        )
+    best_T, best_i, best_w = math.inf, int(good[0]), np.full(x.shape[0], 1.0 / x.shape[0])
+    for i in good.tolist():
+        others = np.flatnonzero(np.any(x != x[i], axis=1))
+        margin = mu[i] - mu[others] + epsilon
+        if np.any(margin <= 1e-12 * scale):
+            continue  # some arm is exactly epsilon better: i is correct but T_eps(i) is infinite
+        y = (x[i] - x[others]) / margin[:, None]
+        ys = float(np.max(np.linalg.norm(y, axis=1)))
+        des = _design(x, y / ys, method)
+        T = 2.0 * sigma**2 * des.value * ys * ys
+        if T < best_T:
+            best_T, best_i, best_w = T, i, des.weights
+    return LowerBound(T_star=best_T, allocation=best_w, best=best_i, gaps=gaps)
 
 
 def linear_lower_bound(features: Any, theta: Any, delta: float, *, sigma: float = 1.0) -> dict[str, float]:

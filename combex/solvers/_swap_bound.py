@@ -62,7 +62,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["is_matroid_base_class", "exchange_pairs", "SwapBound", "swap_glr_lower_bound"]
+__all__ = ["is_matroid_base_class", "exchange_pairs", "SwapBound", "swap_glr_lower_bound",
+           "swap_glr_lower_bound_of_size", "bases_at_distance"]
 
 _BIG = 1e30
 
@@ -323,9 +324,82 @@ def swap_glr_lower_bound(
                                                   "matching_size": len(out_pairs)})
 
 
+def bases_at_distance(n: int, k: int, s: int) -> float:
+    """``C(k, s) C(n - k, s)``: an upper bound of the number of bases at swap distance ``s``
+    (``|B \\ B'| = s``) from a base ``B`` of size ``k`` of any matroid on ``n`` elements
+    (choose the ``s`` members that leave and the ``s`` that enter); equal for top-k."""
+    return float(math.comb(k, s) * math.comb(n - k, s))
+
+
+def swap_glr_lower_bound_of_size(
+    x_hat: NDArray[np.bool_],
+    theta: NDArray[np.float64],
+    M: NDArray[np.float64],
+    exchange: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_]],
+    size: int,
+    *,
+    sigma: float = 1.0,
+    epsilon: float = 0.0,
+    max_iter: int = 50,
+) -> float:
+    """Lower bound of ``min Z_S / kappa_S`` (as :func:`swap_glr_lower_bound`) over the bases
+    ``S`` at swap distance exactly ``size`` from ``x_hat`` (``|x_hat \\ S| = size``): by
+    Brualdi's theorem their ``x_hat - x_S`` is a sum over a matching of exactly ``size``
+    exchangeable pairs, so the module's two bounds hold with the minimum taken over those
+    matchings only:
+
+    * triangle: ``min_{|P| = size} (eps + G) / W`` by Dinkelbach's method, each step an
+      assignment with exactly ``size`` real pairs (:func:`_exactly`);
+    * additive (size split): ``(eps + min G)_+^2 / max V`` over the matchings of that size,
+      ``V`` from the two diagonal dominations ``r`` of the module docstring.
+
+    For ``size = 1`` both are exact when ``M`` is the metric (a single swap is one member):
+    the triangle bound is then ``min_l (eps + g_l)_+^2 / w_l^2``. Returns ``inf`` when no
+    matching of that size exists (no base at that distance).
+    """
+    I, J, E = exchange
+    size = int(size)
+    if I.size == 0 or J.size == 0 or size < 1 or size > min(I.size, J.size):
+        return math.inf
+    M = 0.5 * (M + M.T)
+    g = theta[I][:, None] - theta[J][None, :]
+    dM = np.diag(M)
+    w = np.sqrt(np.maximum(dM[I][:, None] + dM[J][None, :] - 2.0 * M[np.ix_(I, J)], 0.0))
+    eps = float(epsilon)
+    start = _exactly(g, E, size, 1.0)
+    if start is None:
+        return math.inf
+    P = start[1]
+    rho = (eps + sum(g[a, b] for a, b in P)) / max(sum(w[a, b] for a, b in P), 1e-300)
+    for _ in range(max_iter):
+        if rho <= 0.0:
+            break
+        step = _exactly(g - rho * w, E, size, 1.0)
+        if step is None or eps + step[0] >= -1e-12 * max(1.0, abs(eps)):
+            break
+        P = step[1]
+        new = (eps + sum(g[a, b] for a, b in P)) / max(sum(w[a, b] for a, b in P), 1e-300)
+        if new >= rho:
+            break
+        rho = new
+    best = max(rho, 0.0) ** 2
+    if size > 1:
+        Pm = M - M.mean(axis=0, keepdims=True)
+        Pm = Pm - Pm.mean(axis=1, keepdims=True)
+        D = np.diag(Pm).copy()
+        O = Pm - np.diag(D)
+        lam_max = max(float(np.linalg.eigvalsh(O)[-1]), 0.0)
+        lo = eps + start[0]
+        for r in (D + lam_max, D + np.abs(O).sum(axis=1)):
+            hi = _exactly(r[I][:, None] + r[J][None, :], E, size, -1.0)
+            if hi is not None:
+                best = max(best, max(lo, 0.0) ** 2 / max(hi[0], 1e-300))
+    return best / (2.0 * sigma**2)
+
+
 def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_],
                             exchange: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_]],
-                            k: int, *, sigma: float = 1.0) -> float:
+                            k: int, *, sigma: float = 1.0, epsilon: float = 0.0) -> float:
     """A certified *lower* bound of the characteristic time ``T*(theta)`` (exact
     identification, epsilon = 0, as :func:`combex.solvers._lower_bound.characteristic_time`)
     of a class of matroid bases of size ``k`` with full-bandit feedback, through an LP.
@@ -347,6 +421,13 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
     log(1/delta))`` is a certified *upper* bound of the lower-bound ratio. Step 2 is an
     equality for the uniform design over k-sets (``y`` is an eigenvector of its A).
     Returns ``inf`` when a single swap has ``Delta = 0`` (T* is infinite).
+
+    With ``epsilon > 0`` every ``Delta_ij`` becomes ``Delta_ij + epsilon`` (the closest
+    alternative in which ``x*`` is not epsilon-good along that swap): the same relaxations
+    bound ``T_eps(x*)``, the epsilon-good characteristic time *of the answer x** (Degenne &
+    Koolen 2019; :func:`combex.solvers._lower_bound.characteristic_time`). It bounds
+    ``T*_eps = min_i T_eps(i)`` only when ``x*`` is the only epsilon-good base with a finite
+    ``T_eps`` -- the caller checks that.
     """
     from scipy.optimize import linprog
 
@@ -354,7 +435,7 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
     a, b = np.nonzero(E)
     if a.size == 0:
         return math.inf
-    d2 = (theta[I[a]] - theta[J[b]]) ** 2
+    d2 = (theta[I[a]] - theta[J[b]] + float(epsilon)) ** 2
     if np.any(d2 <= 0.0):
         return math.inf
     n = theta.shape[0]

@@ -143,18 +143,22 @@ class _PseudoInverse:
 _LB_CACHE: "OrderedDict[bytes, tuple[float, Any]]" = OrderedDict()
 
 
-def _lower_bound_info(features: Any, theta: Any, sigma: float, delta: float, samples: int) -> dict[str, Any]:
+def _lower_bound_info(features: Any, theta: Any, sigma: float, delta: float, samples: int,
+                      epsilon: float = 0.0) -> dict[str, Any]:
+    """``T_star`` (``T*_eps`` of :func:`characteristic_time` at the run's epsilon),
+    ``lower_bound_samples`` and ``lower_bound_ratio``; NaN ratio where T* is infinite or not
+    computed."""
     x = np.ascontiguousarray(features, dtype=np.float64)
     th = np.ascontiguousarray(theta, dtype=np.float64)
-    key = x.tobytes() + th.tobytes() + np.float64(sigma).tobytes() + str(x.shape).encode()
+    key = x.tobytes() + th.tobytes() + np.float64(sigma).tobytes() + str(x.shape).encode() + repr(float(epsilon)).encode()
     if key in _LB_CACHE:
         t_star = _LB_CACHE[key][0]
         _LB_CACHE.move_to_end(key)
     else:
         try:
-            t_star = characteristic_time(x, th, sigma=sigma).T_star
+            t_star = characteristic_time(x, th, sigma=sigma, epsilon=epsilon).T_star
         except InvalidParameterError:
-            t_star = float("inf")  # tied best arms: no finite lower bound
+            t_star = float("inf")  # tied best arms (or too many eps-good answers): no finite bound
         _LB_CACHE[key] = (t_star, None)
         if len(_LB_CACHE) > 64:
             _LB_CACHE.popitem(last=False)
@@ -194,7 +198,7 @@ class _LinearRun:
         if truth is None:
             return result
         info = dict(result.info)
-        info.update(_lower_bound_info(*truth, self.delta, result.samples))
+        info.update(_lower_bound_info(*truth, self.delta, result.samples, float(getattr(self, "epsilon", 0.0))))
         return replace(result, info=info)
 
 

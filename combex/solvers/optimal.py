@@ -170,7 +170,7 @@ class _OptimalSolver(Solver):
         return linear_cls(
             delta=self.delta,
             epsilon=self.epsilon,
-            threshold="mixture" if self.threshold == "valid" else "heuristic",
+            threshold="valid" if self.threshold == "valid" else "heuristic",
             batch_size=None if self.batch_size == 1 else self.batch_size,
         )
 

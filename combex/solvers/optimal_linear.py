@@ -176,11 +176,22 @@ def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
     return float(math.sqrt(k) * s) if bool(getattr(noise, "independent", True)) else float(k * s)
 
 
+#: Stopping thresholds of the GLR solvers: ``"valid"`` (default) picks the best valid one for
+#: the run's sampling rule -- ``"fixed-design"`` when the design is oblivious (the
+#: oracle-randomized design of :meth:`_GLRExploration._design_batch`), ``"mixture"``
+#: otherwise; ``"mixture"`` and ``"fixed-design"`` force one; ``"heuristic"`` is the papers'
+#: (not valid). Results say which one ran (``info["threshold"]``).
+SOLVER_THRESHOLDS = ("valid", "mixture", "fixed-design", *[t for t in THRESHOLDS if t != "mixture"])
+
+#: Ratio ``1 + eta`` between the fixed-design threshold's checkpoints ``c_m = 10 n (1 + eta)^(m-1)``.
+FIXED_DESIGN_SPACING = 0.2
+
+
 def _common(self: Any, owner: str, delta: Any, epsilon: Any, threshold: Any, ridge: Any, growth: Any,
             batch_size: Any, max_enumerate: Any, n_ridges: Any = 6) -> None:
     self.delta = check_probability(delta, "delta", owner=owner)
     self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
-    self.threshold = check_choice(threshold, "threshold", THRESHOLDS, owner=owner)
+    self.threshold = check_choice(threshold, "threshold", SOLVER_THRESHOLDS, owner=owner)
     self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
     self.growth = check_float(growth, "growth", owner=owner, low=0.0)
     self.batch_size = None if batch_size is None else check_int(batch_size, "batch_size", owner=owner, low=1)
@@ -217,7 +228,7 @@ class _LinearTruthRun:
         except (AttributeError, InvalidParameterError):
             return result
         info = dict(result.info)
-        info.update(_lower_bound_info(X, theta, sigma, self.delta, result.samples))
+        info.update(_lower_bound_info(X, theta, sigma, self.delta, result.samples, float(self.epsilon)))
         return replace(result, info=info)
 
 
@@ -230,13 +241,27 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
 
     from ._swap_bound import exchange_pairs, swap_T_star_lower_bound
 
+    eps = float(solver.epsilon)
+    kind = ("certified upper bound of the ratio (T* relaxed to single swaps and an LP over inclusion "
+            "probabilities: T*_LP <= T*" + (", at epsilon: T*_eps of the best base, the only epsilon-good "
+                                             "base with a finite T_eps)" if eps > 0 else ")"))
     try:
         theta = np.asarray(env.means(), dtype=np.float64)
         dc = env.problem.decision_class
         x_star = np.asarray(dc.argmax(theta), dtype=bool)
         k = int(x_star.sum())
         sigma = float(result.info.get("sigma", glr_team_sigma(env.problem.noise, k)))
-        t_lp = swap_T_star_lower_bound(theta, x_star, exchange_pairs(dc, x_star), k, sigma=sigma)
+        t_lp = swap_T_star_lower_bound(theta, x_star, exchange_pairs(dc, x_star), k, sigma=sigma, epsilon=eps)
+        if eps > 0:
+            # T*_eps = min over the eps-good bases; the LP bounds the best base's term only. Any
+            # other base has gap >= that of the second best; if it is >= eps - tol, every other
+            # eps-good base i has T_eps(i) >= 2 sigma^2 ||x_i - x*||^2 / (lambda_max(A) tol^2)
+            # >= 4 sigma^2 / (k tol^2) (lambda_max(A(w)) <= max ||x||^2 = k), far above t_lp.
+            second = np.asarray(dc.argmax_excluding(theta, x_star), dtype=bool)
+            gap2 = float(theta[x_star].sum() - theta[second].sum())
+            tol = 1e-9 * max(1.0, float(np.abs(theta).sum()))
+            if gap2 < eps - tol or 4.0 * sigma**2 / (k * tol * tol) < t_lp:
+                t_lp, kind = _common_swaps_T_lower(dc, theta, x_star, k, sigma, eps)
     except (AttributeError, InvalidParameterError):
         return result
     denom = t_lp * math.log(1.0 / solver.delta)
@@ -244,10 +269,49 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
     info.update({
         "T_star_lower": t_lp,
         "lower_bound_ratio": result.samples / denom if math.isfinite(denom) and denom > 0 else float("nan"),
-        "lower_bound_ratio_kind": "certified upper bound of the ratio (T* relaxed to single swaps and an LP "
-                                  "over inclusion probabilities: T*_LP <= T*)",
+        "lower_bound_ratio_kind": kind,
     })
     return replace(result, info=info)
+
+
+def _common_swaps_T_lower(dc: Any, theta: NDArray[np.float64], x_star: NDArray[np.bool_], k: int, sigma: float,
+                          eps: float) -> tuple[float, str]:
+    """A certified lower bound of ``T*_eps = min_i T_eps(i)`` when several teams are
+    epsilon-good (top-k only): the members ``a`` in *every* epsilon-good team (the best team
+    without ``a`` is more than eps below) and the workers ``b`` in *none* (the best team with
+    ``b`` is more than eps below) give swaps ``i - a + b`` that are alternatives of every
+    epsilon-good team ``i``, each with the same ``Delta + eps = theta_a - theta_b + eps``.
+    Keeping only those alternatives lowers every ``T_eps(i)`` to at most the LP of
+    :func:`~combex.solvers._swap_bound.swap_T_star_lower_bound` over those pairs, so the LP
+    is below their minimum; also ``8 sigma^2 / (theta_(k) - theta_(k+1) + eps)^2`` (one
+    alternative per team, below); the larger is returned. ``(nan, reason)`` when the class is
+    not top-k."""
+    from ..oracles._topk import TopK
+    from ._swap_bound import exchange_pairs, swap_T_star_lower_bound
+
+    if not isinstance(dc, TopK):
+        return math.nan, "not computed: several epsilon-good bases (T*_eps is a minimum over them)"
+    order = np.sort(theta)[::-1]
+    kth, next_out = float(order[k - 1]), float(order[k])
+    inside = np.flatnonzero(x_star)
+    outside = np.flatnonzero(~x_star)
+    # best team without a (a in x*): swap a for the best outsider; best team with b: swap the weakest member
+    always = [int(a) for a in inside if theta[a] - next_out > eps]  # gap of x* - a + (best outsider)
+    never = [int(b) for b in outside if kth - theta[b] > eps]  # gap of x* - (weakest member) + b
+    # One alternative per answer: for every k-set i, its weakest member a_i and strongest
+    # outsider b_i have theta_a - theta_b <= kth - next_out, and ||e_a - e_b||^2_{A^{-1}} >= 4 /
+    # ((e_a - e_b)^T A (e_a - e_b)) >= 4 (Cauchy-Schwarz; a team holds both or one), so
+    # T_eps(i) >= 8 sigma^2 / (kth - next_out + eps)^2 for every epsilon-good i.
+    t_one = 8.0 * sigma**2 / (kth - next_out + eps) ** 2
+    I, J, E = exchange_pairs(dc, x_star)
+    keep = E & np.isin(I, always)[:, None] & np.isin(J, never)[None, :]
+    t_lp = swap_T_star_lower_bound(theta, x_star, (I, J, keep), k, sigma=sigma, epsilon=eps) if keep.any() else 0.0
+    if t_lp >= t_one:
+        return t_lp, ("certified upper bound of the ratio (several epsilon-good teams: T*_eps >= an LP over the "
+                      f"{int(keep.sum())} swaps that are alternatives of every epsilon-good team, single swaps and "
+                      "inclusion probabilities)")
+    return t_one, ("certified upper bound of the ratio, loose (several epsilon-good teams: T*_eps >= 8 sigma^2 / "
+                   "(theta_(k) - theta_(k+1) + eps)^2, one alternative per team)")
 
 
 # ====================================================================== GLR explorations
@@ -261,7 +325,7 @@ class _GLRSolver(_LinearTruthRun, Solver):
     #: :meth:`_GLRExploration._oracle_setup`).
     oracle_path: ClassVar[bool] = True
 
-    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
+    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
                  max_enumerate: int = 5000) -> None:
         self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
@@ -310,11 +374,36 @@ class _GLRExploration(Exploration):
             if not getattr(solver, "oracle_path", False):
                 raise
             self._oracle_setup(owner)
+        self.threshold = self._resolve_threshold(solver.threshold, owner)
         # candidate answers (rows of X when enumerated; a pool grown by the oracles otherwise)
         self.Xa = self.X
         self.answer_masks = self.masks
         self.basis = _basis(self.X)
         self._setup()
+
+    @property
+    def _oblivious_design(self) -> bool:
+        """Whether every sample after the basis comes from the oracle-randomized design
+        (:meth:`_design_batch`), which never looks at the observations."""
+        return self.dc is not None and self.swap and bool(getattr(self.solver, "swap_sampling", False))
+
+    def _resolve_threshold(self, threshold: str, owner: str) -> str:
+        if threshold == "valid":
+            return "fixed-design" if self._oblivious_design else "mixture"
+        if threshold == "fixed-design" and not self._oblivious_design:
+            raise InvalidParameterError(
+                f"The 'threshold' parameter of {owner} is 'fixed-design', which is valid only when the design "
+                "does not depend on the observations (LinearTopTwo / LinearFWSampling on a class of matroid bases "
+                "too large to enumerate: the oracle-randomized design); this run samples adaptively. Use "
+                "threshold='valid' (the mixture threshold here) or 'mixture'."
+            )
+        return threshold
+
+    @property
+    def _glr_kind(self) -> str:
+        """The :func:`linear_glr` threshold for the candidate pool (the fixed-design stop is
+        taken by :meth:`_fixed_design_stop`; the pool's GLR only ranks candidates there)."""
+        return "mixture" if self.threshold == "fixed-design" else self.threshold
 
     # ------------------------------------------------------------------ save / resume
     def _extra_state(self) -> dict[str, Any]:
@@ -326,6 +415,7 @@ class _GLRExploration(Exploration):
             "arms": None if self.dc is None else self.masks.astype(np.int8),
             "swap_dir": None if self.swap_dir is None else np.asarray(self.swap_dir, dtype=np.float64).copy(),
             "free_pulls": None if getattr(self, "_free_pulls", None) is None else self._free_pulls.copy(),
+            "checkpoint": int(getattr(self, "_fd_m", 0)),
         }
         learners = getattr(self, "learners", None)
         if learners is not None:
@@ -347,6 +437,7 @@ class _GLRExploration(Exploration):
             self.swap_dir = np.asarray(st["swap_dir"], dtype=np.float64).copy()
         if st.get("free_pulls") is not None:
             self._free_pulls = np.asarray(st["free_pulls"], dtype=np.int64).copy()
+        self._fd_m = int(st.get("checkpoint", 0))
         self.T = np.asarray(st["T"], dtype=np.int64).copy()
         self.sums = np.asarray(st["sums"], dtype=np.float64).copy()
         self.W = np.asarray(st["W"], dtype=np.float64).copy()
@@ -360,7 +451,7 @@ class _GLRExploration(Exploration):
         if st.get("best") is not None:
             s = self.solver
             g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
-                           epsilon=s.epsilon, threshold=s.threshold, ridge=s.ridge, n_ridges=s.n_ridges)
+                           epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
             if g.best != int(st["best"]):
                 from dataclasses import replace
 
@@ -560,14 +651,14 @@ class _GLRExploration(Exploration):
             self._oracle_check()
             return
         self.glr = g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
-                                  epsilon=s.epsilon, threshold=s.threshold, ridge=s.ridge, n_ridges=s.n_ridges)
+                                  epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
         zmin = float(np.min(np.where(np.isfinite(g.Z), g.Z, np.inf)))
         if self.record_trace:
             self.record(t=self.samples, Z=zmin, margin=g.margin, best=g.best)
         if g.stop:
             self.certificate = {"Z": zmin, "margin": g.margin, "beta": float(g.beta[g.challenger]),
-                                "threshold": s.threshold, "epsilon": s.epsilon, "challenger": g.challenger}
-            self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({s.threshold} threshold)")
+                                "threshold": self.threshold, "epsilon": s.epsilon, "challenger": g.challenger}
+            self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({self.threshold} threshold)")
 
     def _oracle_check(self) -> None:
         from ._linear_glr import heuristic_threshold, mixture_beta0, oracle_glr_lower_bound
@@ -578,7 +669,7 @@ class _GLRExploration(Exploration):
         else:
             x_hat, L, info = oracle_glr_lower_bound(self.dc, self._A, self._b, sigma=self.sigma, epsilon=s.epsilon,
                                                     ridge=s.ridge)
-            beta = mixture_beta0(self._A, s.delta, s.ridge) if s.threshold == "mixture" else heuristic_threshold(
+            beta = mixture_beta0(self._A, s.delta, s.ridge) if self.threshold == "mixture" else heuristic_threshold(
                 self.samples, s.delta)
             info = {"stop_bound": "quadratic", **info}
         theta = np.linalg.solve(self._A, self._b)
@@ -598,9 +689,9 @@ class _GLRExploration(Exploration):
             self.record(t=self.samples, Z=L, margin=L / beta, best=best,
                         upper_margin=info.get("upper_margin", math.nan))
         if L > beta:
-            self.certificate = {"Z_lower": L, "margin": L / beta, "beta": beta, "threshold": s.threshold,
+            self.certificate = {"Z_lower": L, "margin": L / beta, "beta": beta, "threshold": self.threshold,
                                 "epsilon": s.epsilon, **info}
-            self.stop("identified", f"oracle GLR lower bound ({info['stop_bound']}) > beta ({s.threshold} threshold)")
+            self.stop("identified", f"oracle GLR lower bound ({info['stop_bound']}) > beta ({self.threshold} threshold)")
 
     def _pool_glr(self, x_hat: NDArray[np.bool_], theta: NDArray[np.float64]) -> int:
         """Grow the candidate pool with the oracle's argmax and second best; the GLR over it
@@ -617,7 +708,7 @@ class _GLRExploration(Exploration):
         self.answer_masks = np.array(pool, dtype=bool)
         self.Xa = self.answer_masks.astype(np.float64)
         self.glr = g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
-                                  epsilon=s.epsilon, threshold=s.threshold, ridge=s.ridge, n_ridges=s.n_ridges)
+                                  epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
         best = int(np.flatnonzero((self.answer_masks == x_hat).all(axis=1))[0])
         if g.best != best:  # the oracle's argmax is the reference answer
             from dataclasses import replace
@@ -649,7 +740,9 @@ class _GLRExploration(Exploration):
         ex = self._exchange_cache.get(key)
         if ex is None:
             ex = self._exchange_cache[key] = exchange_pairs(self.dc, x_hat)
-        if s.threshold == "mixture":
+        if self.threshold == "fixed-design":
+            return self._fixed_design_stop(A_inv, theta, x_hat, ex)
+        if self.threshold == "mixture":
             J_ = s.n_ridges
             grid = [(s.ridge * 10.0**j, mixture_beta0(self._A, s.delta / J_, s.ridge * 10.0**j)) for j in range(J_)]
         else:
@@ -683,8 +776,105 @@ class _GLRExploration(Exploration):
                 "upper_margin": upper_margin}
         return x_hat, float(sb.value), float(beta), info
 
+    def _checkpoint(self) -> int:
+        """Index ``m >= 1`` of the latest checkpoint ``c_m = c_0 (1 + eta)^(m - 1) <= t``
+        (``c_0 = 10 n``, ``eta`` = :data:`FIXED_DESIGN_SPACING`); 0 before ``c_0``. A
+        function of the sample count alone."""
+        c0 = 10.0 * self.dc.n
+        t = float(self.samples)
+        if t < c0:
+            return 0
+        return int(math.floor(math.log(t / c0) / math.log1p(FIXED_DESIGN_SPACING) + 1e-9)) + 1
+
+    def _fixed_design_beta(self, m: int, size: int, n: int, k: int) -> float:
+        """``beta(m, s)`` with ``exp(-beta) <= p = delta 6 / (pi^2 s^2) / (m (m + 1)) / N_s``,
+        ``N_s = C(k, s) C(n - k, s)`` (:func:`~combex.solvers._swap_bound.bases_at_distance`):
+        ``log(1/p)`` (the sub-Gaussian tail ``exp(-x^2/2)``), or, when the team noise is
+        exactly Gaussian (independent Gaussian members), ``z^2 / 2`` with ``z`` the Gaussian
+        upper ``p``-quantile (``P(N(0, 1) > z) = p``; the Mills ratio makes it smaller by
+        about ``log(z sqrt(2 pi))``, 2.7 at z = 6)."""
+        from ._swap_bound import bases_at_distance
+
+        logp = (math.log(self.solver.delta) - math.log(bases_at_distance(n, k, size))
+                - math.log(math.pi**2 * size * size / 6.0) - math.log(m * (m + 1.0)))
+        noise = getattr(self.problem, "noise", None)
+        if noise is not None and noise.kind == "gaussian" and bool(getattr(noise, "independent", True)):
+            from scipy.stats import norm
+
+            return 0.5 * float(norm.isf(math.exp(logp))) ** 2
+        return -logp
+
+    def _fixed_design_stop(self, A_inv: NDArray[np.float64], theta: NDArray[np.float64], x_hat: NDArray[np.bool_],
+                           ex: Any) -> tuple[NDArray[np.bool_], float, float, dict[str, Any]]:
+        """The swap stop with the *fixed-design* threshold (``threshold="fixed-design"``, the
+        default ``"valid"`` on the oracle-randomized design).
+
+        Why it is valid. Every sample after the basis pulls is a member drawn by
+        :meth:`_design_batch` from the exploration's generator, and the round sizes are
+        functions of the sample count: the design ``x_1, x_2, ...`` does not depend on the
+        observations. Given the design, the OLS error at a fixed time is ``A^{-1} sum_s x_s
+        eta_s``, so for a fixed direction ``y`` the deviation ``(theta_hat - theta)^T y`` is
+        Gaussian -- sub-Gaussian for bounded (correlated-member) team scores -- with variance
+        (proxy) ``sigma^2 ||y||^2_{A^{-1}}`` and ``P((theta_hat - theta)^T y > sqrt(2 beta)
+        sigma ||y||_{A^{-1}}) <= exp(-beta)``: no self-normalized (``d``-dimensional) bound is
+        needed. The GLR is checked only at the first round end past each checkpoint ``c_m``
+        (:meth:`_checkpoint`), a time fixed by the design. If the answer ``x_hat`` at check
+        ``m`` is not epsilon-good, the best base ``S*`` has ``theta^T (x_S* - x_hat) >
+        epsilon`` and, for the stop to pass, ``Z_S* > beta(m, s)`` with ``s = |x_hat \\ S*|``;
+        together these need the deviation above along ``y = x_hat - x_S*``. For a fixed
+        ``S*`` there are at most ``N_s = C(k, s) C(n - k, s)`` bases at distance ``s``, so
+        the union over ``m``, ``s`` and those bases has probability at most ``sum_m sum_s
+        N_s exp(-beta(m, s)) = delta sum_m 1/(m (m + 1)) sum_s 6/(pi^2 s^2) <= delta``
+        (:meth:`_fixed_design_beta`). The statistic for each distance ``s`` is a certified
+        lower bound of ``min Z_S`` over the bases at that distance (``M = A^{-1}``): exact for
+        ``s = 1`` (single swaps are members), :func:`~combex.solvers._swap_bound.
+        swap_glr_lower_bound` (all sizes) and :func:`~combex.solvers._swap_bound.
+        swap_glr_lower_bound_of_size` otherwise.
+
+        Against the mixture threshold (``beta_0 = log(1/delta) + 1/2 log det(I + A/lam)``,
+        about ``(n/2) log t`` = 140 at n = 36, t = 1e4, times ``kappa``), this one is
+        ``log(1/delta) + log(k (n - k)) + O(log log t)`` for the single swaps (about 14 at
+        n = 36, k = 10, delta = 0.05). It is not time-uniform: a stop is only possible at the
+        checkpoints (spacing ``1 + eta``, :data:`FIXED_DESIGN_SPACING`), a delay of at most a
+        factor ``1 + eta``.
+        """
+        from ._swap_bound import swap_glr_lower_bound, swap_glr_lower_bound_of_size
+
+        s = self.solver
+        I, J, E = ex
+        k, n = int(I.size), int(I.size + J.size)
+        m = self._checkpoint()
+        last = int(getattr(self, "_fd_m", 0))
+        if m <= last:  # no new checkpoint since the last check: no stop possible now
+            beta = self._fixed_design_beta(last + 1, 1, n, k)
+            return x_hat, 0.0, beta, {"stop_bound": "swap", "checkpoint": last, "checked": False}
+        self._fd_m = m
+        sizes = [q for q in range(1, min(k, n - k) + 1)]
+        betas = {q: self._fixed_design_beta(m, q, n, k) for q in sizes}
+        dM = np.diag(A_inv)
+        g = theta[I][:, None] - theta[J][None, :]
+        w2 = dM[I][:, None] + dM[J][None, :] - 2.0 * A_inv[np.ix_(I, J)]
+        z1 = np.where(E, np.maximum(g + s.epsilon, 0.0) ** 2 / (2.0 * self.sigma**2 * np.maximum(w2, 1e-300)), np.inf)
+        vals = {1: float(z1.min()) if E.any() else math.inf}
+        info: dict[str, Any] = {"stop_bound": "swap", "checkpoint": m, "checked": True}
+        if vals[1] > betas[1] and len(sizes) > 1:
+            sb = swap_glr_lower_bound(x_hat, theta, A_inv, ex, sigma=self.sigma, epsilon=s.epsilon)
+            info.update({"swap_kind": sb.info["kind"], "triangle": sb.info["triangle"],
+                         "additive": sb.info["additive"]})
+            for q in sizes[1:]:
+                v = sb.value
+                if v <= betas[q]:
+                    v = max(v, swap_glr_lower_bound_of_size(x_hat, theta, A_inv, ex, q, sigma=self.sigma,
+                                                             epsilon=s.epsilon))
+                vals[q] = v
+                if v <= betas[q]:
+                    break
+        q = min(vals, key=lambda q: vals[q] / betas[q])
+        info.update({"binding_distance": q, "upper_margin": vals[1] / betas[1]})
+        return x_hat, float(vals[q]), float(betas[q]), info
+
     def _info(self) -> dict[str, Any]:
-        out = {"threshold": self.solver.threshold, "sigma": self.sigma, "n_candidates": int(self.Xa.shape[0])}
+        out = {"threshold": self.threshold, "sigma": self.sigma, "n_candidates": int(self.Xa.shape[0])}
         if self.dc is not None:
             out["oracle_path"] = True
             out["stop_bound"] = getattr(self, "_stop_bound", "swap" if self.swap else "quadratic")
@@ -789,7 +979,7 @@ class LinGame(_GLRSolver):
 
     name: ClassVar[str] = "lingame"
 
-    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
+    def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
                  max_enumerate: int = 5000, optimism: bool = False) -> None:
         self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
@@ -986,7 +1176,7 @@ class OracleSampler(_GLRSolver):
     name: ClassVar[str] = "oracle-sampler"
     oracle_path: ClassVar[bool] = False
 
-    def __init__(self, allocation: Any, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "mixture",
+    def __init__(self, allocation: Any, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
                  max_enumerate: int = 5000) -> None:
         self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
