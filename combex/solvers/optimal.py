@@ -328,7 +328,8 @@ class _OptimalExploration(Exploration):
         self._pair_mixture = st == "pairs-mixture" and not self._uv
         self._class_mixture = st == "all-arms-mixture" and kind == "valid" and not self._uv
         if self._uv:
-            self.beta = UnknownVarianceThreshold(s.delta, kind, n_alternatives=m, n_arms=self.N)
+            self.beta = UnknownVarianceThreshold(s.delta, kind, n_alternatives=m, n_arms=self.N,
+                                                 means="kk" if kk else "mixture")
         else:
             self.beta = GLRThreshold(s.delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
             # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
