@@ -14,7 +14,8 @@ of ``run`` over samples, after one untimed warm-up run per cell; the new solvers
 ``run`` fast path on these simulated Gaussian arms, the partition-matroid section goes
 through ask / tell). A final table gives the factor best LUCB-family / best new. All
 algorithms use *valid* thresholds unless the row says "heuristic" (log((1 + log t)/delta),
-the papers' experiments). The LUCB family runs in faithful mode with nu = delta (their
+the papers' experiments): "valid" is the default normal-mixture threshold, "valid-kk" the
+Kaufmann & Koolen (2021) one (the default before issue 15g), each with its own oracle row. The LUCB family runs in faithful mode with nu = delta (their
 guarantees). Run r of every algorithm sees the same noise stream (common random numbers).
 This script prints figures; it is not a pass/fail test.
 """
@@ -29,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from combex.environments import BestKGaussianArms, GaussianArms
-from combex.environments._instances_semi import jiang_1sparse
+from combex.environments._instances_semi import jiang_1sparse, jiang_exponential
 from combex.oracles import PartitionMatroid
 from combex.solvers.optimal import CombGame, FWSampling, OracleTracking, TopTwo, TrackAndStop
 from combex.solvers.semi_bandit import LUCB, LilCLUCB, LilRandLUCB, LilUCB, LUCBPlusPlus
@@ -64,7 +65,9 @@ def section(title: str, env: Any, delta: float, algs: list[tuple[str, Callable[[
     print(f"{'algorithm':<28}{'threshold':>11}{'samples':>11}{'xLB':>8}{'xOracle':>9}{'errors':>8}{'us/sample':>11}")
     oracle = {}
     rows = []
-    for thr in ("valid", "heuristic"):
+    for thr in ("valid", "heuristic", "valid-kk"):
+        if thr == "valid-kk" and not any(t == thr for _, _, t in algs):
+            continue
         oracle[thr] = run_cell(lambda: OracleTracking(lb.allocation, delta=delta, threshold=thr, epsilon=tol,
                                                       **_solver_kwargs(lb_kwargs)), env, runs, tol, warm=True)
     for name, make, thr in algs:
@@ -120,13 +123,20 @@ def new_algs(delta: float, kw: dict[str, Any], heuristic: bool = True, tol: floa
             ("track-and-stop (D)", lambda thr=thr: TrackAndStop(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
             ("track-and-stop (C)", lambda thr=thr: TrackAndStop(delta=delta, threshold=thr, tracking="C",
                                                                epsilon=tol, **kw), thr),
-            ("top-two (EB-TCI, beta=w*)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, **kw),
-             thr),
-            ("top-two (EB-TCI, beta=1/2)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, beta=0.5,
+            ("top-two (IDS)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
+            ("top-two (beta=w*)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol,
+                                                                 beta="optimal", **kw), thr),
+            ("top-two (beta=1/2)", lambda thr=thr: TopTwo(delta=delta, threshold=thr, epsilon=tol, beta=0.5,
                                                                   **kw), thr),
             ("fw-sampling", lambda thr=thr: FWSampling(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
             ("comb-game", lambda thr=thr: CombGame(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
         ]
+    # the Kaufmann & Koolen thresholds (the valid default before issue 15g), to show what the threshold costs
+    out += [("top-two (IDS)", lambda: TopTwo(delta=delta, threshold="valid-kk", epsilon=tol, **kw),
+             "valid-kk"),
+            ("top-two (beta=w*)", lambda: TopTwo(delta=delta, threshold="valid-kk", epsilon=tol,
+                                                         beta="optimal", **kw), "valid-kk"),
+            ("fw-sampling", lambda: FWSampling(delta=delta, threshold="valid-kk", epsilon=tol, **kw), "valid-kk")]
     return out
 
 
@@ -141,18 +151,23 @@ def mab(runs: int) -> list[dict[str, Any]]:
     return section("Gaussian MAB means (1,.8,.6,.4,.2), unit variance", env, delta, old + new_algs(delta, {}), runs, {})
 
 
+#: Best-K instances of the semi-bandit results page (docs/semi_bandit.md, Figure 1): name, N, K.
+BESTK = [("1sparse", 10, 2), ("1sparse", 20, 2), ("1sparse", 50, 2), ("1sparse", 10, 5),
+         ("exponential", 20, 2), ("exponential", 10, 5)]
+
+
 def bestk(runs: int) -> list[dict[str, Any]]:
     delta = 0.01
     rows = []
-    for N in (10, 20):
-        env = jiang_1sparse(N, 2, rng=0)
+    for name, N, K in BESTK:
+        env = jiang_1sparse(N, K, rng=0) if name == "1sparse" else jiang_exponential(N, K, rng=0)
         old = [
-            ("LUCB (faithful)", lambda: LUCB(2, nu=delta), "lucb"),
-            ("LUCB++ (faithful)", lambda: LUCBPlusPlus(2, nu=delta), "lucb"),
-            ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(2, nu=delta), "lucb"),
+            ("LUCB (faithful)", lambda K=K: LUCB(K, nu=delta), "lucb"),
+            ("LUCB++ (faithful)", lambda K=K: LUCBPlusPlus(K, nu=delta), "lucb"),
+            ("lil'RandLUCB (faithful)", lambda K=K: LilRandLUCB(K, nu=delta), "lucb"),
         ]
-        rows += section(f"Best-K jiang-1sparse N={N}, K=2 (sigma 1/2)", env, delta,
-                        old + new_algs(delta, {"K": 2}, heuristic=False), runs, {"K": 2})
+        title = f"Best-K jiang-{name}{' 0.3' if name == 'exponential' else ''} N={N}, K={K} (sigma 1/2)"
+        rows += section(title, env, delta, old + new_algs(delta, {"K": K}, heuristic=False), runs, {"K": K})
     return rows
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from combex.environments import GaussianArms
-from combex.estimation._glr import GLRThreshold, kk_C_gauss, kk_T
+from combex.estimation._glr import GLRThreshold, kk_C_gauss, kk_T, pair_glr
+from combex.exceptions import InvalidParameterError
 from combex.oracles import ExplicitFamily
 from combex.solvers import TopTwo
 
@@ -28,9 +29,12 @@ def test_gaussian_all_arms_threshold_is_theorem_9_with_all_arms_and_tighter():
 def test_decision_class_runs_report_the_gaussian_all_arms_threshold():
     fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
     env = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
-    res = TopTwo(delta=0.05, decision_class=fam).run(env, rng=1)
+    res = TopTwo(delta=0.05, decision_class=fam, threshold="valid-kk").run(env, rng=1)
     assert res.status == "identified" and res.info["threshold"] == "valid:all-arms-gaussian"
     assert np.array_equal(res.answer, [False, False, False, True, True])
+    mix = TopTwo(delta=0.05, decision_class=fam).run(env.spawn(0), rng=1)  # the default: normal mixtures
+    assert mix.status == "identified" and mix.info["threshold"] == "valid:all-arms-mixture"
+    assert np.array_equal(mix.answer, [False, False, False, True, True])
 
 
 def _deviation_crossing(structure, delta, N, runs, T, rng):
@@ -39,21 +43,24 @@ def _deviation_crossing(structure, delta, N, runs, T, rng):
     reaches the threshold (exactly the event the theorems bound by delta)."""
     th = GLRThreshold(delta, structure=structure, n_alternatives=1, n_arms=N)
     n = np.arange(1, T + 1, dtype=float)
+    # the normal mixtures bound the deviation at the effective counts N^2 / (N + rho)
+    eff = n + th.rho if structure == "all-arms-mixture" else n
     dev = np.zeros((runs, T))
     for _ in range(N):
-        dev += np.cumsum(rng.standard_normal((runs, T)), 1) ** 2 / (2.0 * n)
+        dev += np.cumsum(rng.standard_normal((runs, T)), 1) ** 2 / (2.0 * eff)
     b = np.array([th(N * k, np.full(N, k)) for k in n])
     return float(np.mean((dev >= b).any(axis=1)))
 
 
 @pytest.mark.parametrize("structure,N", [("pairs", 2), ("all-arms-gaussian", 2), ("all-arms-gaussian", 6),
-                                         ("all-arms", 6)])
+                                         ("all-arms", 6), ("all-arms-mixture", 2), ("all-arms-mixture", 6)])
 def test_thresholds_are_calibrated_under_the_null(structure, N):
     assert _deviation_crossing(structure, 0.5, N, 1000, 500, np.random.default_rng(N)) <= 0.5
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("structure,N", [("pairs", 2), ("all-arms-gaussian", 4), ("all-arms-gaussian", 10)])
+@pytest.mark.parametrize("structure,N", [("pairs", 2), ("all-arms-gaussian", 4), ("all-arms-gaussian", 10),
+                                         ("all-arms-mixture", 2), ("all-arms-mixture", 10)])
 def test_thresholds_are_calibrated_under_the_null_long(structure, N):
     """delta = 0.9 (the least conservative regime) and 20,000 paths of 2,000 samples per arm:
     the crossing frequency stays below delta (Clopper-Pearson lower bound)."""
@@ -64,3 +71,97 @@ def test_thresholds_are_calibrated_under_the_null_long(structure, N):
                     for i in range(runs // 2000)])
     k = int(round(freq * runs))
     assert (beta_dist.ppf(0.025, k, runs - k + 1) if k else 0.0) <= delta
+
+
+# ----------------------------------------------------------------------------- normal mixtures (issue 15g)
+def test_normal_mixture_pair_threshold_formula_and_below_kaufmann_koolen():
+    """``"pairs-mixture"``: r_ij (log(m/delta) + log(1 + N_i/rho)/2 + log(1 + N_j/rho)/2) with
+    r_ij = (q_i + q_j)/(1/N_i + 1/N_j), q = 1/N + rho/N^2; at the counts where Best-K
+    jiang-1sparse N = 20, K = 2 stops (m = 36, counts about 170 and 58) it is 13.0 against
+    20.2 for the Kaufmann & Koolen pair threshold."""
+    delta, m = 0.01, 36
+    mix = GLRThreshold(delta, structure="pairs-mixture", n_alternatives=m)
+    kk = GLRThreshold(delta, structure="pairs", n_alternatives=m)
+    ni, nj = 170.0, 58.0
+    r = (1 / ni + 1 / ni**2 + 1 / nj + 1 / nj**2) / (1 / ni + 1 / nj)
+    want = r * (math.log(m / delta) + 0.5 * math.log1p(ni) + 0.5 * math.log1p(nj))
+    assert float(mix.pairs(ni, nj)) == pytest.approx(want, rel=1e-12)
+    assert float(mix.pairs(ni, nj)) == pytest.approx(12.98, abs=0.01)
+    assert float(kk.pairs(ni, nj)) == pytest.approx(20.21, abs=0.01)
+    assert mix.name == "valid:pairs-mixture" and mix.rho == 1.0
+    # below at every count from 10 to 10^5 per arm, up to 30:1 imbalance
+    n = np.geomspace(10, 1e5, 40)
+    for k in (1, 3, 30):
+        assert np.all(mix.pairs(n, np.maximum(n / k, 10)) < kk.pairs(n, np.maximum(n / k, 10)))
+    # the scalar form bounds every pair from above
+    counts = np.array([170, 58, 3, 1000])
+    top = max(float(mix.pairs(a, b)) for a in counts for b in counts if a != b)
+    assert mix(counts.sum(), counts) >= top
+    assert mix(counts.sum()) >= top
+    with pytest.raises(InvalidParameterError, match="pair structure"):
+        GLRThreshold(delta, structure="all-arms-mixture").pairs(3, 4)
+    with pytest.raises(InvalidParameterError, match="rho"):
+        GLRThreshold(delta, structure="pairs-mixture", rho=0.0)
+
+
+def test_all_arms_mixture_threshold_is_the_product_of_the_arm_mixtures():
+    delta, N = 0.01, 8
+    g = GLRThreshold(delta, structure="all-arms-mixture", n_arms=N)
+    counts = np.full(N, 125)
+    assert g(1000, counts) == pytest.approx(math.log(1 / delta) + 0.5 * N * math.log(126))
+    assert g(1000, counts) < 0.5 * GLRThreshold(delta, structure="all-arms-gaussian", n_arms=N)(1000, counts)
+    assert np.allclose(g.effective_counts([1, 4]), [0.5, 16 / 5])
+
+
+def _mixture_pair_crossing(delta, ratio, runs, steps, rng):
+    """Two arms with equal means, arm i sampled ``ratio`` times as often as arm j: the
+    fraction of runs where the pair GLR (either answer) ever reaches the pair threshold
+    ``"pairs-mixture"`` (m = 1). An error of a Best-K / best-arm run needs this event for
+    one of the m pairs."""
+    th = GLRThreshold(delta, structure="pairs-mixture", n_alternatives=1)
+    nj = np.arange(1, steps + 1, dtype=float)
+    ni = ratio * nj
+    xi = rng.standard_normal((runs, ratio * steps)).cumsum(1)[:, ratio - 1::ratio] / ni
+    xj = rng.standard_normal((runs, steps)).cumsum(1) / nj
+    z = np.maximum(pair_glr(xi, xj, ni, nj)[0], pair_glr(xj, xi, nj, ni)[0])
+    return float(np.mean((z >= th.pairs(ni, nj)).any(axis=1)))
+
+
+@pytest.mark.parametrize("ratio", [1, 3])
+def test_normal_mixture_pair_threshold_is_calibrated_under_the_null(ratio):
+    """delta = 0.2, 2,000 runs of 1,000 samples of the rarer arm: the crossing frequency is
+    below delta, yet not tiny (the mixture is much less conservative than Theorem 9)."""
+    freq = _mixture_pair_crossing(0.2, ratio, 2000, 1000, np.random.default_rng(20 + ratio))
+    assert 0.01 < freq <= 0.2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta,ratio", [(0.5, 1), (0.5, 5), (0.1, 2)])
+def test_normal_mixture_pair_threshold_is_calibrated_under_the_null_long(delta, ratio):
+    """20,000 runs of 2,000 samples of the rarer arm; Clopper-Pearson lower limit <= delta."""
+    from scipy.stats import beta as beta_dist
+
+    runs = 20_000
+    freq = np.mean([_mixture_pair_crossing(delta, ratio, 2000, 2000, np.random.default_rng(300 + 10 * ratio + i))
+                    for i in range(runs // 2000)])
+    k = int(round(freq * runs))
+    assert (beta_dist.ppf(0.025, k, runs - k + 1) if k else 0.0) <= delta
+
+
+def test_best_k_default_threshold_is_the_normal_mixture_and_stops_earlier():
+    """The certificate's threshold is the mixture threshold of the binding pair, and the
+    same run stops earlier than with the Kaufmann & Koolen thresholds ("valid-kk")."""
+    from combex.environments import jiang_1sparse
+
+    env = jiang_1sparse(10, 2, rng=0)
+    res = TopTwo(K=2, delta=0.01).run(env.spawn(3), rng=3)
+    kk = TopTwo(K=2, delta=0.01, threshold="valid-kk").run(env.spawn(3), rng=3)
+    assert res.identified and kk.identified
+    assert res.info["threshold"] == "valid:pairs-mixture" and kk.info["threshold"] == "valid:pairs"
+    c = res.certificate
+    th = GLRThreshold(0.01, structure="pairs-mixture", n_alternatives=16)
+    vals = [float(th.pairs(a, b)) for a in res.pulls for b in res.pulls]
+    assert c["glr"] >= c["threshold_value"] and min(abs(v - c["threshold_value"]) for v in vals) < 1e-9
+    assert res.samples < kk.samples
+    with pytest.raises(InvalidParameterError, match="threshold"):
+        TopTwo(delta=0.01, threshold="kk")

@@ -71,12 +71,23 @@ def test_threshold_leading_term_is_log_one_over_delta():
     """beta_ij ~ (1 + eta) log(m / delta) for large counts, not 2 log(1/delta) (the sum of two
     single-arm thresholds): at most 12% above the known-variance two-arm threshold."""
     for delta in (1e-2, 1e-6):
-        uv = UnknownVarianceThreshold(delta, n_alternatives=4, n_arms=5)
-        known = GLRThreshold(delta, structure="pairs", n_alternatives=4)
         n = 10 ** 5
+        # means="kk": against the Kaufmann & Koolen known-variance pair threshold
+        uv = UnknownVarianceThreshold(delta, n_alternatives=4, n_arms=5, means="kk")
+        known = GLRThreshold(delta, structure="pairs", n_alternatives=4)
         b = float(uv.pairs(n, n)[0])
         assert known(2 * n) < b < 1.12 * known(2 * n) + 1.0
         assert b < 1.5 * math.log(1 / delta) + 20
+        # the default means="mixture" (issue 15g): against the normal-mixture known-variance one
+        mix = UnknownVarianceThreshold(delta, n_alternatives=4, n_arms=5)
+        known_mix = float(GLRThreshold(delta, structure="pairs-mixture", n_alternatives=4).pairs(n, n))
+        bm = float(mix.pairs(n, n)[0])
+        assert known_mix < bm < 1.12 * known_mix + 1.0
+        # and below the Kaufmann & Koolen form at the counts of typical runs
+        for c in (100, 1000):
+            assert float(mix.pairs(c, c)[0]) < 0.8 * float(uv.pairs(c, c)[0])
+    with pytest.raises(InvalidParameterError, match="means"):
+        UnknownVarianceThreshold(0.01, means="robbins")
     th = UnknownVarianceThreshold(0.01, n_alternatives=1, n_arms=2)
     assert np.isinf(th.pairs(1, 10)[0])  # no variance with one sample
     assert th.name == "valid:pairs-unknown-variance"
@@ -272,3 +283,13 @@ def test_heuristic_threshold_with_unknown_variances():
     heur = TopTwo(delta=0.05, divergence=UV, threshold="heuristic").run(env.spawn(0), rng=2)
     assert heur.info["threshold"] == "heuristic" and heur.answer == 0
     assert heur.samples < valid.samples
+
+
+def test_unknown_variance_mean_bound_follows_the_threshold_choice():
+    """threshold="valid" (default) uses the normal-mixture mean bound, "valid-kk" the
+    Kaufmann & Koolen one (issue 15g); both report the same threshold name."""
+    env = GaussianArms(MIXED, sigma=MIXED_SIGMA, rng=0)
+    a = TopTwo(delta=0.1, divergence=UV).start(env, rng=1)
+    b = TopTwo(delta=0.1, divergence=UV, threshold="valid-kk").start(env, rng=1)
+    assert a.beta.means == "mixture" and b.beta.means == "kk"
+    assert float(a.beta.pairs(500, 500)[0]) < float(b.beta.pairs(500, 500)[0])

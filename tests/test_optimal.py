@@ -130,7 +130,7 @@ def test_best_arm_identified_with_ratio_and_threshold_label(cls):
     env = GaussianArms([1.0, 0.6, 0.3, 0.0], rng=0)
     res = cls(delta=0.05).run(env, rng=1)
     assert res.identified and res.answer == 0
-    assert res.info["threshold"] == "valid:pairs" and res.certificate["glr"] >= res.certificate["threshold_value"]
+    assert res.info["threshold"] == "valid:pairs-mixture" and res.certificate["glr"] >= res.certificate["threshold_value"]
     assert 1.0 < res.info["lower_bound_ratio"] < 30
     assert res.pulls.sum() == res.samples
     h = cls(delta=0.05, threshold="heuristic").run(env.spawn(0), rng=1)
@@ -148,13 +148,13 @@ def test_best_k_and_decision_classes(cls):
     env2 = GaussianArms([0.2, 1.0, 0.0, 0.5, 0.9], sigma=0.5, rng=2)
     r2 = cls(decision_class=pm, delta=0.05).run(env2, rng=3)
     assert r2.identified and np.flatnonzero(r2.answer).tolist() == [1, 4]
-    assert r2.info["structure"] == "swaps" and r2.info["threshold"] == "valid:pairs"  # matroid bases: exchanges
+    assert r2.info["structure"] == "swaps" and r2.info["threshold"] == "valid:pairs-mixture"  # matroid bases: exchanges
     # a class that is not a matroid: the oracle's Lagrangian certificate, all-arms threshold
     fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
     env3 = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
     r3 = cls(decision_class=fam, delta=0.05).run(env3, rng=5)
     assert r3.identified and np.flatnonzero(r3.answer).tolist() == [3, 4]
-    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms-gaussian"
+    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms-mixture"
 
 
 @pytest.mark.parametrize("cls", ALL)

@@ -28,11 +28,16 @@ ingredients, and proved in full below. Per arm ``a`` write ``x_a = N_a (mu_hat_a
 sigma_a^2`` and ``S_a = N_a sigma_hat_a^2``, so that
 ``N_a d_a(mu_hat_a, mu_a) = N_a / 2 log(1 + x_a / (S_a / sigma_a^2))``.
 
-* Means (probability ``delta / 2``): for every pair ``(i, j)`` of the ``m`` two-arm
-  alternatives and every time, ``x_i + x_j <= A_ij = 2 [2 C_G(log(2 m / delta) / 2) +
-  2 log(4 + log N_i) + 2 log(4 + log N_j)]``: Theorem 9 of Kaufmann & Koolen (2021)
-  (Gaussian mixtures, ``|S| = 2``, each arm normalized by its own, unknown, sigma; the
-  bound does not need its value), union over the ``m`` pairs.
+* Means (probability ``delta / 2``), ``means="mixture"`` (default): for every pair ``(i,
+  j)`` of the ``m`` two-arm alternatives and every time, ``r_i x_i + r_j x_j <= A_ij = 2
+  [log(2 m / delta) + log(1 + N_i / rho) / 2 + log(1 + N_j / rho) / 2]`` with ``r_a = N_a /
+  (N_a + rho)``, ``rho = 1``: Robbins' normal mixture on each arm normalized by its own,
+  unknown, sigma (``r_a x_a / 2 = S_a^2 / (2 sigma_a^2 (N_a + rho))``), Ville's inequality
+  on the product over the pair (the bound does not need sigma's value), union over the ``m``
+  pairs; the proof is that of ``"pairs-mixture"`` in :mod:`combex.estimation._glr`.
+  ``means="kk"``: ``x_i + x_j <= A_ij = 2 [2 C_G(log(2 m / delta) / 2) + 2 log(4 + log N_i) +
+  2 log(4 + log N_j)]``, Theorem 9 of Kaufmann & Koolen (2021) (Gaussian mixtures, ``|S| =
+  2``), union over the ``m`` pairs; this is ``r_a = 1`` in what follows.
 * Variances (probability ``delta / 2``): for every arm and every ``N_a >= 2``,
   ``S_a / sigma_a^2 >= b(N_a)``. ``S_n`` is non-decreasing in ``n`` (a new sample adds
   ``n / (n + 1) (X_{n+1} - mu_hat_n)^2``), so on a geometric grid ``n_0 = 2``,
@@ -44,12 +49,15 @@ sigma_a^2`` and ``S_a = N_a sigma_hat_a^2``, so that
 
 On both events, if the answer is wrong the true means lie in the half-space of some pair
 ``(i, j)``, so ``Z_ij <= sum_{a in {i, j}} N_a / 2 log(1 + x_a / b(N_a))`` with
-``x_i + x_j <= A_ij``; the right side is at most its maximum over ``x_i + x_j = A_ij``, a
-concave problem in one variable solved in closed form (``x_i = (N_i (b_j + A) - N_j b_i) /
+``r_i x_i + r_j x_j <= A_ij``. With ``y_a = r_a x_a`` and ``b'_a = r_a b(N_a)`` the right side
+is ``sum_a N_a / 2 log(1 + y_a / b'_a)``, at most its maximum over ``y_i + y_j = A_ij``, a
+concave problem in one variable solved in closed form (``y_i = (N_i (b'_j + A) - N_j b'_i) /
 (N_i + N_j)`` clipped to ``[0, A]``). Stopping when every pair's ``Z_ij`` reaches that
 maximum ``beta_ij`` is therefore delta-correct. As ``N -> inf``, ``b(N) / N -> 1 / (1 + eta)``
-at worst, so ``beta_ij ~ (1 + eta) log(m / delta)``: the leading term is ``log(1/delta)``,
-not ``2 log(1/delta)``.
+at worst, so ``beta_ij ~ (1 + eta) A_ij / 2``: the leading term is ``log(1/delta)``, not
+``2 log(1/delta)``. At the counts of typical runs the mixture's ``A_ij`` is about 0.65x the
+Kaufmann & Koolen one (it grows like ``log N`` instead of ``log log N``; see
+:mod:`combex.estimation._glr`).
 
 Needs at least two samples of every arm (forced initial pulls) and the individual rewards
 (their squares), not only sums of batches.
@@ -64,7 +72,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_int, check_probability
-from ._glr import kk_C_gauss
+from ._glr import MIXTURE_RHO, kk_C_gauss
 
 __all__ = ["kl_gaussian_unknown_variance", "pair_glr_unknown_variance", "UnknownVarianceThreshold",
            "variance_floor"]
@@ -229,16 +237,23 @@ class UnknownVarianceThreshold:
         N (union of the variance events).
     eta : float, default 0.03
         Ratio of the geometric grid of the variance bound.
+    means : {"mixture", "kk"}, default "mixture"
+        The time-uniform bound of the means (module docstring).
     """
 
     def __init__(self, delta: float, kind: str = "valid", *, n_alternatives: int = 1, n_arms: int = 2,
-                 eta: float = 0.03) -> None:
+                 eta: float = 0.03, means: str = "mixture") -> None:
         self.delta = check_probability(delta, "delta", owner="UnknownVarianceThreshold")
         self.kind = check_choice(kind, "threshold", ("valid", "heuristic"), owner="UnknownVarianceThreshold")
         self.m = check_int(n_alternatives, "n_alternatives", owner="UnknownVarianceThreshold", low=1)
         self.n = check_int(n_arms, "n_arms", owner="UnknownVarianceThreshold", low=1)
         self.eta = float(eta)
-        self._mean_const = 4.0 * kk_C_gauss(math.log(2.0 * self.m / self.delta) / 2.0)
+        self.means = check_choice(means, "means", ("mixture", "kk"), owner="UnknownVarianceThreshold")
+        self.rho = MIXTURE_RHO
+        if self.means == "kk":
+            self._mean_const = 4.0 * kk_C_gauss(math.log(2.0 * self.m / self.delta) / 2.0)
+        else:
+            self._mean_const = 2.0 * math.log(2.0 * self.m / self.delta)
         self._dk = self.delta / (2.0 * self.n * (math.pi ** 2 / 6.0))
         self._grid = np.array([2], dtype=np.int64)
         self._q = np.array([self._quantile(2, 0)])
@@ -272,10 +287,17 @@ class UnknownVarianceThreshold:
         return np.where(n >= 2, self._q[np.maximum(k, 0)], 0.0)
 
     def mean_bound(self, n_i: Any, n_j: Any) -> NDArray[np.float64]:
-        """``A_ij``: with probability ``1 - delta/2``, ``x_i + x_j <= A_ij`` for every pair."""
+        """``A_ij``: with probability ``1 - delta/2``, ``r_i x_i + r_j x_j <= A_ij`` for every
+        pair (``r_a = N_a / (N_a + rho)`` with ``means="mixture"``, 1 with ``"kk"``)."""
         ni = np.maximum(np.asarray(n_i, dtype=np.float64), 1.0)
         nj = np.maximum(np.asarray(n_j, dtype=np.float64), 1.0)
+        if self.means == "mixture":
+            return self._mean_const + np.log1p(ni / self.rho) + np.log1p(nj / self.rho)
         return self._mean_const + 4.0 * (np.log(4.0 + np.log(ni)) + np.log(4.0 + np.log(nj)))
+
+    def _shrink(self, n: Any) -> Any:
+        """``r_a`` of the mean bound (module docstring)."""
+        return n / (n + self.rho) if self.means == "mixture" else np.ones_like(n)
 
     def pairs(self, n_i: Any, n_j: Any, t: float | None = None) -> NDArray[np.float64]:
         """``beta_ij`` for arrays of pair counts (``t``: total samples, heuristic only)."""
@@ -285,8 +307,8 @@ class UnknownVarianceThreshold:
             tt = max(float(t if t is not None else (ni + nj).max()), 1.0)
             return np.full(ni.shape, math.log((1.0 + math.log(tt)) / self.delta))
         A = self.mean_bound(ni, nj)
-        bi = self.variance_lower(ni.astype(np.int64))
-        bj = self.variance_lower(nj.astype(np.int64))
+        bi = self.variance_lower(ni.astype(np.int64)) * self._shrink(ni)
+        bj = self.variance_lower(nj.astype(np.int64)) * self._shrink(nj)
         if np.any(bi <= 0) or np.any(bj <= 0):
             out = np.full(ni.shape, math.inf)
             ok = (bi > 0) & (bj > 0)
