@@ -397,3 +397,19 @@ def test_epsilon_T_star_bound_with_several_good_teams_is_below_the_exact_one(see
     lb, kind = _common_swaps_T_lower(dc, theta, x_star, 3, 1.5, eps)
     assert "certified" in kind
     assert lb <= exact * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("threshold,expected", [("valid", "fixed-design"), ("valid-kk", "fixed-design"),
+                                                ("heuristic", "heuristic")])
+def test_top_two_by_name_passes_a_valid_threshold_to_the_linear_solver(threshold, expected):
+    """``top-two`` on a full-bandit team problem delegates to LinearTopTwo; every valid
+    threshold of the bandit solver stays valid there (``valid-kk`` has no linear form: the
+    linear solver's best valid one), only ``heuristic`` stays heuristic."""
+    from combex.solvers import get_solver
+
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    exp = get_solver("top-two")(epsilon=0.1, threshold=threshold)
+    lin = exp._linear_delegate(env.problem)
+    lin.max_enumerate = 5  # the oracle path (the design): "valid" resolves to fixed-design there
+    res = lin.run(env, rng=0, budget=10**7)
+    assert res.info["threshold"] == expected

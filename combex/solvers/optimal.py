@@ -170,7 +170,7 @@ class _OptimalSolver(Solver):
         return linear_cls(
             delta=self.delta,
             epsilon=self.epsilon,
-            threshold="valid" if self.threshold == "valid" else "heuristic",
+            threshold="heuristic" if self.threshold == "heuristic" else "valid",  # valid-kk: no linear form
             batch_size=None if self.batch_size == 1 else self.batch_size,
         )
 
