@@ -664,6 +664,7 @@ def test_one_call_schedule_equals_the_round_by_round_path(case, monkeypatch):
         assert str(e1.value) == str(e2.value)
         return
     g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
+    monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", False)  # the one-call schedule itself (see below)
     calls = []
     orig = _kernels.permuted_schedule
     monkeypatch.setattr(_kernels, "permuted_schedule", lambda *a, **k: calls.append(1) or orig(*a, **k))
@@ -677,3 +678,87 @@ def test_one_call_schedule_equals_the_round_by_round_path(case, monkeypatch):
     for key in ("fraction_read", "fraction_products", "rounds", "t"):
         assert a.info[key] == b.info[key], key
     assert g1.bit_generator.state == g2.bit_generator.state
+
+
+@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("case", ["gaussian32", "gaussian64", "nn", "v_max", "v_max_low", "ties", "tiny", "nan",
+                                  "list_q"])
+def test_planned_index_query_equals_the_general_path(case, monkeypatch):
+    """Issue 17d: a query on an index reuses a plan (checked arguments, the cost model's
+    choice, the schedule) and runs as one compiled call. Same answers, scores (bit for bit),
+    counts, info and random stream as the general path, query after query; the cases it
+    hands back (a tie needing a draw, a non-finite entry) behave as before."""
+    rng = np.random.default_rng(12)
+    n, dim = (40, 512) if case == "tiny" else (600, 4000)
+    V = rng.standard_normal((n, dim))
+    if case == "ties":
+        V = np.round(V).clip(-1, 1)
+    if case == "nan":
+        V[7, 100] = np.nan
+    V = V.astype(np.float32 if case != "gaussian64" else np.float64)
+    Q = rng.standard_normal((3, dim)).astype(V.dtype)
+    if case == "ties":
+        Q[:] = 1.0
+    # "v_max": a stated bound nothing has checked, checked through the reads (and
+    # exceeded: "v_max_low"); "nan": a NaN entry found through the sums it enters.
+    stated = {"nan": 4.5, "v_max": 6.0, "v_max_low": 3.0}.get(case)
+    index = BoundedMEIndex(V, rng=0, check_finite=stated is None, v_max=stated)
+    fn = nn_top_k if case == "nn" else mips_top_k
+    kw = dict(epsilon=0.15, delta=0.1, method="bandit")
+    calls = []
+    orig = _kernels.index_query
+    monkeypatch.setattr(_kernels, "index_query", lambda *a, **k: calls.append(1) or orig(*a, **k))
+    for i, q in enumerate(Q):
+        q_in = q.tolist() if case == "list_q" else q
+        if case in ("nan", "v_max_low"):
+            with pytest.raises(InvalidParameterError) as e1:
+                fn(index, q_in, 5, rng=np.random.default_rng(i), **kw)
+            monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", False)
+            with pytest.raises(InvalidParameterError) as e2:
+                fn(index, q_in, 5, rng=np.random.default_rng(i), **kw)
+            monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", True)
+            assert str(e1.value) == str(e2.value)
+            continue
+        g1, g2 = np.random.default_rng(i), np.random.default_rng(i)
+        a = fn(index, q_in, 5, rng=g1, **kw)
+        monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", False)
+        b = fn(index, q_in, 5, rng=g2, **kw)
+        monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", True)
+        assert a.indices.tolist() == b.indices.tolist()
+        assert np.array_equal(a.scores, b.scores) and a.scores.dtype == b.scores.dtype
+        assert a.indices.dtype == b.indices.dtype
+        assert a.n_products == b.n_products and (a.epsilon, a.delta) == (b.epsilon, b.delta)
+        assert a.preprocess_seconds == b.preprocess_seconds
+        assert list(a.info) == list(b.info)
+        for key, val in b.info.items():
+            assert a.info[key] == val, key
+        assert g1.bit_generator.state == g2.bit_generator.state
+    assert calls  # the planned path was taken
+    assert len(index._plans) == 1  # one plan, reused by every query
+
+
+@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
+def test_planned_index_query_checks_arguments_once_and_still_refuses_bad_ones(monkeypatch):
+    """Issue 17d: the arguments of a plan are checked when it is made, not at every query;
+    arguments never seen (or of another type) are checked, and refused, as before."""
+    rng = np.random.default_rng(5)
+    V = rng.standard_normal((300, 2048)).astype(np.float32)
+    index = BoundedMEIndex(V, rng=0)
+    q = rng.standard_normal(2048).astype(np.float32)
+    mips_top_k(index, q, 3, epsilon=0.2, rng=0, method="bandit")
+    checks = []
+    orig = _bandit.check_float
+    monkeypatch.setattr(_bandit, "check_float", lambda *a, **k: checks.append(1) or orig(*a, **k))
+    res = mips_top_k(index, q, 3, epsilon=0.2, rng=1, method="bandit")
+    assert checks == [] and res.info["method"] == "bandit"
+    mips_top_k(index, q, 3, epsilon=0.25, rng=1, method="bandit")  # a new value: checked
+    assert checks
+    for bad in (dict(epsilon=-0.2), dict(epsilon=float("nan")), dict(k=0), dict(k=3.0), dict(delta=1.0),
+                dict(method="fast"), dict(block=2)):
+        kw = dict(k=3, epsilon=0.2, rng=0, method="bandit") | bad
+        with pytest.raises(InvalidParameterError):
+            mips_top_k(index, q, kw.pop("k"), **kw)
+    with pytest.raises(InvalidParameterError, match="'q'"):
+        mips_top_k(index, np.r_[q[:-1], np.nan].astype(np.float32), 3, epsilon=0.2, rng=0, method="bandit")
+    with pytest.raises(InvalidParameterError, match="'q'"):
+        mips_top_k(index, q[:-1], 3, epsilon=0.2, rng=0, method="bandit")

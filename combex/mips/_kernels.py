@@ -507,3 +507,100 @@ def permuted_schedule(
     if status != 0:
         return None
     return sums, surv, float(excess)
+
+
+# ---------------------------------------------------------------------- a whole query on an index
+_JIT_SCHEDULE_LOOP: Any = None
+
+
+def _nb_index_query(V, q, perm, ts, n_removed, n_arms, shift, nn, track, vm, o, s):  # pragma: no cover - compiled
+    # One query on a permuted index: the check of q (finite) and max |q|, q in the stored
+    # coordinate order, the schedule (_nb_schedule_loop), the 64-byte lines it touched
+    # (as _bandit's reader counts them) and the survivors ranked best first with their
+    # estimated full scores. Returns (status, survivors, estimates, lines, max |q|,
+    # excess): status 0 = done, 1 = a round's sums are not finite, 2 = a tie needs a
+    # random choice, 3 = q has a non-finite entry (the caller then takes the general
+    # path, which raises or draws exactly as it always does).
+    n, dim = V.shape
+    e_i = np.zeros(0, dtype=np.intp)
+    e_f = np.zeros(0)
+    q_max = 0.0
+    for j in range(dim):
+        x = q[j]
+        if not np.isfinite(x):
+            return 3, e_i, e_f, 0, 0.0, 0.0
+        a = abs(x)
+        if a > q_max:
+            q_max = a
+    qs = np.empty(dim, dtype=V.dtype)
+    for j in range(dim):
+        qs[j] = q[perm[j]]
+    sums = np.zeros(n)
+    active = np.arange(n)
+    done, surv, excess, status = _JIT_SCHEDULE_LOOP(V, qs, sums, active, ts, n_removed, shift, dim, nn, track, vm)
+    if status != 0:
+        return status, e_i, e_f, 0, q_max, excess
+    # 64-byte lines of the runs read, round by round (the reader's count).
+    lines = 0
+    t_prev = 0
+    for l in range(ts.size):
+        t = ts[l]
+        if t > t_prev:
+            a = (t_prev + shift) % dim
+            b = (t + shift) % dim
+            if t - t_prev >= dim:
+                per = (o + dim * s - 1) // 64 - o // 64 + 1
+            elif a < b or b == 0:
+                bb = b if b != 0 else dim
+                per = (o + bb * s - 1) // 64 - (o + a * s) // 64 + 1
+            else:
+                per = ((o + dim * s - 1) // 64 - (o + a * s) // 64 + 1) + ((o + b * s - 1) // 64 - o // 64 + 1)
+            lines += n_arms[l] * per
+        t_prev = t
+    # As bounded_me: survivors ranked by mean (pulls = t_prev each), best first, stably;
+    # estimated full score = mean over the coordinates read times dim.
+    m = surv.size
+    neg = np.zeros(m)
+    means = np.zeros(m)
+    if t_prev > 0:
+        pulls = float(t_prev)
+        for i in range(m):
+            means[i] = sums[surv[i]] / pulls
+            neg[i] = -means[i]
+    order = np.argsort(neg, kind="mergesort")
+    sel = np.empty(m, dtype=np.intp)
+    est = np.zeros(m)
+    for i in range(m):
+        sel[i] = surv[order[i]]
+        if t_prev > 0:
+            est[i] = means[order[i]] * float(t_prev) / float(t_prev) * dim
+    return 0, sel, est, lines, q_max, excess
+
+
+def index_query(
+    V: NDArray[Any], q: NDArray[Any], perm: NDArray[np.intp], ts: NDArray[np.int64], n_removed: NDArray[np.int64],
+    n_arms: NDArray[np.int64], shift: int, *, nn: bool, v_max: float | None,
+) -> tuple[int, NDArray[np.intp], NDArray[np.float64], int, float, float]:
+    """A whole BoundedME query on a permuted index in one compiled call (numba required).
+
+    ``q`` in the caller's coordinate order, of ``V``'s dtype; ``perm`` the index's
+    permutation. Returns ``(status, survivors best first, estimated scores, 64-byte lines
+    read, max |q|, excess)``; status 0 = done, 1 = non-finite sums, 2 = a tie needing a
+    random choice, 3 = a non-finite entry of ``q``. The caller takes the general path on
+    any non-zero status (it raises or draws exactly as it always does).
+    """
+    fn = _COMPILED.get("_index_query")
+    if fn is None:
+        global _JIT_SCHEDULE_LOOP
+        import numba
+
+        loop = _COMPILED.get("_schedule_loop")
+        if loop is None:
+            loop = _COMPILED["_schedule_loop"] = _make_schedule_loop()
+        _JIT_SCHEDULE_LOOP = loop
+        # No fastmath: the ranking and the estimates must equal numpy's bit for bit.
+        fn = _COMPILED["_index_query"] = numba.njit(nogil=True, cache=True)(_nb_index_query)
+    status, sel, est, lines, q_max, excess = fn(
+        V, q, perm, ts, n_removed, n_arms, int(shift), nn, v_max is not None, V.dtype.type(v_max or 0.0),
+        int(V.ctypes.data % 64), int(V.itemsize))
+    return int(status), sel, est, int(lines), float(q_max), float(excess)
