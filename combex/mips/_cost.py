@@ -82,10 +82,21 @@ COLUMN_GATHER_LINE = 2.0
 # 90 us measured loaded). On a 2,000 x 20,000 float32 index (160 MB) this is 2.7 % of an
 # exact search (round by round: 6 %); on 10^4 x 10^5, 0.1 %; on a 200 x 5,000 V more than
 # an exact search itself.
+#
+# Issue 17d: on an index with numba a query reuses a plan (its arguments checked, the cost
+# model's choice and the schedule made once per set of argument values) and runs as one
+# compiled call, q's check and permutation and the ranking included. Measured per query
+# besides the reads (64-1,024 x 256 float32 index, 6-10 rounds, load 2.7): 15-20 us
+# against about 40 us in a warm loop, 250-440 us against 400-790 us right after a pass over
+# a 160 MB array (the benchmark's alternation with exact search; a NumPy call then costs
+# 15-150 us instead of 1-8 us; ``default_rng(seed)`` alone 110-150 us, a Generator passed
+# in 17 us). The planned query is charged 50 us (80 us scaled by the cold ratio, about
+# 0.65).
 STREAM_BYTES_PER_SECOND = 32e9
 ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
 ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND
 QUERY_BYTES = 80e-6 * STREAM_BYTES_PER_SECOND
+QUERY_BYTES_ONE_CALL = 50e-6 * STREAM_BYTES_PER_SECOND
 #: The speed target of issue 17: a search should take at most this factor times
 #: ``fraction_read`` times an exact search (:attr:`ReadCost.meets_target`).
 TARGET_FACTOR = 1.15
@@ -184,9 +195,10 @@ class ReadCost:
         contiguous run and per gathered element) plus the fixed costs of the rounds and
         the query (``fixed_bytes``).
     fixed_bytes : float
-        The part of ``time_bytes`` that does not depend on the bytes read: ``QUERY_BYTES``
-        plus, per round that reads, ``ROUND_BYTES_ONE_CALL`` (an index whose whole schedule
-        runs as one compiled call) or ``ROUND_BYTES`` (round by round).
+        The part of ``time_bytes`` that does not depend on the bytes read: per query
+        ``QUERY_BYTES_ONE_CALL`` and per round that reads ``ROUND_BYTES_ONE_CALL`` (an
+        index whose query is planned and runs as one compiled call), else ``QUERY_BYTES``
+        and ``ROUND_BYTES`` (round by round).
     """
 
     n: int
@@ -330,12 +342,13 @@ def _read_cost(
     eps_s = schedule_epsilon(epsilon, dim, block)
     rounds = tuple(bounded_me_schedule(n, k, n_items, eps_s, delta))
     products = bytes_read = time_bytes = 0.0
-    fixed = QUERY_BYTES
-    # the one-call schedule (an index, numba, rows a whole number of lines apart)
+    # the one-call schedule and planned query (an index, numba, rows a whole number of
+    # lines apart)
     from ._kernels import HAVE_NUMBA
 
     one_call = layout == "permuted" and HAVE_NUMBA and (dim * itemsize) % LINE_BYTES == 0
     per_round = ROUND_BYTES_ONE_CALL if one_call else ROUND_BYTES
+    fixed = QUERY_BYTES_ONE_CALL if one_call else QUERY_BYTES
     t_prev = 0
     coords_per_item = dim / n_items  # the last block may be short: its expected share
     for rnd in rounds:
