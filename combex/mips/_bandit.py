@@ -550,7 +550,8 @@ class _Plan:
     argument values: the checked arguments, the cost model's choice, the schedule as
     arrays, the products it evaluates and the constant part of ``info``."""
 
-    __slots__ = ("general", "k", "epsilon", "delta", "ts", "n_rem", "n_arms", "products", "info")
+    __slots__ = ("general", "k", "epsilon", "delta", "ts", "n_rem", "n_arms", "products", "info", "t", "kernel",
+                 "args")
 
     def __init__(self, general: bool, **kw: Any) -> None:
         self.general = general
@@ -593,8 +594,11 @@ def _make_plan(
         "rounds": len(schedule), "t": None, "fraction_read": None,
         "fraction_products": products / float(n * dim), "compiled": True,
     }
+    track = not index.bound_checked  # a stated bound nothing has checked: checked through the reads
+    vm = data.dtype.type(index.v_max if track else 0.0)
     return _Plan(False, k=k, epsilon=epsilon, delta=delta, ts=ts, n_rem=n_rem, n_arms=n_arms, products=products,
-                 info=info)
+                 info=info, t=ts.tolist(), kernel=_kernels.index_query_kernel(),
+                 args=(bool(nn), track, vm, int(data.ctypes.data % LINE_BYTES), int(data.itemsize)))
 
 
 def _index_query(
@@ -644,17 +648,16 @@ def _index_query(
         qv = np.ascontiguousarray(check_query(q, dim, owner, dtype=data.dtype))
     gen = check_rng(rng)
     shift = int(gen.integers(dim))
-    track = not index.bound_checked
     v_max = index.v_max
-    status, sel, est, lines, q_max, excess = _kernels.index_query(
-        data, qv, index.perm, plan.ts, plan.n_rem, plan.n_arms, shift, nn=nn, v_max=v_max if track else None)
+    status, sel, est, lines, q_max, excess = plan.kernel(data, qv, index.perm, plan.ts, plan.n_rem, plan.n_arms,
+                                                         shift, *plan.args)
     if status != 0 or excess > 0.0:
         return _search(index, q, k, epsilon=epsilon, delta=delta, rng=gen, block=block, v_max=None,
                        check_finite=check_finite, method=method, nn=nn, owner=owner, _shift=shift)
     info = dict(plan.info)
     info["reward_width"] = width = (v_max + q_max) ** 2 if nn else 2.0 * v_max * q_max
     info["preprocess_seconds"] = pre = index.preprocess_seconds
-    info["t"] = plan.ts.tolist()
+    info["t"] = list(plan.t)
     info["fraction_read"] = lines * LINE_BYTES / (n * dim * data.itemsize)
     return _result(sel, est, plan.products, plan.epsilon, plan.delta, width, dim, pre, info)
 
