@@ -792,3 +792,27 @@ def test_sixteen_row_read_loop_matches_brute_force(n_rows):
         np.testing.assert_allclose(out2, want, rtol=1e-4, atol=1e-2)
         # (the excess is used as "> 0": a short group's repeated row may count twice)
         assert (e2 > 0) == (e3 > 0) == (vm == 3.0)
+
+
+@pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
+def test_quickselect_threshold_equals_the_partition():
+    """Issue 17d: the elimination step's threshold comes from an in-place quickselect; it
+    is the k-th smallest value numpy's partition gives (sizes 1-600, many ties, sorted,
+    reversed and constant inputs)."""
+    _kernels.remove_lowest(np.zeros(32), np.arange(32, dtype=np.intp), 1)  # compiles the quickselect
+    kth = _kernels._JIT_KTH
+    rng = np.random.default_rng(3)
+    for trial in range(1500):
+        n = int(rng.integers(1, 600))
+        w = rng.standard_normal(n)
+        kind = trial % 5
+        if kind == 1:
+            w = np.round(w)
+        elif kind == 2:
+            w = np.sort(w)
+        elif kind == 3:
+            w = np.sort(w)[::-1].copy()
+        elif kind == 4:
+            w[:] = 0.25
+        k = int(rng.integers(0, n))
+        assert kth(w.copy(), k) == np.partition(w, k)[k], trial

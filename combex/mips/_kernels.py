@@ -99,15 +99,55 @@ def _compiled(name: str) -> Any:
     return fn
 
 
+def _nb_kth_smallest(w, k):  # pragma: no cover - compiled
+    # The k-th smallest (0-based) of w by an in-place quickselect (median of three, Hoare
+    # partition); w is reordered. A value, so the same whatever the method (issue 17d:
+    # 25-35 % faster than numba's np.partition, which copies and checks for NaN).
+    lo = 0
+    hi = w.size - 1
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        a = w[lo]
+        b = w[mid]
+        c = w[hi]
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b, c = c, b
+        if a > b:
+            a, b = b, a
+        piv = b
+        i = lo
+        j = hi
+        while i <= j:
+            while w[i] < piv:
+                i += 1
+            while w[j] > piv:
+                j -= 1
+            if i <= j:
+                t = w[i]
+                w[i] = w[j]
+                w[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return w[k]
+    return w[k]
+
+
 def _nb_remove_lowest(means, active, n_remove):  # pragma: no cover - compiled
     # The survivors of median elimination without the ~8 numpy calls of the numpy version:
-    # the n_remove-th smallest mean by a partition, then one pass. When the threshold is
+    # the n_remove-th smallest mean by a quickselect, then one pass. When the threshold is
     # tied and only some of the tied arms must go (a random choice), report it
     # (ok = False) and let the caller run the numpy version, which draws the choice.
     m = np.empty(active.size)
     for i in range(active.size):
         m[i] = means[active[i]]
-    kth = np.partition(m, n_remove - 1)[n_remove - 1]
+    kth = _JIT_KTH(m.copy(), n_remove - 1)
     less = 0
     eq = 0
     for i in range(m.size):
@@ -138,11 +178,16 @@ def remove_lowest(means: NDArray[np.float64], active: NDArray[np.intp], n_remove
     if fn is None:
         import numba
 
+        global _JIT_KTH
         # No fastmath: the comparisons must be exact.
+        _JIT_KTH = numba.njit(nogil=True, cache=True)(_nb_kth_smallest)
         fn = numba.njit(nogil=True, cache=True)(_nb_remove_lowest)
         _COMPILED["_nb_remove_lowest"] = fn
     out, ok = fn(means, active, n_remove)
     return out if ok else None
+
+
+_JIT_KTH: Any = None  # the compiled _nb_kth_smallest (set before _nb_remove_lowest is compiled)
 
 
 # ---------------------------------------------------------------------- compiled kernels
