@@ -90,13 +90,20 @@ COLUMN_GATHER_LINE = 2.0
 # against about 40 us in a warm loop, 250-440 us against 400-790 us right after a pass over
 # a 160 MB array (the benchmark's alternation with exact search; a NumPy call then costs
 # 15-150 us instead of 1-8 us; ``default_rng(seed)`` alone 110-150 us, a Generator passed
-# in 17 us). The planned query is charged 50 us (80 us scaled by the cold ratio, about
-# 0.65).
+# in 17 us). The reads of that path (sixteen rows at a time, the next group's first lines
+# prefetched) cost less per byte than exact search's ``sgemv``: 0.75-0.88 x its time per
+# byte in rounds 0-3 of the 2,000 x 20,000 schedule (cycle counts, cold). Fitted on the 63
+# index rows of three runs of ``benchmarks/mips.py --skip-figure1`` (load 2.6-2.9, epsilon
+# 0.03-0.3, all three data sets): time / exact = 0.735 x fraction read + 0.069 (residual
+# sd 0.011), hence READ_FACTOR_ONE_CALL = 0.75, no per-run cost, and a fixed cost of 0.069
+# x 160 MB = 11 MB of streaming per query (11 rounds of 5 us at 32 GB/s, the rest charged
+# to the query). The round-by-round constants above are issue 17c's, not re-fitted.
 STREAM_BYTES_PER_SECOND = 32e9
 ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
 ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND
 QUERY_BYTES = 80e-6 * STREAM_BYTES_PER_SECOND
-QUERY_BYTES_ONE_CALL = 50e-6 * STREAM_BYTES_PER_SECOND
+QUERY_BYTES_ONE_CALL = 0.069 * 2000 * 20000 * 4 - 11 * ROUND_BYTES_ONE_CALL
+READ_FACTOR_ONE_CALL = 0.75
 #: The speed target of issue 17: a search should take at most this factor times
 #: ``fraction_read`` times an exact search (:attr:`ReadCost.meets_target`).
 TARGET_FACTOR = 1.15
@@ -192,7 +199,8 @@ class ReadCost:
         Expected bytes of V moved (64-byte lines touched).
     time_bytes : float
         Estimated time in streamed-byte equivalents: the reads (bytes plus a fixed cost per
-        contiguous run and per gathered element) plus the fixed costs of the rounds and
+        contiguous run and per gathered element; on an index with numba
+        ``READ_FACTOR_ONE_CALL`` times the bytes) plus the fixed costs of the rounds and
         the query (``fixed_bytes``).
     fixed_bytes : float
         The part of ``time_bytes`` that does not depend on the bytes read: per query
@@ -359,7 +367,7 @@ def _read_cost(
         coords = new * coords_per_item
         # Streamed coordinate rows of dimension-major data evaluate every vector's product.
         products += (n if layout == "columns" and columns_stream(s, n) else s) * coords
-        b, tb = _round_cost(layout, n, dim, s, new, n_items, coords, block, itemsize, offset)
+        b, tb = _round_cost(layout, n, dim, s, new, n_items, coords, block, itemsize, offset, one_call)
         bytes_read += b
         time_bytes += tb
         fixed += per_round
@@ -372,7 +380,7 @@ def _read_cost(
 
 def _round_cost(
     layout: str, n: int, dim: int, s: int, new: int, n_items: int, coords: float, block: int, itemsize: int,
-    offset: int | None,
+    offset: int | None, one_call: bool = False,
 ) -> tuple[float, float]:
     """(bytes, time in streamed-byte equivalents) of one round reading ``new`` list items
     (``coords`` coordinates) of ``s`` survivors."""
@@ -380,6 +388,8 @@ def _round_cost(
     if layout == "permuted":
         # One contiguous segment per survivor (two when the per-query offset wraps; rare).
         lines = expected_lines(coords * itemsize, itemsize, start_offsets(offset, pitch, itemsize))
+        if one_call:  # the planned query's read loop (issue 17d)
+            return s * lines * LINE_BYTES, READ_FACTOR_ONE_CALL * s * lines * LINE_BYTES
         return s * lines * LINE_BYTES, s * (coords * itemsize + RUN_BYTES)
     if layout == "rows":
         if block == 1:
