@@ -282,18 +282,20 @@ def main() -> None:
     ap.add_argument("--columns", action="store_true", help="also dimension-major copies of V")
     ap.add_argument("--heuristic", action="store_true", help="also epsilon >= 1 (labelled heuristic)")
     ap.add_argument("--banditmips", default=None, help="path of a BanditMIPS checkout (compared on Gaussian data)")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="alternated repeats per query at n x dim <= 1e8 (median; 1 above); more on a shared machine")
     ap.add_argument("--skip-figure1", action="store_true")
     ap.add_argument("--figure1", nargs=3, type=int, default=None, metavar=("N", "DIM", "RUNS"),
                     help="Figure 1 size (default 2,000 x 20,000, 10 runs; the paper: 10,000 100,000 20)")
     args = ap.parse_args()
-    print(f"# BoundedME benchmarks (seed {args.seed}; load average at start {_load()})")
+    print(f"# BoundedME benchmarks (seed {args.seed}; {args.reps} repeats per query; load average at start {_load()})")
     sizes = [] if args.only_full else [(2_000, 20_000)]
     if args.full or args.only_full:
         sizes.append((10_000, 100_000))
     for n, dim in sizes:
         for name in args.datasets:
             bench_data_set(name, n, dim, args.queries, args.seed, columns=args.columns, heuristic=args.heuristic,
-                           reps=3 if n * dim <= 10**8 else 1,
+                           reps=args.reps if n * dim <= 10**8 else 1,
                            banditmips=args.banditmips if name == "gaussian" else None)
     if not args.skip_figure1:
         figure1(*(args.figure1 or (2_000, 20_000, 10)), args.seed)
