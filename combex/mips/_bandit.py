@@ -596,9 +596,12 @@ def _make_plan(
     }
     track = not index.bound_checked  # a stated bound nothing has checked: checked through the reads
     vm = data.dtype.type(index.v_max if track else 0.0)
+    sched = np.stack([ts, n_rem, n_arms]).astype(np.int64)
+    iargs = np.array([nn, track, data.ctypes.data % LINE_BYTES, data.itemsize], dtype=np.int64)
+    sched.setflags(write=False)
+    iargs.setflags(write=False)
     return _Plan(False, k=k, epsilon=epsilon, delta=delta, ts=ts, n_rem=n_rem, n_arms=n_arms, products=products,
-                 info=info, t=ts.tolist(), kernel=_kernels.index_query_kernel(),
-                 args=(bool(nn), track, vm, int(data.ctypes.data % LINE_BYTES), int(data.itemsize)))
+                 info=info, t=ts.tolist(), kernel=_kernels.index_query_kernel(), args=(sched, iargs, vm))
 
 
 def _index_query(
@@ -649,8 +652,7 @@ def _index_query(
     gen = check_rng(rng)
     shift = int(gen.integers(dim))
     v_max = index.v_max
-    status, sel, est, lines, q_max, excess = plan.kernel(data, qv, index.perm, plan.ts, plan.n_rem, plan.n_arms,
-                                                         shift, *plan.args)
+    status, sel, est, lines, q_max, excess = plan.kernel(data, qv, index.perm, *plan.args, shift)
     if status != 0 or excess > 0.0:
         return _search(index, q, k, epsilon=epsilon, delta=delta, rng=gen, block=block, v_max=None,
                        check_finite=check_finite, method=method, nn=nn, owner=owner, _shift=shift)

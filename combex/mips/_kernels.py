@@ -707,14 +707,23 @@ def permuted_schedule(
 _JIT_SCHEDULE_LOOP: Any = None
 
 
-def _nb_index_query(V, q, perm, ts, n_removed, n_arms, shift, nn, track, vm, o, s):  # pragma: no cover - compiled
+def _nb_index_query(V, q, perm, sched, iargs, vm, shift):  # pragma: no cover - compiled
     # One query on a permuted index: the check of q (finite) and max |q|, q in the stored
-    # coordinate order, the schedule (_nb_schedule_loop), the 64-byte lines it touched
-    # (as _bandit's reader counts them) and the survivors ranked best first with their
-    # estimated full scores. Returns (status, survivors, estimates, lines, max |q|,
-    # excess): status 0 = done, 1 = a round's sums are not finite, 2 = a tie needs a
-    # random choice, 3 = q has a non-finite entry (the caller then takes the general
-    # path, which raises or draws exactly as it always does).
+    # coordinate order, the schedule, the 64-byte lines it touched (as _bandit's reader
+    # counts them) and the survivors ranked best first with their estimated full scores.
+    # sched = (t_l, n_removed_l, n_arms_l) as rows; iargs = (nn, track, offset of V in a
+    # line, itemsize): few arguments, as each costs a few us of dispatch when the caches
+    # are cold. Returns (status, survivors, estimates, lines, max |q|, excess): status 0
+    # = done, 1 = a round's sums are not finite, 2 = a tie needs a random choice, 3 = q
+    # has a non-finite entry (the caller then takes the general path, which raises or
+    # draws exactly as it always does).
+    ts = sched[0]
+    n_removed = sched[1]
+    n_arms = sched[2]
+    nn = iargs[0] != 0
+    track = iargs[1] != 0
+    o = iargs[2]
+    s = iargs[3]
     n, dim = V.shape
     e_i = np.zeros(0, dtype=np.intp)
     e_f = np.zeros(0)
@@ -728,11 +737,78 @@ def _nb_index_query(V, q, perm, ts, n_removed, n_arms, shift, nn, track, vm, o, 
         a = abs(x)
         if a > q_max:
             q_max = a
+    # The schedule as _nb_schedule_loop and _nb_remove_lowest run it, with buffers
+    # allocated once per query instead of four per round (their lines stay cached from
+    # round to round).
     sums = np.zeros(n)
     active = np.arange(n)
-    done, surv, excess, status = _JIT_SCHEDULE_LOOP(V, qs, sums, active, ts, n_removed, shift, dim, nn, track, vm)
-    if status != 0:
-        return status, e_i, e_f, 0, q_max, excess
+    spare = np.empty(n, dtype=active.dtype)
+    out_b = np.empty(n)
+    m_b = np.empty(n)
+    w_b = np.empty(n)
+    starts = np.empty(2, dtype=np.int64)
+    stops = np.empty(2, dtype=np.int64)
+    excess = 0.0
+    na = n
+    t_prev = 0
+    for l in range(ts.size):
+        t = ts[l]
+        if t > t_prev:
+            a0 = (t_prev + shift) % dim
+            e0 = (t + shift) % dim
+            if t - t_prev >= dim:
+                nr = 1
+                starts[0] = 0
+                stops[0] = dim
+            elif a0 < e0 or e0 == 0:
+                nr = 1
+                starts[0] = a0
+                stops[0] = e0 if e0 != 0 else dim
+            else:
+                nr = 2
+                starts[0] = a0
+                stops[0] = dim
+                starts[1] = 0
+                stops[1] = e0
+            out = out_b[:na]
+            for i in range(na):
+                out[i] = 0.0
+            excess += _JIT_ROWS_RUNS(V, active[:na], starts[:nr], stops[:nr], qs, out, nn, track, vm)
+            tot = 0.0
+            for i in range(na):
+                tot += out[i]
+            if not np.isfinite(tot):
+                for i in range(na):
+                    if not np.isfinite(out[i]):
+                        return 1, e_i, e_f, 0, q_max, excess
+            for i in range(na):
+                sums[active[i]] += out[i]
+        t_prev = t
+        k = n_removed[l]
+        if k > 0:
+            m = m_b[:na]
+            w = w_b[:na]
+            for i in range(na):
+                m[i] = sums[active[i]]
+                w[i] = m[i]
+            kth = _JIT_KTH(w, k - 1)
+            less = 0
+            eq = 0
+            for i in range(na):
+                if m[i] < kth:
+                    less += 1
+                elif m[i] == kth:
+                    eq += 1
+            if k - less < eq:
+                return 2, e_i, e_f, 0, q_max, excess
+            j = 0
+            for i in range(na):
+                if m[i] > kth:
+                    spare[j] = active[i]
+                    j += 1
+            active, spare = spare, active
+            na = j
+    surv = active[:na]
     # 64-byte lines of the runs read, round by round (the reader's count).
     lines = 0
     t_prev = 0
@@ -772,16 +848,17 @@ def _nb_index_query(V, q, perm, ts, n_removed, n_arms, shift, nn, track, vm, o, 
 
 def index_query_kernel() -> Any:
     """The compiled function behind :func:`index_query` (compiled once per process; numba
-    required), for callers that pass its arguments themselves: ``(V, q, perm, ts,
-    n_removed, n_arms, shift, nn, track, vm, o, s)`` with ``vm`` of V's dtype, ``o`` =
-    ``V.ctypes.data % 64`` and ``s`` = ``V.itemsize``."""
+    required), for callers that pass its arguments themselves: ``(V, q, perm, sched,
+    iargs, vm, shift)`` with ``sched`` the int64 rows ``(t_l, n_removed_l, n_arms_l)``,
+    ``iargs`` the int64 ``(nn, track, V.ctypes.data % 64, V.itemsize)`` and ``vm`` the
+    bound (V's dtype; read when ``track``)."""
     fn = _COMPILED.get("_index_query")
     if fn is None:
         global _JIT_SCHEDULE_LOOP
         import numba
 
         loop = _COMPILED.get("_schedule_loop")
-        if loop is None:
+        if loop is None:  # (compiles the read loop and the elimination step too)
             loop = _COMPILED["_schedule_loop"] = _make_schedule_loop()
         _JIT_SCHEDULE_LOOP = loop
         # No fastmath: the ranking and the estimates must equal numpy's bit for bit.
@@ -802,7 +879,7 @@ def index_query(
     any non-zero status (it raises or draws exactly as it always does).
     """
     fn = index_query_kernel()
-    status, sel, est, lines, q_max, excess = fn(
-        V, q, perm, ts, n_removed, n_arms, int(shift), nn, v_max is not None, V.dtype.type(v_max or 0.0),
-        int(V.ctypes.data % 64), int(V.itemsize))
+    sched = np.stack([ts, n_removed, n_arms]).astype(np.int64)
+    iargs = np.array([nn, v_max is not None, V.ctypes.data % 64, V.itemsize], dtype=np.int64)
+    status, sel, est, lines, q_max, excess = fn(V, q, perm, sched, iargs, V.dtype.type(v_max or 0.0), int(shift))
     return int(status), sel, est, int(lines), float(q_max), float(excess)
