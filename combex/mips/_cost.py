@@ -96,7 +96,7 @@ COLUMN_GATHER_LINE = 2.0
 # index rows with fraction read < 0.6 of three runs of ``benchmarks/mips.py
 # --skip-figure1`` (load 2.6-2.9, epsilon 0.1-0.3, all three data sets): time / exact =
 # 0.735 x fraction read + 0.069 (residual sd 0.011; the rows at 0.03-0.07 agree within
-# 0.1), hence READ_FACTOR_ONE_CALL = 0.75, no per-run cost, and a fixed cost of 0.069 x
+# 0.13), hence READ_FACTOR_ONE_CALL = 0.75, no per-run cost, and a fixed cost of 0.069 x
 # 160 MB = 11 MB of streaming per query (11 rounds of 5 us at 32 GB/s, the rest charged
 # to the query). Conservative for small V: cold, a whole 64-1,024 x 256 query costs
 # 250-440 us, less than this fixed cost (about 0.6 ms at 2,000 x 20,000 speeds). The
