@@ -835,3 +835,22 @@ def test_cost_model_of_the_planned_index_query():
     assert at[0.2].meets_target and not at[0.2].exact_faster
     rows = read_cost(2000, 20_000, 5, epsilon=0.2, delta=0.1, layout="rows", block=1024)  # unchanged path
     assert rows.fixed_bytes > 0 and rows.time_bytes > rows.bytes_read
+
+
+def test_index_copies_start_without_plans():
+    """Issue 17d: a plan records where V sits within a cache line (for the line count), so
+    pickled and copied indexes drop their plans and answer exactly as the original."""
+    import copy
+    import pickle
+
+    V = np.random.default_rng(0).standard_normal((300, 2048)).astype(np.float32)
+    index = BoundedMEIndex(V, rng=0)
+    q = V[3].copy()
+    a = mips_top_k(index, q, 2, epsilon=0.2, rng=0, method="bandit")
+    assert len(index._plans) == 1
+    for other in (pickle.loads(pickle.dumps(index)), copy.deepcopy(index), copy.copy(index)):
+        assert other._plans == {}
+        b = mips_top_k(other, q, 2, epsilon=0.2, rng=0, method="bandit")
+        assert b.indices.tolist() == a.indices.tolist() and np.array_equal(b.scores, a.scores)
+        assert b.info["fraction_read"] == pytest.approx(a.info["fraction_read"], rel=0.01)
+    assert len(index._plans) == 1

@@ -182,6 +182,13 @@ class BoundedMEIndex:
         # Query plans by argument values (see _index_query): validated once, then reused.
         self._plans: dict[Any, _Plan] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Plans hold the address offset of V within a cache line, which a copy need not
+        # share: copies and pickles start without plans (issue 17d).
+        state = dict(self.__dict__)
+        state["_plans"] = {}
+        return state
+
     @property
     def preprocess_seconds(self) -> float:
         """Bound pass plus permutation, in seconds."""
