@@ -837,9 +837,10 @@ def test_cost_model_of_the_planned_index_query():
     assert rows.fixed_bytes > 0 and rows.time_bytes > rows.bytes_read
 
 
-def test_index_copies_start_without_plans():
+def test_index_copies_start_without_plans(monkeypatch):
     """Issue 17d: a plan records where V sits within a cache line (for the line count), so
-    pickled and copied indexes drop their plans and answer exactly as the original."""
+    pickled and copied indexes drop their plans: they answer as the original and count the
+    lines of their own copy of V (as the general path does)."""
     import copy
     import pickle
 
@@ -852,5 +853,8 @@ def test_index_copies_start_without_plans():
         assert other._plans == {}
         b = mips_top_k(other, q, 2, epsilon=0.2, rng=0, method="bandit")
         assert b.indices.tolist() == a.indices.tolist() and np.array_equal(b.scores, a.scores)
-        assert b.info["fraction_read"] == pytest.approx(a.info["fraction_read"], rel=0.01)
+        monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", False)
+        c = mips_top_k(other, q, 2, epsilon=0.2, rng=0, method="bandit")
+        monkeypatch.setattr(_bandit, "_USE_QUERY_PLAN", True)
+        assert b.info["fraction_read"] == c.info["fraction_read"]  # (differs from a's if V moved within a line)
     assert len(index._plans) == 1
