@@ -86,7 +86,11 @@ class BoundedMEIndex:
     one pass for the bound and the finiteness check, and the permutation of the
     coordinates. Queries then read each surviving vector's next coordinates as one
     contiguous segment (see the module docstring); pass the index to
-    :func:`mips_top_k` / :func:`nn_top_k` in place of ``V``.
+    :func:`mips_top_k` / :func:`nn_top_k` in place of ``V``. With numba, the first query
+    with given argument values (``k``, ``epsilon``, ``delta``, ``method``, ...) checks
+    them and plans the query (the cost model's choice, the schedule); later queries with
+    the same values reuse the plan and run as one compiled call (copies and pickles start
+    without plans).
 
     Parameters
     ----------
