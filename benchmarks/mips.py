@@ -5,6 +5,7 @@ search, at informative epsilon (one run, one process).
     python benchmarks/mips.py --full             # also 10^4 x 10^5 float32 (4 GB per data set, one at a time)
     python benchmarks/mips.py --columns          # also dimension-major copies (memory of a second V)
     python benchmarks/mips.py --heuristic        # also epsilon >= 1 (no guarantee: epsilon as a knob), labelled
+    python benchmarks/mips.py --breakdown        # where a planned index query's time goes (issue 17d)
     python benchmarks/mips.py --banditmips DIR   # also the public BanditMIPS BoundedME (a checkout of
                                                  # ThrunGroup/BanditMIPS; not part of combex), same schedule
 
@@ -240,6 +241,64 @@ def _banditmips_rows(path: str, index: BoundedMEIndex, Q, truth, t_ex: float, se
               f"{b / c:.1f}x | {b / r:.1f}x |")
 
 
+def breakdown(n: int, dim: int, seed: int, reps: int) -> None:
+    """Where a planned index query's time goes (planted data, epsilon 0.2 and 0.3), each
+    query right after an exact search as in the tables: the compiled call, NumPy's
+    ``default_rng(seed)``, the rest (``gen.integers`` and the Python around it), and the
+    same query with a Generator built outside the timed call (issue 17d)."""
+    from combex.mips import _bandit
+
+    V, Q = make_data("planted", n, dim, 5, seed)
+    index = BoundedMEIndex(V, permute="inplace", rng=seed)
+    print(f"\n## Breakdown of a planned query: planted, {n:,} x {dim:,} float32, {reps} x {len(Q)} queries "
+          f"(load average {_load()})\n")
+    print("| epsilon | fraction read | exact us | query us (int seed) | / exact | 1.15 x fraction | compiled call us | "
+          "default_rng(seed) us | rest us | query us (Generator) | / exact |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for eps in [0.2, 0.3]:
+        for i, q in enumerate(Q):
+            res = mips_top_k(index, q, K, epsilon=eps, delta=DELTA, rng=i, method="bandit", check_finite=False)
+        plan = list(index._plans.values())[-1]
+        kernel, check_rng = plan.kernel, _bandit.check_rng
+        acc: dict[str, list[float]] = {"kernel": [], "rng": []}
+
+        def timed_rng(r, _f=check_rng):
+            t0 = time.perf_counter()
+            g = _f(r)
+            acc["rng"].append(time.perf_counter() - t0)
+            return g
+
+        def timed_kernel(*a, _k=kernel):
+            t0 = time.perf_counter()
+            out = _k(*a)
+            acc["kernel"].append(time.perf_counter() - t0)
+            return out
+
+        times: dict[str, list[float]] = {"exact": [], "int": [], "gen": []}
+        for _ in range(reps):
+            for i, q in enumerate(Q):
+                for name in times:
+                    exact_top_k(V, Q[(i + 1) % len(Q)], K)  # caches as after any other query
+                    if name == "exact":
+                        t0 = time.perf_counter()
+                        exact_top_k(V, q, K)
+                        times[name].append(time.perf_counter() - t0)
+                        continue
+                    g = np.random.default_rng(i) if name == "gen" else i
+                    if name == "int":
+                        _bandit.check_rng, plan.kernel = timed_rng, timed_kernel
+                    t0 = time.perf_counter()
+                    mips_top_k(index, q, K, epsilon=eps, delta=DELTA, rng=g, method="bandit", check_finite=False)
+                    times[name].append(time.perf_counter() - t0)
+                    _bandit.check_rng, plan.kernel = check_rng, kernel
+        te, ti, tg = (float(np.median(times[x])) * 1e6 for x in ("exact", "int", "gen"))
+        tk, tr = (float(np.median(acc[x])) * 1e6 for x in ("kernel", "rng"))
+        f = res.info["fraction_read"]
+        print(f"| {eps} | {f:.3f} | {te:.0f} | {ti:.0f} | {ti / te:.3f} | {1.15 * f:.3f} | {tk:.0f} | {tr:.0f} | "
+              f"{ti - tk - tr:.0f} | {tg:.0f} | {tg / te:.3f} |")
+        sys.stdout.flush()
+
+
 def figure1(n: int, dim: int, runs: int, seed: int) -> None:
     print(f"\n## Figure 1: adversarial lists ({n:,} arms x {dim:,} rewards), {runs} runs per (epsilon, delta)\n")
     print("The paper's lists return their ones first, which voids the random reading order the guarantee "
@@ -282,18 +341,25 @@ def main() -> None:
     ap.add_argument("--columns", action="store_true", help="also dimension-major copies of V")
     ap.add_argument("--heuristic", action="store_true", help="also epsilon >= 1 (labelled heuristic)")
     ap.add_argument("--banditmips", default=None, help="path of a BanditMIPS checkout (compared on Gaussian data)")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="alternated repeats per query at n x dim <= 1e8 (median; 1 above); more on a shared machine")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="only the breakdown of a planned query (planted, 2,000 x 20,000, epsilon 0.2 and 0.3)")
     ap.add_argument("--skip-figure1", action="store_true")
     ap.add_argument("--figure1", nargs=3, type=int, default=None, metavar=("N", "DIM", "RUNS"),
                     help="Figure 1 size (default 2,000 x 20,000, 10 runs; the paper: 10,000 100,000 20)")
     args = ap.parse_args()
-    print(f"# BoundedME benchmarks (seed {args.seed}; load average at start {_load()})")
+    print(f"# BoundedME benchmarks (seed {args.seed}; {args.reps} repeats per query; load average at start {_load()})")
+    if args.breakdown:
+        breakdown(2_000, 20_000, args.seed, max(args.reps, 9))
+        return
     sizes = [] if args.only_full else [(2_000, 20_000)]
     if args.full or args.only_full:
         sizes.append((10_000, 100_000))
     for n, dim in sizes:
         for name in args.datasets:
             bench_data_set(name, n, dim, args.queries, args.seed, columns=args.columns, heuristic=args.heuristic,
-                           reps=3 if n * dim <= 10**8 else 1,
+                           reps=args.reps if n * dim <= 10**8 else 1,
                            banditmips=args.banditmips if name == "gaussian" else None)
     if not args.skip_figure1:
         figure1(*(args.figure1 or (2_000, 20_000, 10)), args.seed)

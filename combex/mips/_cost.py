@@ -82,10 +82,31 @@ COLUMN_GATHER_LINE = 2.0
 # 90 us measured loaded). On a 2,000 x 20,000 float32 index (160 MB) this is 2.7 % of an
 # exact search (round by round: 6 %); on 10^4 x 10^5, 0.1 %; on a 200 x 5,000 V more than
 # an exact search itself.
+#
+# Issue 17d: on an index with numba a query reuses a plan (its arguments checked, the cost
+# model's choice and the schedule made once per set of argument values) and runs as one
+# compiled call, q's check and permutation and the ranking included. Measured per query
+# besides the reads (64-1,024 x 256 float32 index, 6-10 rounds, load 2.7): 15-20 us
+# against about 40 us in a warm loop, 250-440 us against 400-790 us right after a pass over
+# a 160 MB array (the benchmark's alternation with exact search; a NumPy call then costs
+# 15-150 us instead of 1-8 us; ``default_rng(seed)`` alone 110-150 us, a Generator passed
+# in 17 us). The reads of that path (sixteen rows at a time, the next group's first lines
+# prefetched) cost less per byte than exact search's ``sgemv``: 0.75-0.88 x its time per
+# byte in rounds 0-3 of the 2,000 x 20,000 schedule (cycle counts, cold). Fitted on the 36
+# index rows with fraction read < 0.6 of three runs of ``benchmarks/mips.py
+# --skip-figure1`` (load 2.6-2.9, epsilon 0.1-0.3, all three data sets): time / exact =
+# 0.735 x fraction read + 0.069 (residual sd 0.011; the rows at 0.03-0.07 agree within
+# 0.13), hence READ_FACTOR_ONE_CALL = 0.75, no per-run cost, and a fixed cost of 0.069 x
+# 160 MB = 11 MB of streaming per query (11 rounds of 5 us at 32 GB/s, the rest charged
+# to the query). Conservative for small V: cold, a whole 64-1,024 x 256 query costs
+# 250-440 us, less than this fixed cost (about 0.6 ms at 2,000 x 20,000 speeds). The
+# round-by-round constants above are issue 17c's, not re-fitted.
 STREAM_BYTES_PER_SECOND = 32e9
 ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
 ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND
 QUERY_BYTES = 80e-6 * STREAM_BYTES_PER_SECOND
+QUERY_BYTES_ONE_CALL = 0.069 * 2000 * 20000 * 4 - 11 * ROUND_BYTES_ONE_CALL
+READ_FACTOR_ONE_CALL = 0.75
 #: The speed target of issue 17: a search should take at most this factor times
 #: ``fraction_read`` times an exact search (:attr:`ReadCost.meets_target`).
 TARGET_FACTOR = 1.15
@@ -181,12 +202,14 @@ class ReadCost:
         Expected bytes of V moved (64-byte lines touched).
     time_bytes : float
         Estimated time in streamed-byte equivalents: the reads (bytes plus a fixed cost per
-        contiguous run and per gathered element) plus the fixed costs of the rounds and
+        contiguous run and per gathered element; on an index with numba
+        ``READ_FACTOR_ONE_CALL`` times the bytes) plus the fixed costs of the rounds and
         the query (``fixed_bytes``).
     fixed_bytes : float
-        The part of ``time_bytes`` that does not depend on the bytes read: ``QUERY_BYTES``
-        plus, per round that reads, ``ROUND_BYTES_ONE_CALL`` (an index whose whole schedule
-        runs as one compiled call) or ``ROUND_BYTES`` (round by round).
+        The part of ``time_bytes`` that does not depend on the bytes read: per query
+        ``QUERY_BYTES_ONE_CALL`` and per round that reads ``ROUND_BYTES_ONE_CALL`` (an
+        index whose query is planned and runs as one compiled call), else ``QUERY_BYTES``
+        and ``ROUND_BYTES`` (round by round).
     """
 
     n: int
@@ -330,12 +353,13 @@ def _read_cost(
     eps_s = schedule_epsilon(epsilon, dim, block)
     rounds = tuple(bounded_me_schedule(n, k, n_items, eps_s, delta))
     products = bytes_read = time_bytes = 0.0
-    fixed = QUERY_BYTES
-    # the one-call schedule (an index, numba, rows a whole number of lines apart)
+    # the one-call schedule and planned query (an index, numba, rows a whole number of
+    # lines apart)
     from ._kernels import HAVE_NUMBA
 
     one_call = layout == "permuted" and HAVE_NUMBA and (dim * itemsize) % LINE_BYTES == 0
     per_round = ROUND_BYTES_ONE_CALL if one_call else ROUND_BYTES
+    fixed = QUERY_BYTES_ONE_CALL if one_call else QUERY_BYTES
     t_prev = 0
     coords_per_item = dim / n_items  # the last block may be short: its expected share
     for rnd in rounds:
@@ -346,7 +370,7 @@ def _read_cost(
         coords = new * coords_per_item
         # Streamed coordinate rows of dimension-major data evaluate every vector's product.
         products += (n if layout == "columns" and columns_stream(s, n) else s) * coords
-        b, tb = _round_cost(layout, n, dim, s, new, n_items, coords, block, itemsize, offset)
+        b, tb = _round_cost(layout, n, dim, s, new, n_items, coords, block, itemsize, offset, one_call)
         bytes_read += b
         time_bytes += tb
         fixed += per_round
@@ -359,7 +383,7 @@ def _read_cost(
 
 def _round_cost(
     layout: str, n: int, dim: int, s: int, new: int, n_items: int, coords: float, block: int, itemsize: int,
-    offset: int | None,
+    offset: int | None, one_call: bool = False,
 ) -> tuple[float, float]:
     """(bytes, time in streamed-byte equivalents) of one round reading ``new`` list items
     (``coords`` coordinates) of ``s`` survivors."""
@@ -367,6 +391,8 @@ def _round_cost(
     if layout == "permuted":
         # One contiguous segment per survivor (two when the per-query offset wraps; rare).
         lines = expected_lines(coords * itemsize, itemsize, start_offsets(offset, pitch, itemsize))
+        if one_call:  # the planned query's read loop (issue 17d)
+            return s * lines * LINE_BYTES, READ_FACTOR_ONE_CALL * s * lines * LINE_BYTES
         return s * lines * LINE_BYTES, s * (coords * itemsize + RUN_BYTES)
     if layout == "rows":
         if block == 1:
