@@ -380,3 +380,24 @@ def test_oracle_path_epsilon_ratio_uses_T_star_eps_or_says_why_not():
     enum = LinearTopTwo(epsilon=0.7).run(FullBandit(means, k=3, rng=0), rng=0)
     assert "several epsilon-good" in r.info["lower_bound_ratio_kind"]
     assert 0 < r.info["T_star_lower"] <= enum.info["T_star"] * (1 + 1e-6)
+
+
+def test_yardstick_of_large_classes_is_bounded_in_time_and_never_above_T_star(monkeypatch):
+    """Past CVXPY_YARDSTICK_SIZE the design goes to Frank-Wolfe capped at
+    FW_YARDSTICK_ITERATIONS (each iteration one LP: minutes uncapped at 252 teams); stopped
+    early it reports its certified lower bound, so T* is never over-estimated, and the
+    result says the ratio is an upper bound."""
+    import combex.solvers._lower_bound as lbm
+    from combex.environments import kuroki_synthetic_means
+
+    theta = kuroki_synthetic_means(8, 3, 0.3, rng=3)
+    X = np.array(list(TopK(8, 3).enumerate()), dtype=float)
+    exact = characteristic_time(X, theta, method="cvxpy").T_star
+    monkeypatch.setattr(lbm, "CVXPY_YARDSTICK_SIZE", 0)
+    monkeypatch.setattr(lbm, "FW_YARDSTICK_ITERATIONS", 2)
+    lb = characteristic_time(X, theta)
+    assert lb.exact is False and 0 < lb.T_star <= exact * (1 + 1e-6)
+    from combex.solvers.linear import _lower_bound_info
+
+    info = _lower_bound_info(X, theta + 1e-9, 1.0, 0.05, 1000)  # a fresh cache key
+    assert "certified upper bound" in info["lower_bound_ratio_kind"]

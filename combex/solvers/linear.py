@@ -152,22 +152,27 @@ def _lower_bound_info(features: Any, theta: Any, sigma: float, delta: float, sam
     th = np.ascontiguousarray(theta, dtype=np.float64)
     key = x.tobytes() + th.tobytes() + np.float64(sigma).tobytes() + str(x.shape).encode() + repr(float(epsilon)).encode()
     if key in _LB_CACHE:
-        t_star = _LB_CACHE[key][0]
+        t_star, exact = _LB_CACHE[key]
         _LB_CACHE.move_to_end(key)
     else:
         try:
-            t_star = characteristic_time(x, th, sigma=sigma, epsilon=epsilon).T_star
+            lb = characteristic_time(x, th, sigma=sigma, epsilon=epsilon)
+            t_star, exact = lb.T_star, lb.exact
         except InvalidParameterError:
-            t_star = float("inf")  # tied best arms (or too many eps-good answers): no finite bound
-        _LB_CACHE[key] = (t_star, None)
+            t_star, exact = float("inf"), True  # tied best arms (or too many eps-good answers): no finite bound
+        _LB_CACHE[key] = (t_star, exact)
         if len(_LB_CACHE) > 64:
             _LB_CACHE.popitem(last=False)
     denom = t_star * math.log(1.0 / delta)
-    return {
+    out = {
         "T_star": t_star,
         "lower_bound_samples": denom,
         "lower_bound_ratio": samples / denom if np.isfinite(denom) and denom > 0 else float("nan"),
     }
+    if exact is False:
+        out["lower_bound_ratio_kind"] = ("certified upper bound of the ratio (T* from a Frank-Wolfe design stopped "
+                                         "early: its certified lower bound)")
+    return out
 
 
 class _LinearRun:
