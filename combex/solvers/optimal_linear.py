@@ -4,8 +4,10 @@ Arms are the rows ``x_1, ..., x_K`` of ``problem.features`` (shape (K, d), spann
 or -- full-bandit team selection -- the indicator vectors of the members of
 ``problem.decision_class`` (enumerated; ``max_enumerate`` members at most), whose pulls
 return the sum of the members' rewards. Every solver here returns an answer that is
-epsilon-good with probability >= 1 - delta under the default (``threshold="mixture"``)
-stopping rule of :mod:`combex.solvers._linear_glr`.
+epsilon-good with probability >= 1 - delta under the default (``threshold="valid"``)
+stopping rule: the mixture threshold of :mod:`combex.solvers._linear_glr`, or, on the
+oracle-randomized design of matroid-base classes too large to enumerate, the fixed-design
+threshold (:meth:`_GLRExploration._fixed_design_stop`).
 
 * :class:`LinGame` (``lingame``) -- Degenne, Menard, Shang & Valko (ICML 2020), Algorithm 2:
   one AdaHedge learner over the arms per candidate answer, a best-response sampler (the
@@ -948,9 +950,15 @@ class LinGame(_GLRSolver):
     delta : float, default 0.05
     epsilon : float, default 0.0
         Answers epsilon-good (Alt is the set where the answer is not epsilon-good).
-    threshold : {"mixture", "heuristic"}, default "mixture"
-        The GLR threshold (:mod:`combex.solvers._linear_glr`): valid at every time, or the
-        papers' ``log((1 + log t) / delta)``.
+    threshold : {"valid", "mixture", "fixed-design", "heuristic"}, default "valid"
+        The GLR threshold. ``"valid"``: the best valid one for the run's sampling rule
+        (``"fixed-design"`` on the oracle-randomized design of matroid-base classes too
+        large to enumerate, :meth:`_GLRExploration._fixed_design_stop`; ``"mixture"``
+        otherwise). ``"mixture"``: the d-dimensional mixture martingale
+        (:mod:`combex.solvers._linear_glr`), valid at every time on every path.
+        ``"fixed-design"``: refused where the design adapts to the data. ``"heuristic"``:
+        the papers' ``log((1 + log t) / delta)`` (not valid). ``info["threshold"]`` names
+        the one that ran.
     ridge : float, default 1.0
         Smallest prior precision lam of the mixture threshold.
     n_ridges : int, default 6
