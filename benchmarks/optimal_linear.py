@@ -22,6 +22,11 @@ Top-Two beside ICB (uniform allocation, as in the demo) in the same run, same se
 team evaluations, ratio to ICB, answers epsilon-optimal.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --crowd --seeds 3
+
+``--paths``: small enumerable team classes, the enumerated path (adaptive sampling, mixture
+threshold) against the oracle-randomized design (fixed-design threshold), linear Top-Two.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --paths --seeds 5
 """
 
 from __future__ import annotations
@@ -111,6 +116,36 @@ def crowd(seeds, domains) -> None:
                   f"| {res[0][3]} | {rtxt} | {np.mean([q[2] for q in res]):.1f} |", flush=True)
 
 
+def paths(seeds) -> None:
+    """Small enumerable team classes: the enumerated path (adaptive sampling, mixture
+    threshold) against the oracle-randomized design with the fixed-design threshold
+    (``max_enumerate=2`` forces it), linear Top-Two, same seeds."""
+    from combex.environments import FullBandit
+    from combex.experiments import make_instance
+
+    cases = [
+        ("kuroki n=8, k=3", lambda s: make_instance("kuroki-synthetic", rng=100 + s, n=8, k=3), 0.0),
+        ("kuroki n=8, k=3, gap 0.1", lambda s: make_instance("kuroki-synthetic", rng=100 + s, n=8, k=3, gap=0.1), 0.0),
+        ("kuroki n=10, k=5, eps 0.5", lambda s: make_instance("kuroki-synthetic", rng=100 + s, n=10, k=5), 0.5),
+        ("top-2 of 6, near-tie", lambda s: FullBandit([1.0, 0.9, 0.85, 0.2, 0.1, 0.0], k=2, rng=s), 0.0),
+        ("top-4 of 8, gap 0.1 at the boundary",
+         lambda s: FullBandit([1.0, 0.98, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0], k=4, rng=s), 0.0),
+    ]
+    print("| instance | enumerated (adaptive, mixture) | design (fixed-design) | enumerated / design |")
+    print("|---|---:|---:|---:|")
+    for label, mk, eps in cases:
+        out = []
+        for S in (LinearTopTwo(epsilon=eps), LinearTopTwo(epsilon=eps, max_enumerate=2)):
+            res = []
+            for s in seeds:
+                env = mk(s)
+                r = S.run(env, rng=s, budget=20_000_000)
+                assert env.is_correct(r.answer, eps)
+                res.append(r.samples)
+            out.append(float(np.mean(res)))
+        print(f"| {label} | {out[0]:,.0f} | {out[1]:,.0f} | {out[0] / out[1]:.2f} |", flush=True)
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     ap = argparse.ArgumentParser(description=__doc__)
@@ -120,6 +155,8 @@ def main() -> None:
     ap.add_argument("--no-xy", action="store_true", help="skip the XY baselines (slow)")
     ap.add_argument("--teams", action="store_true", help="the full-bandit team-selection table instead")
     ap.add_argument("--crowd", action="store_true", help="teams too large to enumerate (quiz domains, kuroki n=36)")
+    ap.add_argument("--paths", action="store_true",
+                    help="small enumerable team classes: enumerated path against the design path")
     ap.add_argument("--domains", default="ITMANAGE,MEDICINE,CHINESE,kuroki-synthetic",
                     help="comma-separated --crowd instances")
     args = ap.parse_args()
@@ -129,6 +166,9 @@ def main() -> None:
         return
     if args.crowd:
         crowd(seeds, args.domains.split(","))
+        return
+    if args.paths:
+        paths(seeds)
         return
     env = soare(d)
     lb = characteristic_time(env.features, env.theta)
