@@ -48,8 +48,11 @@ arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
 (Gaussian arms, each with its own unknown variance; Jourdan, Degenne & Kaufmann 2023): the
 GLR of the unknown-variance Gaussian model, costs ``1/2 log(1 + (mu - lambda)^2 /
 sigma_hat^2)`` with the empirical variances plugged into the sampling rules, and the
-threshold of :mod:`combex.estimation._glr_unknown_variance`; best arm, Best-K and matroid
-bases (pairs), not general decision classes. Every arm is pulled twice first, and batches
+threshold of :mod:`combex.estimation._glr_unknown_variance` (best arm, Best-K and matroid
+bases: pairs). Decision classes and Best-K with ``epsilon > 0``: per-arm variance upper
+confidence bounds in the known-variance class GLR, against the all-arms normal mixture at
+``delta / 2`` (``valid:all-arms-mixture-unknown-variance``, proved in that module); the
+sampling rules use the Gaussian class costs with the empirical variances. Every arm is pulled twice first, and batches
 ask single samples (an entry per reward: the variance needs the squares), so ``tell`` with
 ``count > 1`` is refused.
 
