@@ -453,3 +453,15 @@ def test_unknown_variance_best_k_epsilon_exact_tie_error_rate():
         errors += int(float(mu[res.answer].sum()) < 1.5 - 0.2)
     lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
     assert lo <= delta
+
+
+def test_unknown_variance_class_sampling_does_not_starve_arms():
+    """Regression (issue 15h): with the plug-in variances in the class sampling rules, an
+    arm whose first two rewards were close (empirical variance 0.01 against a true 1) was
+    never sampled again and top-two ran past 100,000 samples on this seed; the sampling
+    rules now use the variance upper bounds of the stopping statistic."""
+    dc = _paths()
+    sd = np.random.SeedSequence(2024).spawn(10)[5]
+    env = GaussianArms(PATH_MU, sigma=1.0, rng=sd)
+    res = TopTwo(delta=0.01, divergence=UV, decision_class=dc).run(env, rng=5, budget=100_000)
+    assert res.status == "identified" and res.samples < 20_000 and np.all(res.pulls > 2)

@@ -52,7 +52,8 @@ threshold of :mod:`combex.estimation._glr_unknown_variance` (best arm, Best-K an
 bases: pairs). Decision classes and Best-K with ``epsilon > 0``: per-arm variance upper
 confidence bounds in the known-variance class GLR, against the all-arms normal mixture at
 ``delta / 2`` (``valid:all-arms-mixture-unknown-variance``, proved in that module); the
-sampling rules use the Gaussian class costs with the empirical variances. Every arm is pulled twice first, and batches
+sampling rules use the Gaussian class costs with those variance bounds (the plug-in
+variances starve arms whose first rewards happen to be close). Every arm is pulled twice first, and batches
 ask single samples (an entry per reward: the variance needs the squares), so ``tell`` with
 ``count > 1`` is refused.
 
@@ -339,6 +340,11 @@ class _OptimalExploration(Exploration):
             elif kind == "valid" and st == "pairs-mixture":
                 self._pair_const = math.log(m / s.delta)
         self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
+        # variances of the class sampling rules (unknown variances): the upper confidence
+        # bounds U_a of the stopping statistic. The plug-in variances starve arms: an arm
+        # whose first two rewards are close gets a tiny variance, is never sampled again, and
+        # its U_a (huge at N_a = 2) keeps the class GLR near 0 forever (issue 15h).
+        self._svar = np.ones(self.N)
         self._uv_cache: Any = None
         self.var = np.ones(self.N)
         self.sums = np.zeros(self.N)
@@ -512,11 +518,11 @@ class _OptimalExploration(Exploration):
     def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: list[NDArray[np.bool_]],
                     var: Any = None) -> tuple[Any, Any, Any]:
         """Gaussian GLR against each alternative; unknown variances: per-arm variances
-        ``var`` (default the empirical ones), ``V = sum_D var_a / w_a`` and unit sigma."""
+        ``var`` (default the variance UCBs ``_svar``), ``V = sum_D var_a / w_a`` and unit sigma."""
         D = np.array([ans ^ m for m in alts], dtype=bool)
         g = float(self.mu[ans].sum()) - np.array([float(self.mu[m].sum()) for m in alts]) + self.eps
         if self._uv:
-            V = (D * ((self.var if var is None else var) / w)[None, :]).sum(axis=1)
+            V = (D * ((self._svar if var is None else var) / w)[None, :]).sum(axis=1)
             return np.where(g > 0, g * g / (2.0 * V), 0.0), D, V
         V = (D * (1.0 / w)[None, :]).sum(axis=1)
         F = np.where(g > 0, g * g / (2.0 * self.sigma ** 2 * V), 0.0)
@@ -524,7 +530,7 @@ class _OptimalExploration(Exploration):
 
     def class_gradient(self, w: NDArray[np.float64], F: Any, D: Any, V: Any, a: int) -> NDArray[np.float64]:
         if self._uv:
-            return F[a] * D[a] * (self.var / w ** 2) / V[a]
+            return F[a] * D[a] * (self._svar / w ** 2) / V[a]
         return F[a] * D[a] * (1.0 / w ** 2) / V[a]
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
@@ -538,7 +544,7 @@ class _OptimalExploration(Exploration):
         self._pool_key = key
         self._pool_round = self.rounds
         res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6,
-                                    variances=self.var if self._uv else None)
+                                    variances=self._svar if self._uv else None)
         pool = [m for m in self._pool if not np.array_equal(m, ans)]
         keys = {m.tobytes() for m in pool}
         for m in res["candidates"]:
@@ -776,6 +782,8 @@ class _OptimalExploration(Exploration):
         n = np.maximum(self.T, 1)
         m2 = self.sq / n
         self.var = np.maximum(m2 - self.mu * self.mu, variance_floor(m2))
+        if self.structure == "class":  # the class sampling rules use the variance UCBs (see _svar)
+            self._svar = self.beta.variance_upper(self.T, self.var)
 
     def _prepare(self) -> None:
         """Once per batch (subclass hook)."""
@@ -1397,15 +1405,16 @@ class _CombGameExploration(_OptimalExploration):
             g = float(self.mu[ans].sum() - self.mu[self._alts[a]].sum()) + self.eps
             if g > 0:
                 sign = np.where(ans, -1.0, 1.0)
-                lam = self.mu + D[a] * sign * g * ((self.var if self._uv else 1.0) / wf) / V[a]
+                lam = self.mu + D[a] * sign * g * ((self._svar if self._uv else 1.0) / wf) / V[a]
         else:
             z, x, I, J = self.pair_costs(wf, ans)
             k = int(np.argmin(z))
             if z[k] > 0:
                 lam[I[k]], lam[J[k]] = x[k], x[k] + self.eps
-        if self._uv:  # optimistic unknown-variance costs, empirical variances plugged in
-            rad = np.sqrt(2.0 * self.var * math.log(max(t, 2.0)) / cv)
-            gains = kl_gaussian_unknown_variance(np.abs(self.mu - lam) + rad, 0.0, self.var)
+        if self._uv:  # optimistic unknown-variance costs, empirical variances plugged in (classes: UCBs)
+            sv = self._svar if self.structure == "class" else self.var
+            rad = np.sqrt(2.0 * sv * math.log(max(t, 2.0)) / cv)
+            gains = kl_gaussian_unknown_variance(np.abs(self.mu - lam) + rad, 0.0, sv)
         elif self.divergence == "gaussian":
             rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
             gains = (np.abs(self.mu - lam) + rad) ** 2 / (2.0 * self.sigma ** 2)
