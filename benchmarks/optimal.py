@@ -6,6 +6,7 @@ Usage::
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
+    python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
 
 Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
 oracle sampler tracking the true w*(mu) with the same stopping threshold, same noise:
@@ -301,6 +302,50 @@ def unknown_variance(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def unknown_variance_class(runs: int) -> list[dict[str, Any]]:
+    """Unknown vs known variances on a decision class (s-t paths of a small DAG, 3 paths of
+    values 1.1, 0.5, 0.5): the unknown-variance run stops with the variance-UCB all-arms
+    threshold (issue 15h), the known one with ``"all-arms-mixture"`` and one scalar sigma
+    (the largest, the only valid choice with unequal variances). Same seeds and noise."""
+    import networkx as nx
+
+    from combex.oracles import STPaths
+
+    dc = STPaths(nx.DiGraph([(0, 1), (0, 2), (1, 3), (2, 3), (1, 2)]), 0, 3)
+    mu = np.array([0.6, 0.2, 0.5, -0.4, 0.3])
+    best = dc.argmax(mu)
+    delta = 0.01
+    rows = []
+    cases = [("equal variances: sigma 1", 1.0), ("mixed variances: sigma 0.5, 1, 0.3, 1, 0.5", [0.5, 1.0, 0.3, 1.0, 0.5])]
+
+    def cell(make: Callable[[], Any], sig: Any) -> dict[str, Any]:
+        samples, errors, secs = [], 0, 0.0
+        for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+            env = GaussianArms(mu, sigma=sig, rng=sd)
+            t0 = time.perf_counter()
+            res = make().run(env, rng=r, budget=BUDGET)
+            secs += time.perf_counter() - t0
+            samples.append(res.samples)
+            errors += (not res.identified) or not np.array_equal(res.answer, best)
+        s = np.asarray(samples, dtype=float)
+        return {"mean": float(s.mean()), "errors": errors, "us_per_sample": 1e6 * secs / s.sum()}
+
+    for title, sig in cases:
+        known_sigma = float(np.max(sig))
+        print(f"\n=== unknown variances, s-t paths: {title} (delta = {delta}, {runs} runs) ===")
+        print(f"{'algorithm':<16}{'known sigma':>12}{'samples':>10}{'unknown':>10}{'ratio':>8}{'errors':>9}"
+              f"{'us/sample':>11}")
+        for name, cls in (("top-two", TopTwo), ("comb-game", CombGame), ("fw-sampling", FWSampling),
+                          ("track-and-stop", TrackAndStop)):
+            k = cell(lambda: cls(delta=delta, divergence="gaussian", sigma=known_sigma, decision_class=dc), sig)
+            u = cell(lambda: cls(delta=delta, divergence="unknown-variance", decision_class=dc), sig)
+            ratio = u["mean"] / k["mean"]
+            print(f"{name:<16}{known_sigma:>12.1f}{k['mean']:>10.0f}{u['mean']:>10.0f}{ratio:>8.2f}"
+                  f"{k['errors']:>4d}/{u['errors']:<4d}{u['us_per_sample']:>11.0f}", flush=True)
+            rows.append({"instance": title, "algorithm": name, "known": k, "unknown": u, "ratio": ratio})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
@@ -310,7 +355,7 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores, shared)")
     for s in args.sections:
         {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
-         "uv": unknown_variance}[s](args.runs)
+         "uv": unknown_variance, "uv-class": unknown_variance_class}[s](args.runs)
     print_factors()
     print(f"\nload average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; total {time.time() - t0:.0f} s")
 

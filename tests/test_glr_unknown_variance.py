@@ -12,12 +12,13 @@ import pytest
 from combex.environments import BestKGaussianArms, GaussianArms
 from combex.estimation._glr import GLRThreshold
 from combex.estimation._glr_unknown_variance import (
+    ClassUnknownVarianceThreshold,
     UnknownVarianceThreshold,
     kl_gaussian_unknown_variance,
     pair_glr_unknown_variance,
 )
 from combex.exceptions import InvalidParameterError
-from combex.oracles import ExplicitFamily, PartitionMatroid
+from combex.oracles import ExplicitFamily, PartitionMatroid, STPaths, TopK
 from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
@@ -172,10 +173,6 @@ def test_best_k_and_matroid_with_unknown_variances(cls):
 
 
 def test_unknown_variance_refuses_what_it_cannot_do():
-    fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
-    env = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
-    with pytest.raises(InvalidParameterError, match="unknown-variance"):
-        TopTwo(delta=0.05, divergence=UV, decision_class=fam).start(env, rng=0)
     exp = TopTwo(delta=0.05, divergence=UV).start(GaussianArms([1.0, 0.0], rng=0), rng=0)
     with pytest.raises(InvalidParameterError, match="count 1"):
         exp.tell(0, 3.0, count=3)  # a sum of three rewards hides their squares
@@ -293,3 +290,178 @@ def test_unknown_variance_mean_bound_follows_the_threshold_choice():
     b = TopTwo(delta=0.1, divergence=UV, threshold="valid-kk").start(env, rng=1)
     assert a.beta.means == "mixture" and b.beta.means == "kk"
     assert float(a.beta.pairs(500, 500)[0]) < float(b.beta.pairs(500, 500)[0])
+
+
+# ----------------------------------------------------------------------------- decision classes (issue 15h)
+#: s-t paths of a small DAG (edges (0,1), (0,2), (1,3), (1,2), (2,3)); paths {0,2}, {0,3,4}, {1,4}
+PATH_DAG = [(0, 1), (0, 2), (1, 3), (2, 3), (1, 2)]
+PATH_MU = [0.6, 0.2, 0.5, -0.4, 0.3]  # path values 1.1, 0.5, 0.5
+PATH_SIGMA = [0.5, 1.0, 0.3, 1.0, 0.5]
+
+
+def _paths():
+    import networkx as nx
+
+    return STPaths(nx.DiGraph(PATH_DAG), 0, 3)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_decision_class_with_unknown_variances(cls):
+    """The refusal is gone: a path class (no pair form) stops with the variance-UCB
+    all-arms threshold and the right answer; lower_bound_ratio is NaN with the reason."""
+    dc = _paths()
+    env = GaussianArms(PATH_MU, sigma=PATH_SIGMA, rng=1)
+    res = cls(delta=0.05, divergence=UV, decision_class=dc).run(env, rng=2, budget=200_000)
+    assert res.status == "identified" and res.info["structure"] == "class"
+    assert np.array_equal(res.answer, dc.argmax(np.array(PATH_MU)))
+    assert res.info["threshold"] == "valid:all-arms-mixture-unknown-variance"
+    assert res.certificate["threshold"] == "valid:all-arms-mixture-unknown-variance"
+    assert math.isnan(res.info["lower_bound_ratio"]) and "unknown-variance" in res.info["lower_bound_note"]
+    assert np.all(res.pulls >= 2)
+
+
+def test_best_k_with_epsilon_and_unknown_variances():
+    """Best-K with epsilon > 0 (a TopK class, all-arms alternatives) and an exact tie at
+    the K-th place: epsilon ends it."""
+    env = BestKGaussianArms([1.0, 0.5, 0.5, 0.0], K=2, sigma=[0.3, 1.0, 0.5, 0.5], rng=3)
+    res = TopTwo(K=2, delta=0.05, epsilon=0.3, divergence=UV).run(env, rng=4, budget=200_000)
+    assert res.status == "identified" and res.info["threshold"] == "valid:all-arms-mixture-unknown-variance"
+    assert res.answer[0] and res.answer.sum() == 2
+    assert math.isnan(res.info["lower_bound_ratio"])
+    kk = TopTwo(K=2, delta=0.05, epsilon=0.3, divergence=UV, threshold="valid-kk").start(env, rng=4)
+    assert kk.beta.name == "valid:all-arms-gaussian-unknown-variance"
+
+
+def test_class_threshold_is_the_mixture_at_half_delta_with_variance_ucbs():
+    th = ClassUnknownVarianceThreshold(0.01, n_arms=5)
+    n = np.array([2, 10, 100, 1000, 10_000])
+    assert th(n.sum(), n) == pytest.approx(GLRThreshold(0.005, structure="all-arms-mixture", n_arms=5)(n.sum(), n))
+    u = th.variance_upper(n, np.ones(5))
+    # U_a = N_a var_a / b(N_a) is above the variance and tends to it (ratio <= 1 + eta at the end)
+    assert np.all(u > 1.0) and np.all(np.diff(u) < 0) and u[-1] < 1.2  # 1.11 at 10^4 samples
+    assert np.isinf(th.variance_upper([1, 5], [1.0, 1.0])[0])
+    with pytest.raises(InvalidParameterError, match="structure"):
+        ClassUnknownVarianceThreshold(0.01, structure="pairs")
+
+
+def test_variance_ucbs_cover_the_true_variance():
+    """The event of the proof: S_a / sigma^2 >= b(N_a) at every N_a, checked along paths
+    at delta = 0.5 (a union over 2 arms, so each arm's failure rate is at most 1/8)."""
+    th = ClassUnknownVarianceThreshold(0.5, n_arms=2)
+    rng = np.random.default_rng(0)
+    fails = 0
+    for _ in range(400):
+        x = rng.normal(0.0, 3.0, size=300)
+        n = np.arange(1, 301)
+        m = np.cumsum(x) / n
+        var = np.cumsum(x * x) / n - m * m
+        u = th.variance_upper(n[1:], var[1:])
+        fails += int(np.any(u < 9.0))
+    assert fails <= 400 * 0.125
+
+
+def test_class_glr_lower_bound_with_per_arm_variances_brute_force():
+    """The Lagrangian bound stays certified with per-arm variances: L <= min_S' f(S') <= U
+    with V(S') = sum_{S xor S'} sigma_i^2 / N_i, against brute force (Best-K and paths)."""
+    from combex.estimation._glr import class_glr_lower_bound
+
+    rng = np.random.default_rng(5)
+    for dc in (TopK(7, 3), _paths()):
+        members = [np.asarray(m, dtype=bool) for m in dc.enumerate()]
+        for _ in range(20):
+            mu = rng.normal(size=dc.n)
+            N = rng.integers(2, 50, size=dc.n).astype(float)
+            var = np.exp(rng.normal(size=dc.n) * 1.5)
+            S = np.asarray(dc.argmax(mu), dtype=bool)
+            for eps in (0.0, 0.3):
+                beta = float(rng.uniform(0.5, 8.0))
+                c = math.sqrt(2 * beta)
+                fs = [float(mu[S].sum() - mu[m].sum() + eps - c * math.sqrt((var / N)[S ^ m].sum()))
+                      for m in members if not np.array_equal(m, S)]
+                res = class_glr_lower_bound(dc, S, mu, N, epsilon=eps, sigma=7.0, beta=beta, variances=var)
+                assert res["lower"] <= min(fs) + 1e-9 <= res["upper"] + 2e-9
+                # the same as unit variances at counts N / var
+                ref = class_glr_lower_bound(dc, S, mu, N / var, epsilon=eps, sigma=1.0, beta=beta)
+                assert res["lower"] == pytest.approx(ref["lower"], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", [CombGame, FWSampling])
+def test_unknown_variance_class_save_resume_is_bit_identical(cls, tmp_path):
+    dc = _paths()
+
+    def make_env():
+        return GaussianArms(PATH_MU, sigma=PATH_SIGMA, rng=7)
+
+    def ask_tell(exp, env, stop_at=None):
+        n = 0
+        while not exp.done and (stop_at is None or n < stop_at) and exp.samples < 50_000:
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            n += 1
+        return exp, n
+
+    env = make_env()
+    ref, n = ask_tell(cls(delta=0.05, divergence=UV, decision_class=dc).start(env, rng=3), env)
+    ref_res = ref.result()
+    env = make_env()
+    part, _ = ask_tell(cls(delta=0.05, divergence=UV, decision_class=dc).start(env, rng=3), env, stop_at=n // 2)
+    path = tmp_path / "s.json"
+    part.save(path)
+    got = ask_tell(cls(delta=0.05, divergence=UV, decision_class=dc).load(path, env.problem), env)[0].result()
+    assert got.samples == ref_res.samples and np.array_equal(got.pulls, ref_res.pulls)
+    assert np.array_equal(got.answer, ref_res.answer) and got.certificate == ref_res.certificate
+
+
+#: a near tie relative to the noise on the path class: path values 1.0 against 0.8
+PATH_NEAR_MU = [0.6, 0.2, 0.4, 0.0, 0.2]
+PATH_NEAR_SIGMA = [0.5, 1.5, 0.3, 1.0, 0.5]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls,runs", [(CombGame, 200), (FWSampling, 60)])
+def test_unknown_variance_class_error_rate_at_most_delta(cls, runs):
+    """Valid on s-t paths with unequal, unknown variances and a near tie (paths 1.0 vs 0.8,
+    sigma up to 1.5), delta = 0.1: Clopper-Pearson on the error count; every run stops."""
+    from scipy.stats import beta as beta_dist
+
+    dc = _paths()
+    best = dc.argmax(np.array(PATH_NEAR_MU))
+    delta, errors = 0.1, 0
+    for s in np.random.SeedSequence(151).spawn(runs):
+        e, a = s.spawn(2)
+        env = GaussianArms(PATH_NEAR_MU, sigma=PATH_NEAR_SIGMA, rng=e)
+        res = cls(delta=delta, divergence=UV, decision_class=dc).run(env, rng=a, budget=2_000_000)
+        assert res.status == "identified"
+        errors += int(not np.array_equal(res.answer, best))
+    lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
+    assert lo <= delta
+
+
+@pytest.mark.slow
+def test_unknown_variance_best_k_epsilon_exact_tie_error_rate():
+    """Best-K (K = 2) with epsilon = 0.2 > 0 and an exact tie at the K-th place (0.5, 0.5):
+    an answer is wrong only if it is not epsilon-good (sum below the best sum - epsilon)."""
+    from scipy.stats import beta as beta_dist
+
+    mu = np.array([1.0, 0.5, 0.5, 0.2])
+    delta, errors, runs = 0.1, 0, 200
+    for s in np.random.SeedSequence(152).spawn(runs):
+        e, a = s.spawn(2)
+        env = BestKGaussianArms(mu, K=2, sigma=[0.3, 1.0, 0.5, 0.5], rng=e)
+        res = CombGame(K=2, delta=delta, epsilon=0.2, divergence=UV).run(env, rng=a, budget=2_000_000)
+        assert res.status == "identified"
+        errors += int(float(mu[res.answer].sum()) < 1.5 - 0.2)
+    lo = beta_dist.ppf(0.025, errors, runs - errors + 1) if errors else 0.0
+    assert lo <= delta
+
+
+def test_unknown_variance_class_sampling_does_not_starve_arms():
+    """Regression (issue 15h): with the plug-in variances in the class sampling rules, an
+    arm whose first two rewards were close (empirical variance 0.01 against a true 1) was
+    never sampled again and top-two ran past 100,000 samples on this seed; the sampling
+    rules now use the variance upper bounds of the stopping statistic."""
+    dc = _paths()
+    sd = np.random.SeedSequence(2024).spawn(10)[5]
+    env = GaussianArms(PATH_MU, sigma=1.0, rng=sd)
+    res = TopTwo(delta=0.01, divergence=UV, decision_class=dc).run(env, rng=5, budget=100_000)
+    assert res.status == "identified" and res.samples < 20_000 and np.all(res.pulls > 2)

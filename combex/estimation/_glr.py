@@ -238,8 +238,15 @@ def class_glr_lower_bound(
     sigma: float = 1.0,
     beta: float,
     grid: int = 12,
+    variances: Any = None,
 ) -> dict[str, Any]:
     """Certified test "GLR(answer) >= beta" for a decision class, through its oracle.
+
+    With ``variances`` (one per arm, ``sigma`` is then ignored) the GLR is that of
+    independent Gaussian arms of variances ``sigma_i^2``: against S' it is
+    ``(mu(S) - mu(S') + eps)_+^2 / (2 V(S'))`` with ``V(S') = sum_{i in S xor S'} sigma_i^2 /
+    N_i``, and everything below holds with ``1/N_i`` replaced by ``sigma_i^2 / N_i`` and
+    ``sigma = 1`` (``V`` stays linear in the indicator of S').
 
     The exact condition is ``f(S') = Delta(S') + eps - c sqrt(V(S')) >= 0`` for every member
     ``S' != S`` with ``Delta(S') = mu(S) - mu(S')``, ``V(S') = sum_{i in S xor S'} 1/N_i`` and
@@ -261,6 +268,9 @@ def class_glr_lower_bound(
     """
     S = np.asarray(answer, dtype=bool)
     inv = 1.0 / np.asarray(counts, dtype=np.float64)
+    if variances is not None:  # per-arm variances: weights N_i / sigma_i^2, unit sigma
+        inv = inv * np.broadcast_to(np.asarray(variances, dtype=np.float64), inv.shape)
+        sigma = 1.0
     c = math.sqrt(2.0 * sigma * sigma * max(beta, 0.0))
     sign = np.where(S, -1.0, 1.0)
     muS = float(mu[S].sum())

@@ -48,8 +48,12 @@ arm and Best-K pairs). Default: Bernoulli KL when the problem's noise kind is
 (Gaussian arms, each with its own unknown variance; Jourdan, Degenne & Kaufmann 2023): the
 GLR of the unknown-variance Gaussian model, costs ``1/2 log(1 + (mu - lambda)^2 /
 sigma_hat^2)`` with the empirical variances plugged into the sampling rules, and the
-threshold of :mod:`combex.estimation._glr_unknown_variance`; best arm, Best-K and matroid
-bases (pairs), not general decision classes. Every arm is pulled twice first, and batches
+threshold of :mod:`combex.estimation._glr_unknown_variance` (best arm, Best-K and matroid
+bases: pairs). Decision classes and Best-K with ``epsilon > 0``: per-arm variance upper
+confidence bounds in the known-variance class GLR, against the all-arms normal mixture at
+``delta / 2`` (``valid:all-arms-mixture-unknown-variance``, proved in that module); the
+sampling rules use the Gaussian class costs with those variance bounds (the plug-in
+variances starve arms whose first rewards happen to be close). Every arm is pulled twice first, and batches
 ask single samples (an entry per reward: the variance needs the squares), so ``tell`` with
 ``count > 1`` is refused.
 
@@ -92,7 +96,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
-from ..estimation._glr_unknown_variance import (UnknownVarianceThreshold, kl_gaussian_unknown_variance,
+from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
@@ -291,12 +295,6 @@ class _OptimalExploration(Exploration):
                 f"The 'divergence' parameter of {type(s).__name__} must be 'gaussian' for a decision class "
                 f"(or Best-K with epsilon > 0): the class GLR uses the (sub-)Gaussian statistic. Got 'bernoulli'."
             )
-        if div == _UV and self.structure == "class":
-            raise InvalidParameterError(
-                f"The 'divergence' parameter of {type(s).__name__} cannot be 'unknown-variance' for a decision "
-                f"class (or Best-K with epsilon > 0): the unknown-variance GLR is implemented for the best arm, "
-                f"Best-K and matroid bases (pair alternatives). Got 'unknown-variance'."
-            )
         self.divergence = div
         self._uv = div == _UV
         self._min_pulls = 2 if self._uv else 1
@@ -327,7 +325,9 @@ class _OptimalExploration(Exploration):
         self._pair_kl = st == "pairs-kl"
         self._pair_mixture = st == "pairs-mixture" and not self._uv
         self._class_mixture = st == "all-arms-mixture" and kind == "valid" and not self._uv
-        if self._uv:
+        if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
+            self.beta = ClassUnknownVarianceThreshold(s.delta, kind, n_arms=self.N, structure=st)
+        elif self._uv:
             self.beta = UnknownVarianceThreshold(s.delta, kind, n_alternatives=m, n_arms=self.N,
                                                  means="kk" if kk else "mixture")
         else:
@@ -340,6 +340,11 @@ class _OptimalExploration(Exploration):
             elif kind == "valid" and st == "pairs-mixture":
                 self._pair_const = math.log(m / s.delta)
         self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
+        # variances of the class sampling rules (unknown variances): the upper confidence
+        # bounds U_a of the stopping statistic. The plug-in variances starve arms: an arm
+        # whose first two rewards are close gets a tiny variance, is never sampled again, and
+        # its U_a (huge at N_a = 2) keeps the class GLR near 0 forever (issue 15h).
+        self._svar = np.ones(self.N)
         self._uv_cache: Any = None
         self.var = np.ones(self.N)
         self.sums = np.zeros(self.N)
@@ -510,14 +515,22 @@ class _OptimalExploration(Exploration):
         return kl_bernoulli(self.mu[I], x), kl_bernoulli(self.mu[J], x + self.eps)
 
     # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
-    def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: list[NDArray[np.bool_]]) -> tuple[Any, Any, Any]:
+    def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: list[NDArray[np.bool_]],
+                    var: Any = None) -> tuple[Any, Any, Any]:
+        """Gaussian GLR against each alternative; unknown variances: per-arm variances
+        ``var`` (default the variance UCBs ``_svar``), ``V = sum_D var_a / w_a`` and unit sigma."""
         D = np.array([ans ^ m for m in alts], dtype=bool)
         g = float(self.mu[ans].sum()) - np.array([float(self.mu[m].sum()) for m in alts]) + self.eps
+        if self._uv:
+            V = (D * ((self._svar if var is None else var) / w)[None, :]).sum(axis=1)
+            return np.where(g > 0, g * g / (2.0 * V), 0.0), D, V
         V = (D * (1.0 / w)[None, :]).sum(axis=1)
         F = np.where(g > 0, g * g / (2.0 * self.sigma ** 2 * V), 0.0)
         return F, D, V
 
     def class_gradient(self, w: NDArray[np.float64], F: Any, D: Any, V: Any, a: int) -> NDArray[np.float64]:
+        if self._uv:
+            return F[a] * D[a] * (self._svar / w ** 2) / V[a]
         return F[a] * D[a] * (1.0 / w ** 2) / V[a]
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
@@ -530,7 +543,8 @@ class _OptimalExploration(Exploration):
             return known
         self._pool_key = key
         self._pool_round = self.rounds
-        res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6)
+        res = class_glr_lower_bound(self.dc, ans, self.mu, w, epsilon=self.eps, sigma=self.sigma, beta=beta, grid=6,
+                                    variances=self._svar if self._uv else None)
         pool = [m for m in self._pool if not np.array_equal(m, ans)]
         keys = {m.tobytes() for m in pool}
         for m in res["candidates"]:
@@ -591,7 +605,7 @@ class _OptimalExploration(Exploration):
         ans = self._compute_answer()
         self._answer = ans
         t = int(self.T.sum())
-        if self._uv:  # pair-dependent thresholds, set below
+        if self._uv and self.structure != "class":  # pair-dependent thresholds, set below
             beta = math.nan
         elif self.structure == "class" or self._pair_const is None:
             beta = self.beta(t, self.T)
@@ -601,17 +615,21 @@ class _OptimalExploration(Exploration):
         if self.structure == "class":
             # the all-arms normal mixture compares the GLR at the effective counts N^2 / (N + rho)
             counts = self.beta.effective_counts(self.T) if self._class_mixture else self.T.astype(float)
+            ucb = None
+            if self._uv:  # the variance upper bounds U_a, with the counts of the means' bound
+                counts = self.beta.effective_counts(self.T)
+                ucb = self.beta.variance_upper(self.T, self.var)
             known = [m for m in self._pool if not np.array_equal(m, ans)]
             if known:
                 # necessary condition first (cheap): every known alternative's exact GLR >= beta
-                F, _, _ = self.class_costs(counts, ans, known)
+                F, _, _ = self.class_costs(counts, ans, known, ucb)
                 if float(F.min()) < beta:
                     self._stat = float(F.min())
                     if self.record_trace:
                         self.record(glr=self._stat, threshold=beta)
                     return
             res = class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps,
-                                        sigma=self.sigma, beta=beta)
+                                        sigma=self.sigma, beta=beta, variances=ucb)
             self._closest = res["closest"]
             self._stat = float(res["glr"])
             self._margin = float(res["lower"])
@@ -764,6 +782,8 @@ class _OptimalExploration(Exploration):
         n = np.maximum(self.T, 1)
         m2 = self.sq / n
         self.var = np.maximum(m2 - self.mu * self.mu, variance_floor(m2))
+        if self.structure == "class":  # the class sampling rules use the variance UCBs (see _svar)
+            self._svar = self.beta.variance_upper(self.T, self.var)
 
     def _prepare(self) -> None:
         """Once per batch (subclass hook)."""
@@ -816,10 +836,19 @@ def _uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, 
     (mu_a - x_a)^2 / sigma_a^2)`` over the pairs of the true answer, by exponentiated
     subgradient ascent. Any ``w`` gives a lower bound of the max, so the T* reported is an
     upper bound and the ratio a lower bound of the exact one (``lower_bound_exact`` False).
-    ``{}`` without a truth (means and per-arm sigma) or for decision classes."""
+    ``{}`` without a truth (means and per-arm sigma). Decision classes and Best-K with
+    epsilon > 0 (all-arms alternatives, no pair form): ``lower_bound_ratio`` NaN and the
+    reason in ``lower_bound_note`` (the unknown-variance T* over a class is not computed;
+    the known-variance T* is *smaller* than it, since ``1/2 log(1 + x) <= x / 2``, and is
+    not reported in its place)."""
     means, sig = getattr(env, "means", None), getattr(env, "sigma", None)
-    if dc is not None or not callable(means) or sig is None:
+    if not callable(means) or sig is None:
         return {}
+    if dc is not None or (K > 1 and eps > 0):
+        return {"lower_bound_ratio": math.nan, "lower_bound_exact": False,
+                "lower_bound_note": "T* of the unknown-variance model is not computed for decision classes "
+                                    "(or Best-K with epsilon > 0); the known-variance T* is not reported in "
+                                    "its place"}
     mu = np.asarray(means(), dtype=np.float64)
     var = np.broadcast_to(np.asarray(sig() if callable(sig) else sig, dtype=np.float64) ** 2, mu.shape)
     key = (mu.tobytes(), np.ascontiguousarray(var).tobytes(), K, eps)
@@ -1376,15 +1405,16 @@ class _CombGameExploration(_OptimalExploration):
             g = float(self.mu[ans].sum() - self.mu[self._alts[a]].sum()) + self.eps
             if g > 0:
                 sign = np.where(ans, -1.0, 1.0)
-                lam = self.mu + D[a] * sign * g * (1.0 / wf) / V[a]
+                lam = self.mu + D[a] * sign * g * ((self._svar if self._uv else 1.0) / wf) / V[a]
         else:
             z, x, I, J = self.pair_costs(wf, ans)
             k = int(np.argmin(z))
             if z[k] > 0:
                 lam[I[k]], lam[J[k]] = x[k], x[k] + self.eps
-        if self._uv:  # optimistic unknown-variance costs, empirical variances plugged in
-            rad = np.sqrt(2.0 * self.var * math.log(max(t, 2.0)) / cv)
-            gains = kl_gaussian_unknown_variance(np.abs(self.mu - lam) + rad, 0.0, self.var)
+        if self._uv:  # optimistic unknown-variance costs, empirical variances plugged in (classes: UCBs)
+            sv = self._svar if self.structure == "class" else self.var
+            rad = np.sqrt(2.0 * sv * math.log(max(t, 2.0)) / cv)
+            gains = kl_gaussian_unknown_variance(np.abs(self.mu - lam) + rad, 0.0, sv)
         elif self.divergence == "gaussian":
             rad = np.sqrt(2.0 * self.sigma ** 2 * math.log(max(t, 2.0)) / cv)
             gains = (np.abs(self.mu - lam) + rad) ** 2 / (2.0 * self.sigma ** 2)
