@@ -414,14 +414,16 @@ def test_unknown_variance_class_save_resume_is_bit_identical(cls, tmp_path):
 
 #: a near tie relative to the noise on the path class: path values 1.0 against 0.8
 PATH_NEAR_MU = [0.6, 0.2, 0.4, 0.0, 0.2]
-PATH_NEAR_SIGMA = [0.5, 1.5, 0.3, 1.0, 0.5]
+#: unequal variances, sigma up to 0.75 (halved from the first version: 20 min of slow tests
+#: on a loaded machine was too much of the suite's budget; samples scale as sigma^2)
+PATH_NEAR_SIGMA = [0.25, 0.75, 0.15, 0.5, 0.25]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls,runs", [(CombGame, 200), (FWSampling, 60)])
+@pytest.mark.parametrize("cls,runs", [(CombGame, 100), (FWSampling, 20)])
 def test_unknown_variance_class_error_rate_at_most_delta(cls, runs):
     """Valid on s-t paths with unequal, unknown variances and a near tie (paths 1.0 vs 0.8,
-    sigma up to 1.5), delta = 0.1: Clopper-Pearson on the error count; every run stops."""
+    sigma up to 0.75), delta = 0.1: Clopper-Pearson on the error count; every run stops."""
     from scipy.stats import beta as beta_dist
 
     dc = _paths()
