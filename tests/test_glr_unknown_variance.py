@@ -186,18 +186,21 @@ def test_first_batch_asks_two_single_samples_per_arm():
     assert sorted(b.arms.tolist()) == [0, 0, 1, 1, 2, 2] and set(b.counts.tolist()) == {1}
 
 
+def ask_tell(exp, env, stop_at=None):
+    """Ask / tell until done (or ``stop_at`` tells, or 50,000 samples); returns the
+    exploration and the number of tells."""
+    n = 0
+    while not exp.done and (stop_at is None or n < stop_at) and exp.samples < 50_000:
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        n += 1
+    return exp, n
+
+
 @pytest.mark.parametrize("cls", ALL)
 def test_unknown_variance_save_resume_is_bit_identical(cls, tmp_path):
     def make_env():
         return GaussianArms([1.0, 0.0, -0.5], sigma=[0.5, 1.0, 1.0], rng=7)
-
-    def ask_tell(exp, env, stop_at=None):
-        n = 0
-        while not exp.done and (stop_at is None or n < stop_at) and exp.samples < 50_000:
-            b = exp.ask()
-            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
-            n += 1
-        return exp, n
 
     env = make_env()
     ref, n = ask_tell(cls(delta=0.05, divergence=UV).start(env, rng=3), env)
@@ -391,14 +394,6 @@ def test_unknown_variance_class_save_resume_is_bit_identical(cls, tmp_path):
 
     def make_env():
         return GaussianArms(PATH_MU, sigma=PATH_SIGMA, rng=7)
-
-    def ask_tell(exp, env, stop_at=None):
-        n = 0
-        while not exp.done and (stop_at is None or n < stop_at) and exp.samples < 50_000:
-            b = exp.ask()
-            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
-            n += 1
-        return exp, n
 
     env = make_env()
     ref, n = ask_tell(cls(delta=0.05, divergence=UV, decision_class=dc).start(env, rng=3), env)

@@ -611,6 +611,27 @@ def cols_gather(
 # Set to the compiled kernels before _nb_schedule_loop is compiled (numba resolves them
 # as globals; the loop is then cached on disk like the kernels).
 _JIT_ROWS_RUNS: Any = None
+_JIT_BLOCK_RUNS: Any = None
+
+
+def _nb_block_runs(t_prev, t, shift, dim, starts, stops):  # pragma: no cover - compiled
+    # The coordinates t_prev .. t - 1 of a round, shifted by the query's random offset
+    # modulo dim, as at most two contiguous runs [starts[r], stops[r]); returns the count.
+    s = (t_prev + shift) % dim
+    e = (t + shift) % dim
+    if t - t_prev >= dim:
+        starts[0] = 0
+        stops[0] = dim
+        return 1
+    if s < e or e == 0:
+        starts[0] = s
+        stops[0] = e if e != 0 else dim
+        return 1
+    starts[0] = s
+    stops[0] = dim
+    starts[1] = 0
+    stops[1] = e
+    return 2
 _JIT_REMOVE_LOWEST: Any = None
 
 
@@ -625,22 +646,7 @@ def _nb_schedule_loop(V, q, sums, active, ts, n_removed, shift, dim, nn, track, 
     for l in range(ts.size):
         t = ts[l]
         if t > t_prev:
-            s = (t_prev + shift) % dim
-            e = (t + shift) % dim
-            if t - t_prev >= dim:
-                nr = 1
-                starts[0] = 0
-                stops[0] = dim
-            elif s < e or e == 0:
-                nr = 1
-                starts[0] = s
-                stops[0] = e if e != 0 else dim
-            else:
-                nr = 2
-                starts[0] = s
-                stops[0] = dim
-                starts[1] = 0
-                stops[1] = e
+            nr = _JIT_BLOCK_RUNS(t_prev, t, shift, dim, starts, stops)
             out = np.zeros(active.size)
             excess += _JIT_ROWS_RUNS(V, active, starts[:nr], stops[:nr], q, out, nn, track, vm)
             tot = 0.0
@@ -667,10 +673,11 @@ def _make_schedule_loop() -> Any:
     :func:`rows_runs` and the elimination step of :func:`remove_lowest`, round after round,
     in one compiled call instead of about twenty numpy calls and two kernel dispatches per
     round."""
-    global _JIT_ROWS_RUNS, _JIT_REMOVE_LOWEST
+    global _JIT_ROWS_RUNS, _JIT_REMOVE_LOWEST, _JIT_BLOCK_RUNS
     import numba
 
     _JIT_ROWS_RUNS = _compiled("_nb_rows_runs")
+    _JIT_BLOCK_RUNS = numba.njit(nogil=True, cache=True)(_nb_block_runs)
     remove_lowest(np.zeros(32), np.arange(32, dtype=np.intp), 1)  # compile the step
     _JIT_REMOVE_LOWEST = _COMPILED["_nb_remove_lowest"]
     return numba.njit(nogil=True, cache=True)(_nb_schedule_loop)
@@ -754,22 +761,7 @@ def _nb_index_query(V, q, perm, sched, iargs, vm, shift):  # pragma: no cover - 
     for l in range(ts.size):
         t = ts[l]
         if t > t_prev:
-            a0 = (t_prev + shift) % dim
-            e0 = (t + shift) % dim
-            if t - t_prev >= dim:
-                nr = 1
-                starts[0] = 0
-                stops[0] = dim
-            elif a0 < e0 or e0 == 0:
-                nr = 1
-                starts[0] = a0
-                stops[0] = e0 if e0 != 0 else dim
-            else:
-                nr = 2
-                starts[0] = a0
-                stops[0] = dim
-                starts[1] = 0
-                stops[1] = e0
+            nr = _JIT_BLOCK_RUNS(t_prev, t, shift, dim, starts, stops)
             out = out_b[:na]
             for i in range(na):
                 out[i] = 0.0
