@@ -27,6 +27,12 @@ team evaluations, ratio to ICB, answers epsilon-optimal.
 threshold) against the oracle-randomized design (fixed-design threshold), linear Top-Two.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --paths --seeds 5
+
+``--floor``: ``kuroki-synthetic`` n = 36, k = 10, epsilon = 0.5: the noise-free floor of the
+fixed-design stop (exact means, expected Gram matrix of the uniform design; and the best
+oblivious design chosen knowing the means) against ICB / 10 and a measured top-two run.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --floor --seeds 5
 """
 
 from __future__ import annotations
@@ -146,6 +152,107 @@ def paths(seeds) -> None:
         print(f"| {label} | {out[0]:,.0f} | {out[1]:,.0f} | {out[0] / out[1]:.2f} |", flush=True)
 
 
+def floor(seeds) -> None:
+    """kuroki-synthetic n = 36, k = 10, gap 0.5, epsilon 0.5: how far below ICB a run with
+    the fixed-design threshold *can* get.
+
+    ``noise-free floor``: the first checkpoint ``c_m`` at which the stop would pass if the
+    estimate were exact (``theta_hat = theta``) and the Gram matrix its expectation under the
+    uniform design, ``A = t ((p - q) I + q 11^T)``. On the sum-zero directions every base at
+    swap distance s has ``||x_hat - x_S||^2_{A^-1} = 2 s / (t (p - q))``, so the smallest GLR
+    at distance s is ``(eps + G_s)^2 t (p - q) / (4 s sigma^2)``, ``G_s`` the sum of the s
+    smallest gaps (the s weakest members against the s strongest non-members); it must exceed
+    ``beta(m, s)`` for every s. ``oracle design``: the same floor for the best of a family of
+    oblivious designs chosen *knowing theta* (a fraction ``alpha`` of uniform k-sets, the rest
+    keeping the members far from the boundary fixed and drawing the others at random),
+    with the Gram matrix from 40,000 draws and the exact distance-1 and distance-2 minima
+    (the closest 6 x 8 members). A run needs more than its floor: it stops on a noisy
+    estimate, the smallest of many noisy GLRs."""
+    import itertools
+
+    from combex.experiments._instances import make_instance
+    from combex.solvers import ICB
+    from combex.solvers.optimal_linear import FIXED_DESIGN_SPACING
+
+    n, k, gap, eps, delta = 36, 10, 0.5, 0.5, 0.05
+    p = k / n
+    q = k * (k - 1) / (n * (n - 1))
+    print(f"kuroki-synthetic n = {n}, k = {k}, gap {gap}, epsilon {eps}, delta {delta}: team evaluations\n")
+    print("| seed | ICB | ICB / 10 | top-two (measured) | noise-free floor, uniform design | binding s "
+          "| noise-free floor, best oracle design | floor / (ICB / 10) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s in seeds:
+        env = make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k)
+        th = env.means()
+        icb = ICB(delta=delta, epsilon=eps, allocation="uniform").run(env, rng=s, budget=10**8).samples
+        env = make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k)
+        top = LinearTopTwo(delta, epsilon=eps).run(env, rng=s, budget=10**8).samples
+        ex = LinearTopTwo(delta, epsilon=eps).start(make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k), rng=s)
+        sig2 = ex.sigma**2
+        o = np.sort(th)[::-1]
+        G = np.cumsum(o[k - 1::-1][:k] - o[k:2 * k])  # n - k >= k here
+        sizes = range(1, min(k, n - k) + 1)
+        m, bind = 1, 1
+        while True:
+            t = 10.0 * n * (1.0 + FIXED_DESIGN_SPACING) ** (m - 1)
+            ratios = {sz: (eps + G[sz - 1]) ** 2 * t * (p - q) / (4 * sz * sig2) / ex._fixed_design_beta(m, sz, n, k)
+                      for sz in sizes}
+            if min(ratios.values()) > 1.0:
+                break
+            bind = min(ratios, key=ratios.get)  # the distance that failed last
+            m += 1
+        # the best oracle design of the family (theta known), continuous-time floor at the
+        # final checkpoint's thresholds (a lower bound of its checkpoint floor)
+        g = np.random.default_rng(0)
+        order = np.argsort(-th)
+        S = np.zeros(n, dtype=bool)
+        S[order[:k]] = True
+        thr = 0.5 * (th[order[k - 1]] + th[order[k]])
+        I, J = np.flatnonzero(S), np.flatnonzero(~S)
+        b1, b2 = ex._fixed_design_beta(m, 1, n, k), ex._fixed_design_beta(m, 2, n, k)
+
+        def need(A):
+            Ai = np.linalg.pinv(A)
+            gg = th[I][:, None] - th[J][None, :]
+            dd = np.diag(Ai)
+            v = dd[I][:, None] + dd[J][None, :] - 2 * Ai[np.ix_(I, J)]
+            r1 = ((gg + eps) ** 2 / (2 * sig2 * v)).min()
+            ii, jj = np.argsort(gg.min(axis=1))[:6], np.argsort(gg.min(axis=0))[:8]
+            r2 = math.inf
+            for a in itertools.combinations(ii, 2):
+                for b in itertools.combinations(jj, 2):
+                    y = np.zeros(n)
+                    y[I[list(a)]] += 1
+                    y[J[list(b)]] -= 1
+                    r2 = min(r2, (y @ th + eps) ** 2 / (2 * sig2 * (y @ Ai @ y)))
+            return max(b1 / r1, b2 / r2)
+
+        def gram(alpha, win, N=40_000):
+            act = np.flatnonzero(np.abs(th - thr) <= win)
+            F = np.flatnonzero(S & (np.abs(th - thr) > win))
+            mm = k - F.size
+            nu = int(alpha * N)
+            X = np.zeros((N, n))
+            idx = np.argpartition(-g.standard_normal((nu, n)), k - 1, axis=1)[:, :k]
+            X[np.arange(nu)[:, None], idx] = 1
+            if N > nu:
+                if not 0 < mm < act.size:
+                    return None
+                idx = np.argpartition(-g.standard_normal((N - nu, act.size)), mm - 1, axis=1)[:, :mm]
+                X[nu:, F] = 1
+                X[np.arange(nu, N)[:, None], act[idx]] = 1
+            return X.T @ X / N
+
+        best = need(gram(1.0, 0.0))
+        for alpha in (0.1, 0.2, 0.3, 0.5):
+            for win in (0.3, 0.4, 0.5, 0.6, 0.8):
+                A = gram(alpha, win)
+                if A is not None:
+                    best = min(best, need(A))
+        print(f"| {s} | {icb:,} | {icb / 10:,.0f} | {top:,} | {t:,.0f} | {bind} | {best:,.0f} "
+              f"| {t / (icb / 10):.2f} |", flush=True)
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     ap = argparse.ArgumentParser(description=__doc__)
@@ -157,6 +264,8 @@ def main() -> None:
     ap.add_argument("--crowd", action="store_true", help="teams too large to enumerate (quiz domains, kuroki n=36)")
     ap.add_argument("--paths", action="store_true",
                     help="small enumerable team classes: enumerated path against the design path")
+    ap.add_argument("--floor", action="store_true",
+                    help="kuroki n=36: the noise-free floor of the fixed-design stop against ICB / 10")
     ap.add_argument("--domains", default="ITMANAGE,MEDICINE,CHINESE,kuroki-synthetic",
                     help="comma-separated --crowd instances")
     args = ap.parse_args()
@@ -169,6 +278,9 @@ def main() -> None:
         return
     if args.paths:
         paths(seeds)
+        return
+    if args.floor:
+        floor(seeds)
         return
     env = soare(d)
     lb = characteristic_time(env.features, env.theta)

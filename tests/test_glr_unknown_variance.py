@@ -197,6 +197,30 @@ def ask_tell(exp, env, stop_at=None):
     return exp, n
 
 
+@pytest.mark.parametrize("K", [None, 2])
+@pytest.mark.parametrize("cls", [TrackAndStop, TopTwo, FWSampling])
+def test_pair_path_does_not_starve_an_arm_with_a_tiny_plug_in_variance(cls, K):
+    """The pair path's sampling rules plug in the empirical variances (the class path uses
+    their upper confidence bounds because plug-in variances starved it, issue 15h). Here the
+    first two rewards of the two ambiguous arms are told almost equal (empirical variance
+    ~1e-13 against a true 1): every run must still end, with the right answer, well inside
+    50,000 samples."""
+    mu = [1.0, 0.6, 0.5, 0.0]
+    env = GaussianArms(mu, sigma=1.0, rng=3) if K is None else BestKGaussianArms(mu, K=K, sigma=1.0, rng=3)
+    solver = cls(delta=0.05, divergence=UV) if K is None else cls(K=K, delta=0.05, divergence=UV)
+    exp = solver.start(env, rng=4)
+    b = exp.ask()
+    r = np.asarray(env.pull_many(b.arms, b.counts), dtype=float)
+    for a in (1, 2):
+        r[np.flatnonzero(np.asarray(b.arms) == a)] = [0.55, 0.55 + 1e-6]
+    exp.tell_batch(b, r)
+    exp, _ = ask_tell(exp, env)
+    assert exp.done and exp.samples < 50_000
+    res = exp.result()
+    expected = 0 if K is None else [True, True, False, False]
+    assert np.array_equal(res.answer, expected)
+
+
 @pytest.mark.parametrize("cls", ALL)
 def test_unknown_variance_save_resume_is_bit_identical(cls, tmp_path):
     def make_env():
