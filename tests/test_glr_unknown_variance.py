@@ -347,6 +347,35 @@ def test_decision_class_with_unknown_variances(cls):
     assert np.all(res.pulls >= 2)
 
 
+def test_unknown_variance_lower_bound_on_matroid_bases_is_the_exchangeable_pair_form():
+    """At epsilon = 0 the alternatives of a base are its exchangeable pairs: on TopK as a
+    decision class T* equals Best-K's (all pairs in x out); on a partition matroid only the
+    pairs inside a block count (adding the cross-block pairs, which are not alternatives,
+    can only raise T*); epsilon > 0 on a class stays NaN with the reason."""
+    from combex.solvers.optimal import _uv_characteristic_time, _uv_lower_bound_info
+
+    mu = np.array([1.0, 0.9, 0.3, 0.2, 0.0])
+    sig = np.array([0.5, 1.0, 0.7, 0.5, 2.0])
+    env = GaussianArms(mu, sigma=sig, rng=0)
+    best_k = _uv_lower_bound_info(env, 0.05, 1000, 2, None, 0.0)
+    as_class = _uv_lower_bound_info(env, 0.05, 1000, 1, TopK(5, 2), 0.0)
+    assert math.isfinite(best_k["T_star"]) and as_class["T_star"] == pytest.approx(best_k["T_star"], rel=1e-9)
+    pm = PartitionMatroid([0, 0, 0, 1, 1], [1, 1], base=True)
+    mu2 = np.array([0.2, 1.0, 0.0, 0.5, 0.9])
+    env2 = GaussianArms(mu2, sigma=sig, rng=0)
+    info = _uv_lower_bound_info(env2, 0.05, 1000, 1, pm, 0.0)
+    # x* = {1, 4}; exchangeable: 1 <-> 0, 2 (block 0) and 4 <-> 3 (block 1)
+    I, J = np.array([1, 1, 4]), np.array([0, 2, 3])
+    exact = _uv_characteristic_time(mu2, sig**2, I, J, 0.0)
+    assert info["T_star"] == pytest.approx(exact, rel=1e-9)
+    every = _uv_characteristic_time(mu2, sig**2, np.repeat([1, 4], 3), np.tile([0, 2, 3], 2), 0.0)
+    assert every > exact * 1.01  # the cross-block pairs would have been wrong alternatives
+    res = CombGame(delta=0.05, divergence=UV, decision_class=pm).run(GaussianArms(mu2, sigma=sig, rng=2), rng=1)
+    assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (exact * math.log(20.0)), rel=1e-9)
+    nan = _uv_lower_bound_info(env2, 0.05, 1000, 1, pm, 0.1)
+    assert math.isnan(nan["lower_bound_ratio"]) and "matroid" in nan["lower_bound_note"]
+
+
 def test_best_k_with_epsilon_and_unknown_variances():
     """Best-K with epsilon > 0 (a TopK class, all-arms alternatives) and an exact tie at
     the K-th place: epsilon ends it."""
