@@ -413,3 +413,34 @@ def test_top_two_by_name_passes_a_valid_threshold_to_the_linear_solver(threshold
     lin.max_enumerate = 5  # the oracle path (the design): "valid" resolves to fixed-design there
     res = lin.run(env, rng=0, budget=10**7)
     assert res.info["threshold"] == expected
+
+
+def test_a_told_batch_other_than_the_design_leaves_the_fixed_design_threshold(tmp_path):
+    """The fixed-design threshold holds only while the told batches are the design's. A
+    copy of the asked batch keeps it; a batch with other counts (a choice that may depend
+    on the scores) switches the run to the mixture threshold at delta / (m_s + 1), m_s the
+    last checkpoint checked, which survives save / load and is reported in the result."""
+    from combex.solvers._base import Batch
+
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    exp = LinearTopTwo(max_enumerate=5, delta=0.05).start(env.problem, rng=0)
+    while getattr(exp, "_fd_m", 0) < 2:
+        b = exp.ask()
+        copy = Batch(np.array(b.arms, copy=True), np.array(b.counts, copy=True))
+        exp.tell_batch(copy, env.pull_many(b.arms, b.counts))
+        assert exp.threshold == "fixed-design" and not exp.done
+    m_s = exp._fd_m
+    b = exp.ask()
+    cut = Batch(b.arms, np.maximum(b.counts - 1, 0))
+    exp.tell_batch(cut, env.pull_many(cut.arms, cut.counts))
+    assert exp.threshold == "mixture" and exp._mixture_delta == pytest.approx(0.05 / (m_s + 1))
+    exp.ask()
+    resumed = LinearTopTwo(max_enumerate=5, delta=0.05).load(exp.save(tmp_path / "state"), env.problem)
+    assert resumed.threshold == "mixture" and resumed._mixture_delta == exp._mixture_delta
+    while not resumed.done:
+        b = resumed.ask()
+        resumed.tell_batch(b, env.pull_many(b.arms, b.counts))
+    res = resumed.result()
+    assert res.status == "identified" and env.is_correct(res.answer, 0.0)
+    assert res.info["threshold"] == "mixture" and res.certificate["threshold"] == "mixture"
+    assert f"after checkpoint {m_s}" in res.info["threshold_note"]

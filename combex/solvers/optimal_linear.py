@@ -401,6 +401,45 @@ class _GLRExploration(Exploration):
             )
         return threshold
 
+    def tell_batch(self, batch: Batch, reward_sums: Any) -> None:
+        """As :meth:`Exploration.tell_batch`, with one guard for the fixed-design threshold:
+        it is valid only while every told batch is the one the design asked for. A batch
+        that differs (other teams, other or cut counts: a choice that may depend on the
+        scores) makes the design adaptive, so the run switches to the mixture threshold
+        for good (:meth:`_break_design`); the result says so in ``info["threshold_note"]``."""
+        if self.threshold == "fixed-design" and not self.done:
+            p = self._pending
+            same = p is not None and (batch is p or (
+                np.shape(batch.arms) == np.shape(p.arms) and np.array_equal(np.asarray(batch.arms), np.asarray(p.arms))
+                and np.array_equal(np.asarray(batch.counts), np.asarray(p.counts))))
+            if not same:
+                self._break_design(int(getattr(self, "_fd_m", 0)))
+        super().tell_batch(batch, reward_sums)
+
+    def _break_design(self, m_s: int) -> None:
+        """Leave the fixed-design threshold after its checkpoint ``m_s`` (0: none checked):
+        from now on the mixture threshold at ``delta / (m_s + 1)``.
+
+        Why the run stays delta-correct: the fixed-design stop gives checkpoint ``m`` the
+        error budget ``delta / (m (m + 1))``; the checkpoints ``1..m_s`` already checked
+        used data of an oblivious design and cost at most ``delta (1 - 1 / (m_s + 1))``
+        together, the abandoned ones ``m > m_s`` free ``delta sum_{m > m_s} 1 / (m (m +
+        1)) = delta / (m_s + 1)``, and the mixture threshold is valid for any adaptive
+        design, at every time, at that level. The union is at most delta."""
+        self._fd_broken = int(m_s)
+        self.threshold = "mixture"
+        self._threshold_note = (
+            f"the fixed-design threshold was left after checkpoint {m_s}: a told batch differed from the "
+            f"batch the design asked for (at sample {self.samples}), so the design may depend on the scores; "
+            f"mixture threshold at delta / {m_s + 1} since")
+
+    @property
+    def _mixture_delta(self) -> float:
+        """The mixture threshold's delta: the solver's, or ``delta / (m_s + 1)`` after
+        :meth:`_break_design`."""
+        m_s = int(getattr(self, "_fd_broken", -1))
+        return self.solver.delta if m_s < 0 else self.solver.delta / (m_s + 1)
+
     @property
     def _glr_kind(self) -> str:
         """The :func:`linear_glr` threshold for the candidate pool (the fixed-design stop is
@@ -418,6 +457,7 @@ class _GLRExploration(Exploration):
             "swap_dir": None if self.swap_dir is None else np.asarray(self.swap_dir, dtype=np.float64).copy(),
             "free_pulls": None if getattr(self, "_free_pulls", None) is None else self._free_pulls.copy(),
             "checkpoint": int(getattr(self, "_fd_m", 0)),
+            "design_broken": int(getattr(self, "_fd_broken", -1)),
         }
         learners = getattr(self, "learners", None)
         if learners is not None:
@@ -440,6 +480,8 @@ class _GLRExploration(Exploration):
         if st.get("free_pulls") is not None:
             self._free_pulls = np.asarray(st["free_pulls"], dtype=np.int64).copy()
         self._fd_m = int(st.get("checkpoint", 0))
+        if int(st.get("design_broken", -1)) >= 0:
+            self._break_design(int(st["design_broken"]))
         self.T = np.asarray(st["T"], dtype=np.int64).copy()
         self.sums = np.asarray(st["sums"], dtype=np.float64).copy()
         self.W = np.asarray(st["W"], dtype=np.float64).copy()
@@ -746,7 +788,8 @@ class _GLRExploration(Exploration):
             return self._fixed_design_stop(A_inv, theta, x_hat, ex)
         if self.threshold == "mixture":
             J_ = s.n_ridges
-            grid = [(s.ridge * 10.0**j, mixture_beta0(self._A, s.delta / J_, s.ridge * 10.0**j)) for j in range(J_)]
+            dlt = self._mixture_delta
+            grid = [(s.ridge * 10.0**j, mixture_beta0(self._A, dlt / J_, s.ridge * 10.0**j)) for j in range(J_)]
         else:
             grid = [(0.0, heuristic_threshold(self.samples, s.delta))]
         best = None
@@ -877,6 +920,8 @@ class _GLRExploration(Exploration):
 
     def _info(self) -> dict[str, Any]:
         out = {"threshold": self.threshold, "sigma": self.sigma, "n_candidates": int(self.Xa.shape[0])}
+        if getattr(self, "_fd_broken", -1) >= 0:
+            out["threshold_note"] = self._threshold_note
         if self.dc is not None:
             out["oracle_path"] = True
             out["stop_bound"] = getattr(self, "_stop_bound", "swap" if self.swap else "quadratic")
