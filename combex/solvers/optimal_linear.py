@@ -430,8 +430,8 @@ class _GLRExploration(Exploration):
         self.threshold = "mixture"
         self._threshold_note = (
             f"the fixed-design threshold was left after checkpoint {m_s}: a told batch differed from the "
-            f"batch the design asked for (at sample {self.samples}), so the design may depend on the scores; "
-            f"mixture threshold at delta / {m_s + 1} since")
+            f"batch the design asked for (other teams, or counts changed or cut, e.g. at a budget; at sample "
+            f"{self.samples}), so the design may depend on the scores; mixture threshold at delta / {m_s + 1} since")
 
     @property
     def _mixture_delta(self) -> float:
