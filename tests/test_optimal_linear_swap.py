@@ -444,3 +444,42 @@ def test_a_told_batch_other_than_the_design_leaves_the_fixed_design_threshold(tm
     assert res.status == "identified" and env.is_correct(res.answer, 0.0)
     assert res.info["threshold"] == "mixture" and res.certificate["threshold"] == "mixture"
     assert f"after checkpoint {m_s}" in res.info["threshold_note"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 8), eps=st.sampled_from([0.0, 0.3, 2.0]),
+       size=st.integers(1, 4), sigma=st.sampled_from([1.0, 2.5]))
+def test_topk_enumerated_min_glr_equals_brute_force(seed, n, eps, size, sigma):
+    """Brute force over every k-set: the enumerated minimum at swap distance ``size`` is the
+    exact min GLR over the k-sets at that distance (any PSD M, any answer x_hat, not only
+    the argmax), inf past the largest distance, and None past TOPK_EXACT_MAX."""
+    import itertools
+
+    from combex.solvers import _swap_bound
+    from combex.solvers._swap_bound import topk_min_glr_of_size
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, n))
+    theta = rng.normal(size=n)
+    B = rng.normal(size=(n, n))
+    M = B @ B.T + 0.05 * np.eye(n)
+    x_hat = np.zeros(n, dtype=bool)
+    x_hat[rng.choice(n, size=k, replace=False)] = True
+    exact = math.inf
+    for S in itertools.combinations(range(n), k):
+        m = np.zeros(n, dtype=bool)
+        m[list(S)] = True
+        if int((x_hat & ~m).sum()) == size:
+            y = x_hat.astype(float) - m
+            exact = min(exact, max(float(y @ theta) + eps, 0.0) ** 2 / (2.0 * sigma**2 * float(y @ M @ y)))
+    got = topk_min_glr_of_size(x_hat, theta, M, size, sigma=sigma, epsilon=eps)
+    if math.isinf(exact):
+        assert got is not None and math.isinf(got)
+    else:
+        assert got == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    old = _swap_bound.TOPK_EXACT_MAX
+    try:
+        _swap_bound.TOPK_EXACT_MAX = 0
+        assert topk_min_glr_of_size(x_hat, theta, M, size, sigma=sigma, epsilon=eps) is None or math.isinf(exact)
+    finally:
+        _swap_bound.TOPK_EXACT_MAX = old

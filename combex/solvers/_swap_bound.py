@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["is_matroid_base_class", "exchange_pairs", "SwapBound", "swap_glr_lower_bound",
-           "swap_glr_lower_bound_of_size", "bases_at_distance"]
+           "swap_glr_lower_bound_of_size", "bases_at_distance", "topk_min_glr_of_size"]
 
 _BIG = 1e30
 
@@ -395,6 +395,57 @@ def swap_glr_lower_bound_of_size(
             if hi is not None:
                 best = max(best, max(lo, 0.0) ** 2 / max(hi[0], 1e-300))
     return best / (2.0 * sigma**2)
+
+
+#: Largest ``C(k, s) C(n - k, s)`` for which :func:`topk_min_glr_of_size` enumerates.
+TOPK_EXACT_MAX = 2_000_000
+
+
+def topk_min_glr_of_size(
+    x_hat: NDArray[np.bool_],
+    theta: NDArray[np.float64],
+    M: NDArray[np.float64],
+    size: int,
+    *,
+    sigma: float = 1.0,
+    epsilon: float = 0.0,
+) -> float | None:
+    """The *exact* ``min Z_S / kappa_S`` (as :func:`swap_glr_lower_bound_of_size`) over the
+    k-sets ``S`` at swap distance exactly ``size`` from ``x_hat``, for top-k (every pair is
+    exchangeable, so those sets are all the choices of ``size`` members of ``x_hat`` to
+    leave and ``size`` non-members to enter), by enumeration; ``None`` when there are more
+    than :data:`TOPK_EXACT_MAX` of them, ``inf`` when there are none.
+
+    With ``y = 1_L - 1_E`` (L the leaving members, E the entering ones) the numerator is
+    ``eps + theta(L) - theta(E)`` and ``y^T M y = q(L) + q(E) - 2 1_L^T M 1_E``, ``q(B) =
+    1_B^T M 1_B``: two vectors of block sums and one matrix product, ``C(k, s) x C(n - k,
+    s)`` entries in all. Tighter than the matching bounds whenever ``M`` is not diagonal on
+    the sum-zero directions (measured on kuroki-synthetic n = 36, k = 10: the size-2 bound
+    was 15% below the exact minimum at the stop)."""
+    from itertools import combinations
+
+    x_hat = np.asarray(x_hat, dtype=bool)
+    I, J = np.flatnonzero(x_hat), np.flatnonzero(~x_hat)
+    size = int(size)
+    if size < 1 or size > min(I.size, J.size):
+        return math.inf
+    if bases_at_distance(x_hat.size, I.size, size) > TOPK_EXACT_MAX:
+        return None
+    M = 0.5 * (M + M.T)
+    L = np.array(list(combinations(range(I.size), size)), dtype=np.intp)
+    E = np.array(list(combinations(range(J.size), size)), dtype=np.intp)
+    CL = np.zeros((L.shape[0], I.size))
+    CL[np.arange(L.shape[0])[:, None], L] = 1.0
+    CE = np.zeros((E.shape[0], J.size))
+    CE[np.arange(E.shape[0])[:, None], E] = 1.0
+    MII, MJJ, MIJ = M[np.ix_(I, I)], M[np.ix_(J, J)], M[np.ix_(I, J)]
+    qL = np.einsum("ia,ab,ib->i", CL, MII, CL)
+    qE = np.einsum("ia,ab,ib->i", CE, MJJ, CE)
+    quad = qL[:, None] + qE[None, :] - 2.0 * (CL @ MIJ) @ CE.T
+    num = CL @ theta[I]
+    num = np.maximum(float(epsilon) + num[:, None] - (CE @ theta[J])[None, :], 0.0)
+    Z = num**2 / (2.0 * sigma**2 * np.maximum(quad, 1e-300))
+    return float(Z.min())
 
 
 def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_],

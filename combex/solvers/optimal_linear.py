@@ -874,7 +874,9 @@ class _GLRExploration(Exploration):
         lower bound of ``min Z_S`` over the bases at that distance (``M = A^{-1}``): exact for
         ``s = 1`` (single swaps are members), :func:`~combex.solvers._swap_bound.
         swap_glr_lower_bound` (all sizes) and :func:`~combex.solvers._swap_bound.
-        swap_glr_lower_bound_of_size` otherwise.
+        swap_glr_lower_bound_of_size` otherwise; for top-k the exact minimum by enumeration
+        (:func:`~combex.solvers._swap_bound.topk_min_glr_of_size`) wherever there are at most
+        :data:`~combex.solvers._swap_bound.TOPK_EXACT_MAX` sets at that distance.
 
         Against the mixture threshold (``beta_0 = log(1/delta) + 1/2 log det(I + A/lam)``,
         about ``(n/2) log t`` = 140 at n = 36, t = 1e4, times ``kappa``), this one is
@@ -883,7 +885,8 @@ class _GLRExploration(Exploration):
         checkpoints (spacing ``1 + eta``, :data:`FIXED_DESIGN_SPACING`), a delay of at most a
         factor ``1 + eta``.
         """
-        from ._swap_bound import swap_glr_lower_bound, swap_glr_lower_bound_of_size
+        from ..oracles._topk import TopK
+        from ._swap_bound import swap_glr_lower_bound, swap_glr_lower_bound_of_size, topk_min_glr_of_size
 
         s = self.solver
         I, J, E = ex
@@ -906,11 +909,14 @@ class _GLRExploration(Exploration):
             sb = swap_glr_lower_bound(x_hat, theta, A_inv, ex, sigma=self.sigma, epsilon=s.epsilon)
             info.update({"swap_kind": sb.info["kind"], "triangle": sb.info["triangle"],
                          "additive": sb.info["additive"]})
+            topk = isinstance(self.dc, TopK)
             for q in sizes[1:]:
                 v = sb.value
                 if v <= betas[q]:
-                    v = max(v, swap_glr_lower_bound_of_size(x_hat, theta, A_inv, ex, q, sigma=self.sigma,
-                                                             epsilon=s.epsilon))
+                    exact = topk_min_glr_of_size(x_hat, theta, A_inv, q, sigma=self.sigma,
+                                                 epsilon=s.epsilon) if topk else None
+                    v = max(v, exact if exact is not None else swap_glr_lower_bound_of_size(
+                        x_hat, theta, A_inv, ex, q, sigma=self.sigma, epsilon=s.epsilon))
                 vals[q] = v
                 if v <= betas[q]:
                     break
