@@ -420,7 +420,7 @@ def test_a_told_batch_other_than_the_design_leaves_the_fixed_design_threshold(tm
     copy of the asked batch keeps it; a batch with other counts (a choice that may depend
     on the scores) switches the run to the mixture threshold at delta / (m_s + 1), m_s the
     last checkpoint checked, which survives save / load and is reported in the result."""
-    from combex.solvers._base import Batch
+    from combex.solvers import Batch
 
     env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
     exp = LinearTopTwo(max_enumerate=5, delta=0.05).start(env.problem, rng=0)
