@@ -428,10 +428,6 @@ class _GLRExploration(Exploration):
         design, at every time, at that level. The union is at most delta."""
         self._fd_broken = int(m_s)
         self.threshold = "mixture"
-        self._threshold_note = (
-            f"the fixed-design threshold was left after checkpoint {m_s}: a told batch differed from the "
-            f"batch the design asked for (other teams, or counts changed or cut, e.g. at a budget; at sample "
-            f"{self.samples}), so the design may depend on the scores; mixture threshold at delta / {m_s + 1} since")
 
     @property
     def _mixture_delta(self) -> float:
@@ -926,8 +922,12 @@ class _GLRExploration(Exploration):
 
     def _info(self) -> dict[str, Any]:
         out = {"threshold": self.threshold, "sigma": self.sigma, "n_candidates": int(self.Xa.shape[0])}
-        if getattr(self, "_fd_broken", -1) >= 0:
-            out["threshold_note"] = self._threshold_note
+        m_s = int(getattr(self, "_fd_broken", -1))
+        if m_s >= 0:
+            out["threshold_note"] = (
+                f"the fixed-design threshold was left after checkpoint {m_s}: a told batch differed from the "
+                "batch the design asked for (other teams, or counts changed or cut, e.g. at a budget), so the "
+                f"design may depend on the scores; mixture threshold at delta / {m_s + 1} since")
         if self.dc is not None:
             out["oracle_path"] = True
             out["stop_bound"] = getattr(self, "_stop_bound", "swap" if self.swap else "quadratic")
