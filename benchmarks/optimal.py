@@ -41,7 +41,7 @@ BUDGET = 3_000_000
 
 
 def run_cell(make_solver: Callable[[], Any], env: Any, runs: int, tol: float, warm: bool = False) -> dict[str, Any]:
-    samples, errors, secs = [], 0, 0.0
+    samples, errors, secs, lbr = [], 0, 0.0, []
     seeds = np.random.SeedSequence(2024).spawn(runs)
     if warm:  # imports and the cached T*(mu) of the lower-bound ratio stay out of the timing
         make_solver().run(env.spawn(np.random.SeedSequence(7)), rng=0, budget=BUDGET)
@@ -52,9 +52,11 @@ def run_cell(make_solver: Callable[[], Any], env: Any, runs: int, tol: float, wa
         res = solver.run(e, rng=r, budget=BUDGET)
         secs += time.perf_counter() - t0
         samples.append(res.samples)
+        lbr.append(res.info.get("lower_bound_ratio", np.nan))
         errors += (not res.identified) or (not env.is_correct(res.answer, tol))
     s = np.asarray(samples, dtype=float)
-    return {"mean": float(s.mean()), "errors": errors, "us_per_sample": 1e6 * secs / s.sum()}
+    return {"mean": float(s.mean()), "errors": errors, "us_per_sample": 1e6 * secs / s.sum(),
+            "xLB": float(np.mean(lbr))}
 
 
 def section(title: str, env: Any, delta: float, algs: list[tuple[str, Callable[[], Any], str]], runs: int,
@@ -290,14 +292,14 @@ def unknown_variance(runs: int) -> list[dict[str, Any]]:
     for title, env, known_sigma in cases:
         print(f"\n=== unknown variances: {title} (delta = {delta}, {runs} runs) ===")
         print(f"{'algorithm':<16}{'known sigma':>12}{'samples':>10}{'unknown':>10}{'ratio':>8}{'errors':>9}"
-              f"{'us/sample':>11}")
+              f"{'us/sample':>11}{'unknown xT*':>13}")
         for name, cls in (("top-two", TopTwo), ("comb-game", CombGame), ("fw-sampling", FWSampling),
                           ("track-and-stop", TrackAndStop)):
             k = run_cell(lambda: cls(delta=delta, divergence="gaussian", sigma=known_sigma), env, runs, 0.0)
             u = run_cell(lambda: cls(delta=delta, divergence="unknown-variance"), env, runs, 0.0)
             ratio = u["mean"] / k["mean"]
             print(f"{name:<16}{known_sigma:>12.1f}{k['mean']:>10.0f}{u['mean']:>10.0f}{ratio:>8.2f}"
-                  f"{k['errors']:>4d}/{u['errors']:<4d}{u['us_per_sample']:>11.0f}")
+                  f"{k['errors']:>4d}/{u['errors']:<4d}{u['us_per_sample']:>11.0f}{u['xLB']:>13.2f}")
             rows.append({"instance": title, "algorithm": name, "known": k, "unknown": u, "ratio": ratio})
     return rows
 
@@ -319,29 +321,31 @@ def unknown_variance_class(runs: int) -> list[dict[str, Any]]:
     cases = [("equal variances: sigma 1", 1.0), ("mixed variances: sigma 0.5, 1, 0.3, 1, 0.5", [0.5, 1.0, 0.3, 1.0, 0.5])]
 
     def cell(make: Callable[[], Any], sig: Any) -> dict[str, Any]:
-        samples, errors, secs = [], 0, 0.0
+        samples, errors, secs, lbr = [], 0, 0.0, []
         for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
             env = GaussianArms(mu, sigma=sig, rng=sd)
             t0 = time.perf_counter()
             res = make().run(env, rng=r, budget=BUDGET)
             secs += time.perf_counter() - t0
             samples.append(res.samples)
+            lbr.append(res.info.get("lower_bound_ratio", np.nan))
             errors += (not res.identified) or not np.array_equal(res.answer, best)
         s = np.asarray(samples, dtype=float)
-        return {"mean": float(s.mean()), "errors": errors, "us_per_sample": 1e6 * secs / s.sum()}
+        return {"mean": float(s.mean()), "errors": errors, "us_per_sample": 1e6 * secs / s.sum(),
+                "xLB": float(np.mean(lbr))}
 
     for title, sig in cases:
         known_sigma = float(np.max(sig))
         print(f"\n=== unknown variances, s-t paths: {title} (delta = {delta}, {runs} runs) ===")
         print(f"{'algorithm':<16}{'known sigma':>12}{'samples':>10}{'unknown':>10}{'ratio':>8}{'errors':>9}"
-              f"{'us/sample':>11}")
+              f"{'us/sample':>11}{'unknown xT*':>13}")
         for name, cls in (("top-two", TopTwo), ("comb-game", CombGame), ("fw-sampling", FWSampling),
                           ("track-and-stop", TrackAndStop)):
             k = cell(lambda: cls(delta=delta, divergence="gaussian", sigma=known_sigma, decision_class=dc), sig)
             u = cell(lambda: cls(delta=delta, divergence="unknown-variance", decision_class=dc), sig)
             ratio = u["mean"] / k["mean"]
             print(f"{name:<16}{known_sigma:>12.1f}{k['mean']:>10.0f}{u['mean']:>10.0f}{ratio:>8.2f}"
-                  f"{k['errors']:>4d}/{u['errors']:<4d}{u['us_per_sample']:>11.0f}", flush=True)
+                  f"{k['errors']:>4d}/{u['errors']:<4d}{u['us_per_sample']:>11.0f}{u['xLB']:>13.2f}", flush=True)
             rows.append({"instance": title, "algorithm": name, "known": k, "unknown": u, "ratio": ratio})
     return rows
 

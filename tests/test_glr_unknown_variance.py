@@ -298,7 +298,7 @@ def test_lower_bound_ratio_of_unknown_variance_runs():
     known = bandit_characteristic_time(np.array(mu), sigma=1.0).T_star
     assert known <= res.info["T_star"] <= 1.1 * known
     assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (res.info["T_star"] * math.log(20)))
-    assert res.info["lower_bound_exact"] is False
+    assert res.info["lower_bound_exact"] is True  # bracketed to 0.1% (combex.solvers._lower_bound_uv)
 
 
 def test_heuristic_threshold_with_unknown_variances():
@@ -335,7 +335,8 @@ def _paths():
 @pytest.mark.parametrize("cls", ALL)
 def test_decision_class_with_unknown_variances(cls):
     """The refusal is gone: a path class (no pair form) stops with the variance-UCB
-    all-arms threshold and the right answer; lower_bound_ratio is NaN with the reason."""
+    all-arms threshold and the right answer; lower_bound_ratio is against the
+    unknown-variance T* over every member (the class enumerates: bracketed, exact to 0.1%)."""
     dc = _paths()
     env = GaussianArms(PATH_MU, sigma=PATH_SIGMA, rng=1)
     res = cls(delta=0.05, divergence=UV, decision_class=dc).run(env, rng=2, budget=200_000)
@@ -343,37 +344,48 @@ def test_decision_class_with_unknown_variances(cls):
     assert np.array_equal(res.answer, dc.argmax(np.array(PATH_MU)))
     assert res.info["threshold"] == "valid:all-arms-mixture-unknown-variance"
     assert res.certificate["threshold"] == "valid:all-arms-mixture-unknown-variance"
-    assert math.isnan(res.info["lower_bound_ratio"]) and "unknown-variance" in res.info["lower_bound_note"]
+    assert res.info["lower_bound_exact"] and res.info["lower_bound_ratio_kind"].startswith("exact")
+    assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (res.info["T_star"] * math.log(20.0)), rel=1e-12)
+    lo, hi = res.info["lower_bound_ratio_range"]
+    assert lo <= hi == res.info["lower_bound_ratio"] and hi <= lo * 1.001
     assert np.all(res.pulls >= 2)
+
+
+def _pairs_T(mu, var, I, J, eps=0.0):
+    from combex.solvers._lower_bound_uv import uv_characteristic_time
+
+    mu = np.asarray(mu, dtype=float)
+    return uv_characteristic_time(mu, var, np.stack([I, J], axis=1), mu[I] - mu[J] + eps)
 
 
 def test_unknown_variance_lower_bound_on_matroid_bases_is_the_exchangeable_pair_form():
     """At epsilon = 0 the alternatives of a base are its exchangeable pairs: on TopK as a
     decision class T* equals Best-K's (all pairs in x out); on a partition matroid only the
     pairs inside a block count (adding the cross-block pairs, which are not alternatives,
-    can only raise T*); epsilon > 0 on a class stays NaN with the reason."""
-    from combex.solvers.optimal import _uv_characteristic_time, _uv_lower_bound_info
+    can only raise T*); epsilon > 0 on a class goes over every member instead."""
+    from combex.solvers._lower_bound_uv import uv_lower_bound_info
 
     mu = np.array([1.0, 0.9, 0.3, 0.2, 0.0])
     sig = np.array([0.5, 1.0, 0.7, 0.5, 2.0])
     env = GaussianArms(mu, sigma=sig, rng=0)
-    best_k = _uv_lower_bound_info(env, 0.05, 1000, 2, None, 0.0)
-    as_class = _uv_lower_bound_info(env, 0.05, 1000, 1, TopK(5, 2), 0.0)
+    best_k = uv_lower_bound_info(env, 0.05, 1000, 2, None, 0.0)
+    as_class = uv_lower_bound_info(env, 0.05, 1000, 1, TopK(5, 2), 0.0)
     assert math.isfinite(best_k["T_star"]) and as_class["T_star"] == pytest.approx(best_k["T_star"], rel=1e-9)
     pm = PartitionMatroid([0, 0, 0, 1, 1], [1, 1], base=True)
     mu2 = np.array([0.2, 1.0, 0.0, 0.5, 0.9])
     env2 = GaussianArms(mu2, sigma=sig, rng=0)
-    info = _uv_lower_bound_info(env2, 0.05, 1000, 1, pm, 0.0)
+    info = uv_lower_bound_info(env2, 0.05, 1000, 1, pm, 0.0)
     # x* = {1, 4}; exchangeable: 1 <-> 0, 2 (block 0) and 4 <-> 3 (block 1)
     I, J = np.array([1, 1, 4]), np.array([0, 2, 3])
-    exact = _uv_characteristic_time(mu2, sig**2, I, J, 0.0)
-    assert info["T_star"] == pytest.approx(exact, rel=1e-9)
-    every = _uv_characteristic_time(mu2, sig**2, np.repeat([1, 4], 3), np.tile([0, 2, 3], 2), 0.0)
-    assert every > exact * 1.01  # the cross-block pairs would have been wrong alternatives
+    exact = _pairs_T(mu2, sig**2, I, J)
+    assert exact.exact and info["T_star"] == pytest.approx(exact.T_lo, rel=1e-9)
+    every = _pairs_T(mu2, sig**2, np.repeat([1, 4], 3), np.tile([0, 2, 3], 2))
+    assert every.T_lo > exact.T_hi * 1.01  # the cross-block pairs would have been wrong alternatives
     res = CombGame(delta=0.05, divergence=UV, decision_class=pm).run(GaussianArms(mu2, sigma=sig, rng=2), rng=1)
-    assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (exact * math.log(20.0)), rel=1e-9)
-    nan = _uv_lower_bound_info(env2, 0.05, 1000, 1, pm, 0.1)
-    assert math.isnan(nan["lower_bound_ratio"]) and "matroid" in nan["lower_bound_note"]
+    assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (exact.T_lo * math.log(20.0)), rel=1e-9)
+    with_eps = uv_lower_bound_info(env2, 0.05, 1000, 1, pm, 0.1)
+    # epsilon moves every alternative further: a smaller T*, over all 6 members (two-arm and four-arm rows)
+    assert with_eps["lower_bound_exact"] and with_eps["T_star"] < exact.T_lo
 
 
 def test_best_k_with_epsilon_and_unknown_variances():
@@ -383,7 +395,9 @@ def test_best_k_with_epsilon_and_unknown_variances():
     res = TopTwo(K=2, delta=0.05, epsilon=0.3, divergence=UV).run(env, rng=4, budget=200_000)
     assert res.status == "identified" and res.info["threshold"] == "valid:all-arms-mixture-unknown-variance"
     assert res.answer[0] and res.answer.sum() == 2
-    assert math.isnan(res.info["lower_bound_ratio"])
+    # the answer's alternatives are all C(4, 2) - 1 teams (one- and two-swap rows): bracketed exactly
+    assert res.info["lower_bound_exact"]
+    assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (res.info["T_star"] * math.log(20.0)), rel=1e-12)
     kk = TopTwo(K=2, delta=0.05, epsilon=0.3, divergence=UV, threshold="valid-kk").start(env, rng=4)
     assert kk.beta.name == "valid:all-arms-gaussian-unknown-variance"
 

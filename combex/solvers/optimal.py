@@ -101,6 +101,7 @@ from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, U
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info
+from ._lower_bound_uv import uv_lower_bound_info
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
@@ -208,7 +209,7 @@ class _OptimalSolver(Solver):
         k = getattr(env, "K", self.K) if dc is None else 1
         div = info.get("divergence")
         if div == _UV:
-            info.update(_uv_lower_bound_info(env, self.delta, result.samples, int(k), dc, self.epsilon))
+            info.update(uv_lower_bound_info(env, self.delta, result.samples, int(k), dc, self.epsilon))
             return replace(result, info=info)
         extra = bandit_lower_bound_info(env, self.delta, result.samples, K=int(k), decision_class=dc,
                                         epsilon=self.epsilon, divergence=div)
@@ -828,85 +829,6 @@ class _OptimalExploration(Exploration):
                 "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
 
 
-
-
-def _uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, eps: float) -> dict[str, Any]:
-    """``lower_bound_ratio`` of an unknown-variance run (best arm, Best-K): T*(mu, sigma^2)
-    of the unknown-variance model, ``1 / T* = max_w min_{(i, j)} inf_x sum w_a 1/2 log(1 +
-    (mu_a - x_a)^2 / sigma_a^2)`` over the pairs of the true answer, by exponentiated
-    subgradient ascent. Any ``w`` gives a lower bound of the max, so the T* reported is an
-    upper bound and the ratio a lower bound of the exact one (``lower_bound_exact`` False).
-    ``{}`` without a truth (means and per-arm sigma).
-
-    Classes of matroid bases (:func:`~combex.solvers._swap_bound.is_matroid_base_class`:
-    top-k, partition, graphic, ... with ``base=True``) at epsilon = 0 have the same pair
-    form: a base is a max-weight base iff no single exchange ``x* - i + j`` improves it, so
-    the alternatives of ``x*`` are the union over the *exchangeable* pairs ``(i, j)``
-    (:func:`~combex.solvers._swap_bound.exchange_pairs`) of ``{lambda_j > lambda_i}``, and
-    the infimum over each moves only ``lambda_i`` and ``lambda_j``. Other classes, and
-    epsilon > 0 on a class or Best-K (the alternatives ``lambda(S) > lambda(x*) + eps`` are
-    not pairs): ``lower_bound_ratio`` NaN and the reason in ``lower_bound_note`` (the
-    known-variance T* is *smaller* than the unknown-variance one, since ``1/2 log(1 + x) <=
-    x / 2``, and is not reported in its place)."""
-    means, sig = getattr(env, "means", None), getattr(env, "sigma", None)
-    if not callable(means) or sig is None:
-        return {}
-    from ._swap_bound import exchange_pairs, is_matroid_base_class
-
-    pair_form = dc is None or (eps == 0 and is_matroid_base_class(dc))
-    if not pair_form or (K > 1 and eps > 0):
-        return {"lower_bound_ratio": math.nan, "lower_bound_exact": False,
-                "lower_bound_note": "T* of the unknown-variance model is computed for best arm, Best-K and "
-                                    "classes of matroid bases at epsilon = 0 (pair alternatives), not for "
-                                    "this class or epsilon; the known-variance T* is not reported in its place"}
-    mu = np.asarray(means(), dtype=np.float64)
-    var = np.broadcast_to(np.asarray(sig() if callable(sig) else sig, dtype=np.float64) ** 2, mu.shape)
-    if dc is None:
-        order = np.argsort(-mu, kind="stable")
-        ins, outs = order[:K], order[K:]
-        I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
-    else:
-        x_star = np.asarray(dc.argmax(mu), dtype=bool)
-        ins, outs, E = exchange_pairs(dc, x_star)
-        a, b = np.nonzero(E)
-        I, J = ins[a], outs[b]
-        if I.size == 0:  # a single base: nothing to identify
-            return {}
-    key = (mu.tobytes(), np.ascontiguousarray(var).tobytes(), I.tobytes(), J.tobytes(), eps)
-    T = _UV_LB_CACHE.get(key)
-    if T is None:
-        T = _uv_characteristic_time(mu, var, I, J, eps)
-        if len(_UV_LB_CACHE) > 256:
-            _UV_LB_CACHE.clear()
-        _UV_LB_CACHE[key] = T
-    if not math.isfinite(T):
-        return {}
-    denom = T * math.log(1.0 / delta)
-    return {"T_star": T, "lower_bound_samples": denom, "lower_bound_ratio": samples / denom,
-            "lower_bound_exact": False}
-
-
-_UV_LB_CACHE: dict[Any, float] = {}
-
-
-def _uv_characteristic_time(mu: NDArray[np.float64], var: Any, I: NDArray[np.intp], J: NDArray[np.intp],
-                            eps: float) -> float:
-    """T* of the unknown-variance model over the pair alternatives ``{lambda_J[l] + eps >
-    lambda_I[l]}`` of the true answer (``I[l]`` in it, ``J[l]`` out; see
-    :func:`_uv_lower_bound_info`); inf when degenerate."""
-    N = mu.shape[0]
-
-    def costs(w: NDArray[np.float64]) -> tuple[Any, Any]:
-        z, x = pair_glr_unknown_variance(mu[I], mu[J], w[I], w[J], var[I], var[J], epsilon=eps)
-        G = np.zeros((z.shape[0], N))
-        r = np.arange(z.shape[0])
-        G[r, I] = kl_gaussian_unknown_variance(mu[I], x, var[I])
-        G[r, J] = kl_gaussian_unknown_variance(mu[J], x + eps, var[J])
-        return z, G
-
-    w = _maxmin_weights(costs, N, iters=400)
-    val = float(costs(w)[0].min())
-    return 1.0 / val if val > 0 else math.inf
 
 
 def _is_matroid_bases(dc: Any) -> bool:
