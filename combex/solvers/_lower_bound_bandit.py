@@ -274,12 +274,17 @@ def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1,
     noise = getattr(env, "noise", None)
     kind = getattr(noise, "kind", "gaussian")
     sigma = float(getattr(noise, "sigma", 1.0))
-    if divergence is None:
-        divergence = "bernoulli" if (kind == "bernoulli" and decision_class is None and K == 1) else "gaussian"
-    if divergence == "bernoulli" and epsilon > 0:
+    if kind == "bernoulli":
+        # the instance's own T* is the KL one, whatever model the solver assumed (a 1/2-sub-
+        # Gaussian T* would be larger: kl(p, q) >= 2 (p - q)^2): exact by Theorem 5 for the
+        # best arm at epsilon = 0, bracketed (combex.solvers._lower_bound_uv) otherwise
+        if not (decision_class is None and K == 1 and epsilon == 0):
+            from ._lower_bound_uv import kl_lower_bound_info
+
+            return kl_lower_bound_info(mu, delta, samples, K, decision_class, epsilon)
+        divergence = "bernoulli"
+    elif divergence is None or divergence == "bernoulli":
         divergence = "gaussian"
-    if divergence == "gaussian" and kind == "bernoulli":
-        sigma = 0.5
     key = mu.tobytes() + repr((K, id(decision_class), epsilon, divergence, sigma)).encode()
     lb = _CACHE.get(key)
     if lb is None:

@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance
 
-__all__ = ["UVBound", "uv_characteristic_time", "uv_lower_bound_info"]
+__all__ = ["UVBound", "uv_characteristic_time", "uv_lower_bound_info", "kl_characteristic_time", "kl_lower_bound_info"]
 
 #: A bracket narrower than this (relative) counts as exact.
 EXACT_RTOL = 1e-3
@@ -323,6 +323,94 @@ class _Alternatives:
         return vals.reshape(n, rows.size).min(axis=0)
 
 
+def _kl_move(m: Any, u: Any) -> Any:
+    """``kl(m, m - u)`` of a Bernoulli mean m moved down by ``u in [0, m)`` (an upward move
+    of mu is a downward move of ``1 - mu``), in log1p form, without clipping."""
+    m = np.asarray(m, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(m > 0, -m * np.log1p(-u / np.where(m > 0, m, 1.0)), 0.0)
+        b = np.where(m < 1, -(1.0 - m) * np.log1p(u / np.where(m < 1, 1.0 - m, 1.0)), 0.0)
+    return a + b
+
+
+class _KLAlternatives:
+    """Alternatives of a Bernoulli instance under the KL divergence: the arms of the answer
+    move down, the others up, each by ``u_a`` in ``[0, m_a)`` (``m_a`` = mu_a or ``1 - mu_a``),
+    ``sum u = c``, cost ``sum w_a kl(m_a, m_a - u_a)``: a convex problem, whose minimizer
+    for a multiplier eta is the root of ``w u = eta (m - u)(1 - m + u)`` in every arm
+    (bisection on eta for ``sum u = c``). Alternatives the means cannot reach (``sum m_a <=
+    c``) are not alternatives and are dropped."""
+
+    pair: NDArray[np.bool_]
+
+    def __init__(self, mu: NDArray[np.float64], S: NDArray[np.bool_], D: NDArray[np.intp], c: NDArray[np.float64],
+                 N: int) -> None:
+        mask = D >= 0
+        Dz = np.where(mask, D, 0)
+        mD = np.where(mask, np.where(S[Dz], mu[Dz], 1.0 - mu[Dz]), 0.0)
+        keep = mD.sum(axis=1) > c * (1 + 1e-12)
+        self.mu, self.S, self.N = mu, S, N
+        self.mask, self.D, self.c, self.mD = mask[keep], Dz[keep], c[keep], mD[keep]
+        self.pair = np.zeros(self.c.shape, dtype=bool)
+        self._r = np.repeat(np.arange(self.D.shape[0]), self.D.shape[1]).reshape(self.D.shape)
+
+    def subset(self, rows: NDArray[np.intp]) -> _KLAlternatives:
+        return _KLAlternatives(self.mu, self.S, np.where(self.mask[rows], self.D[rows], -1), self.c[rows], self.N)
+
+    def _u(self, wD: NDArray[np.float64], eta: NDArray[np.float64]) -> NDArray[np.float64]:
+        e = eta[:, None]
+        m = self.mD
+        q = m * (1.0 - m)
+        b = wD - e * (2.0 * m - 1.0)
+        root = np.sqrt(b * b + 4.0 * e * e * q)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(b > 0, 2.0 * e * q / (b + root), (root - b) / (2.0 * e))
+        return np.where(self.mask & (e > 0), np.clip(u, 0.0, m), 0.0)
+
+    def _solve(self, w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The minimizer (bisection on eta) and the dual value at that eta (a lower bound)."""
+        wD = np.where(self.mask, np.maximum(w[self.D], 1e-300), 1.0)
+        c = self.c
+        lo, hi = np.zeros(c.shape), np.ones(c.shape)
+        for _ in range(400):
+            short = self._u(wD, hi).sum(axis=1) < c
+            if not short.any():
+                break
+            hi = np.where(short, 2.0 * hi, hi)
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            over = self._u(wD, mid).sum(axis=1) >= c
+            hi = np.where(over, mid, hi)
+            lo = np.where(over, lo, mid)
+        u_lo, u_hi = self._u(wD, lo), self._u(wD, hi)
+        # a feasible move: between the two, summing to c exactly
+        gap = (u_hi - u_lo).sum(axis=1)
+        t = np.where(gap > 0, (c - u_lo.sum(axis=1)) / np.where(gap > 0, gap, 1.0), 1.0)
+        u = u_lo + np.clip(t, 0.0, 1.0)[:, None] * (u_hi - u_lo)
+        cost = np.where(self.mask, wD * _kl_move(self.mD, u_hi), 0.0).sum(axis=1)
+        dual = hi * c + cost - hi * u_hi.sum(axis=1)
+        return u, dual
+
+    def moves(self, w: NDArray[np.float64], dual: bool) -> list[NDArray[np.float64]]:
+        return [self._solve(w)[0]]
+
+    def refined_moves(self, w: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
+        return self._solve(w)[0]
+
+    def lower(self, w: NDArray[np.float64], refine_below: float = -math.inf) -> NDArray[np.float64]:
+        return np.maximum(self._solve(w)[1], 0.0)
+
+    def rows(self, moves: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+        out = []
+        for u in moves:
+            M = np.zeros((self.D.shape[0], self.N))
+            vals = np.where(self.mask, _kl_move(self.mD, u), 0.0)
+            np.add.at(M, (self._r[self.mask], self.D[self.mask]), vals[self.mask])
+            out.append(M)
+        return np.concatenate(out, axis=0)
+
+
 def _game_upper(M: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
     """A certified upper bound of ``max_{v in simplex} min_r M_r . v`` (from the LP's dual
     solution y, re-evaluated as ``max_a (y^T M)_a``) and the LP's v."""
@@ -353,8 +441,6 @@ def uv_characteristic_time(mu: Any, var: Any, D: NDArray[np.intp], c: NDArray[np
     ``c = mu(S) - mu(m) + eps`` (see the module docstring). ``complete``: the rows are every
     alternative (else ``T_hi`` is inf). A non-positive gap (a tie: another member is as
     good) gives ``T* = inf``."""
-    from .optimal import _maxmin_weights  # the exponentiated subgradient ascent of the pair path
-
     mu = np.asarray(mu, dtype=np.float64)
     N = mu.shape[0]
     var = np.broadcast_to(np.asarray(var, dtype=np.float64), mu.shape)
@@ -364,8 +450,32 @@ def uv_characteristic_time(mu: Any, var: Any, D: NDArray[np.intp], c: NDArray[np
         return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
     if np.any(c <= 0):
         return UVBound(math.inf, math.inf, np.full(N, 1.0 / N), complete)
-    alts = _Alternatives(var, D, c, N)
-    m = D.shape[0]
+    return _bracket(_Alternatives(var, D, c, N), N, complete, iters, rounds)
+
+
+def kl_characteristic_time(mu: Any, S: Any, D: NDArray[np.intp], c: NDArray[np.float64], *,
+                           complete: bool = True, iters: int = 300, rounds: int = 30) -> UVBound:
+    """The same bracket for Bernoulli arms and the KL divergence (``kl(mu_a, lambda_a)``,
+    convex in the move, so the Lagrangian bound is exact up to the search and no split is
+    needed); ``S`` the answer (its arms move down, the others up)."""
+    mu = np.asarray(mu, dtype=np.float64)
+    N = mu.shape[0]
+    D = np.atleast_2d(np.asarray(D, dtype=np.intp))
+    c = np.asarray(c, dtype=np.float64)
+    if D.shape[0] == 0:
+        return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
+    if np.any(c <= 0):
+        return UVBound(math.inf, math.inf, np.full(N, 1.0 / N), complete)
+    return _bracket(_KLAlternatives(mu, np.asarray(S, dtype=bool), D, c, N), N, complete, iters, rounds)
+
+
+def _bracket(alts: Any, N: int, complete: bool, iters: int, rounds: int) -> UVBound:
+    """The ascent, Kelley's cutting planes and the final refinement (module docstring)."""
+    from .optimal import _maxmin_weights  # the exponentiated subgradient ascent of the pair path
+
+    m = alts.c.shape[0]
+    if m == 0:  # nothing the means can reach: nothing to identify
+        return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
 
     def costs(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         M = alts.rows(alts.moves(w, False))
@@ -415,8 +525,8 @@ _CACHE: dict[Any, UVBound] = {}
 
 
 def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
-                  max_members: int) -> tuple[NDArray[np.intp], NDArray[np.float64], bool] | None:
-    """``(D, c, complete)`` of the true answer; None when there is nothing to identify."""
+                  max_members: int) -> tuple[NDArray[np.intp], NDArray[np.float64], bool, NDArray[np.bool_]] | None:
+    """``(D, c, complete, S)`` of the true answer S; None when there is nothing to identify."""
     from ._lower_bound_bandit import _set_alternatives
     from ._swap_bound import exchange_pairs, is_matroid_base_class
 
@@ -425,9 +535,11 @@ def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
         order = np.argsort(-mu, kind="stable")
         ins, outs = order[:K], order[K:]
         I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+        S = np.zeros(N, dtype=bool)
+        S[ins] = True
     elif dc is not None and eps == 0 and is_matroid_base_class(dc):  # the exchangeable pairs
-        x_star = np.asarray(dc.argmax(mu), dtype=bool)
-        ins, outs, E = exchange_pairs(dc, x_star)
+        S = np.asarray(dc.argmax(mu), dtype=bool)
+        ins, outs, E = exchange_pairs(dc, S)
         a, b = np.nonzero(E)
         I, J = ins[a], outs[b]
     else:  # members: S xor m of every member m (enumerated) or of the one-change members
@@ -447,10 +559,10 @@ def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
             D[r, : idx.size] = idx
         muS = float(mu[S].sum())
         c = np.array([muS - float(mu[m].sum()) + eps for m in alts])
-        return D, c, complete
+        return D, c, complete, S
     if I.size == 0:
         return None
-    return np.stack([I, J], axis=1), mu[I] - mu[J] + eps, True
+    return np.stack([I, J], axis=1), mu[I] - mu[J] + eps, True, S
 
 
 def uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, eps: float, *,
@@ -472,14 +584,31 @@ def uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, e
     mu = np.asarray(means(), dtype=np.float64)
     var = np.ascontiguousarray(np.broadcast_to(np.asarray(sig() if callable(sig) else sig, dtype=np.float64) ** 2,
                                                mu.shape))
-    key = (mu.tobytes(), var.tobytes(), K, id(dc) if dc is not None else None, eps, max_members)
+    return _info("unknown-variance", mu, var, delta, samples, K, dc, eps, max_members)
+
+
+def kl_lower_bound_info(mu: Any, delta: float, samples: int, K: int, dc: Any, eps: float, *,
+                        max_members: int = 5000) -> dict[str, Any]:
+    """The same for Bernoulli arms of means ``mu`` and the KL divergence (T* of the Bernoulli
+    model; :func:`kl_characteristic_time`)."""
+    mu = np.asarray(mu, dtype=np.float64)
+    return _info("bernoulli", mu, None, delta, samples, K, dc, eps, max_members)
+
+
+def _info(model: str, mu: NDArray[np.float64], var: Any, delta: float, samples: int, K: int, dc: Any, eps: float,
+          max_members: int) -> dict[str, Any]:
+    key = (model, mu.tobytes(), None if var is None else var.tobytes(), K, id(dc) if dc is not None else None,
+           eps, max_members)
     bound = _CACHE.get(key)
     if bound is None:
         alts = _alternatives(mu, K, dc, eps, max_members)
         if alts is None:
             return {}
-        D, c, complete = alts
-        bound = uv_characteristic_time(mu, var, D, c, complete=complete)
+        D, c, complete, S = alts
+        if model == "bernoulli":
+            bound = kl_characteristic_time(mu, S, D, c, complete=complete)
+        else:
+            bound = uv_characteristic_time(mu, var, D, c, complete=complete)
         if len(_CACHE) > 256:
             _CACHE.clear()
         _CACHE[key] = bound
@@ -488,13 +617,14 @@ def uv_lower_bound_info(env: Any, delta: float, samples: int, K: int, dc: Any, e
     L = math.log(1.0 / delta)
     hi = samples / (bound.T_lo * L)
     lo = samples / (bound.T_hi * L) if math.isfinite(bound.T_hi) else 0.0
+    what = "the unknown-variance model" if model != "bernoulli" else "the Bernoulli model (KL)"
     if bound.exact:
-        kind = "exact to 0.1% (T* of the unknown-variance model over every alternative, bracketed)"
+        kind = f"exact to 0.1% (T* of {what} over every alternative, bracketed)"
     elif bound.complete:
-        kind = (f"certified upper bound of the ratio (T* of the unknown-variance model bracketed in "
+        kind = (f"certified upper bound of the ratio (T* of {what} bracketed in "
                 f"[{bound.T_lo:.4g}, {bound.T_hi:.4g}] over every alternative)")
     else:
-        kind = ("certified upper bound of the ratio (T* of the unknown-variance model bounded below over the "
+        kind = (f"certified upper bound of the ratio (T* of {what} bounded below over the "
                 "one-change alternatives found by the oracle; the class is too large to enumerate)")
     return {"T_star": bound.T_lo, "lower_bound_samples": bound.T_lo * L, "lower_bound_ratio": hi,
             "lower_bound_ratio_range": (lo, hi), "lower_bound_ratio_kind": kind, "lower_bound_exact": bound.exact}
