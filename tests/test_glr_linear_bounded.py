@@ -23,6 +23,10 @@ def test_linear_solvers_use_the_range_of_pm1_rewards(name):
     assert res.status == "identified" and res.answer == 0
     if "sigma" in res.info:
         assert res.info["sigma"] == pytest.approx(1.0)
+    # the linear T* is the sigma = 1 Gaussian model's, and the result says so
+    assert "sigma = 1" in res.info["lower_bound_model"] and "pm1" in res.info["lower_bound_model"]
+    gaussian = get_solver(name)(delta=0.05).run(LinearBandit(X, THETA, rng=1), rng=2, budget=500_000)
+    assert "lower_bound_model" not in gaussian.info
 
 
 def test_bernoulli_index_arms_use_half_the_unit_range():

@@ -175,6 +175,20 @@ def _lower_bound_info(features: Any, theta: Any, sigma: float, delta: float, sam
     return out
 
 
+def lower_bound_model_note(env: Any, sigma: float) -> dict[str, Any]:
+    """``{"lower_bound_model": ...}`` when the environment's noise is not Gaussian: the linear
+    T* is that of the Gaussian model with the sub-Gaussian scale the GLR assumes (the
+    hardest instance of that model with these means, so the yardstick of an algorithm
+    correct on all of it); the instance's own T* for bounded rewards can be smaller, and the
+    ratio against it larger. ``{}`` for Gaussian noise."""
+    kind = getattr(getattr(getattr(env, "problem", env), "noise", None) or getattr(env, "noise", None), "kind", "gaussian")
+    if kind == "gaussian":
+        return {}
+    return {"lower_bound_model": (f"T* of the Gaussian model with sigma = {sigma:g}, the sub-Gaussian scale of this "
+                                  f"{kind} noise: the hardest instance of that model with these means; the instance's "
+                                  "own T* can be smaller, and the ratio against it larger")}
+
+
 class _LinearRun:
     """Mixin: :meth:`Solver.run`, then attach the lower-bound ratio computed from the
     environment's truth (features and theta) -- never seen by the exploration."""
@@ -204,6 +218,7 @@ class _LinearRun:
             return result
         info = dict(result.info)
         info.update(_lower_bound_info(*truth, self.delta, result.samples, float(getattr(self, "epsilon", 0.0))))
+        info.update(lower_bound_model_note(env, truth[2]))
         return replace(result, info=info)
 
 

@@ -54,7 +54,7 @@ from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._linear_glr import THRESHOLDS, linear_glr
 from ._lower_bound import check_features
-from .linear import _lower_bound_info, _PseudoInverse
+from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
 __all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE", "AdaHedge", "glr_team_sigma"]
 
@@ -231,6 +231,7 @@ class _LinearTruthRun:
             return result
         info = dict(result.info)
         info.update(_lower_bound_info(X, theta, sigma, self.delta, result.samples, float(self.epsilon)))
+        info.update(lower_bound_model_note(env, sigma))
         return replace(result, info=info)
 
 
@@ -273,6 +274,7 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
         "lower_bound_ratio": result.samples / denom if math.isfinite(denom) and denom > 0 else float("nan"),
         "lower_bound_ratio_kind": kind,
     })
+    info.update(lower_bound_model_note(env, sigma))
     return replace(result, info=info)
 
 
