@@ -172,6 +172,17 @@ def _convex_moves(vD: NDArray[np.float64], wD: NDArray[np.float64], cap: NDArray
     return np.where(feasible, val, np.inf), u
 
 
+def _dense_rows(alts: Any, costs: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """The per-entry costs (m, Dmax) of each move spread over the N arms: one (m, N) block
+    per move, stacked."""
+    out = []
+    for vals in costs:
+        M = np.zeros((alts.D.shape[0], alts.N))
+        np.add.at(M, (alts._r[alts.mask], alts.D[alts.mask]), vals[alts.mask])
+        out.append(M)
+    return np.concatenate(out, axis=0)
+
+
 class _Alternatives:
     """The alternatives' rows (``D`` -1 padded, gaps ``c``), the two-arm rows solved exactly."""
 
@@ -259,13 +270,7 @@ class _Alternatives:
 
     def rows(self, moves: list[NDArray[np.float64]]) -> NDArray[np.float64]:
         """Rows ``M_r = (h_a(u_a))_a`` (dense over the N arms) of every candidate move."""
-        out = []
-        for u in moves:
-            M = np.zeros((self.D.shape[0], self.N))
-            vals = np.where(self.mask, _h(u, self.vD), 0.0)
-            np.add.at(M, (self._r[self.mask], self.D[self.mask]), vals[self.mask])
-            out.append(M)
-        return np.concatenate(out, axis=0)
+        return _dense_rows(self, [_h(u, self.vD) for u in moves])
 
     def lower(self, w: NDArray[np.float64], refine_below: float = -math.inf) -> NDArray[np.float64]:
         """Lower bounds of ``F_m(w)`` per alternative: exact on two-arm rows, the Lagrangian
@@ -402,13 +407,7 @@ class _KLAlternatives:
         return np.maximum(self._solve(w)[1], 0.0)
 
     def rows(self, moves: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-        out = []
-        for u in moves:
-            M = np.zeros((self.D.shape[0], self.N))
-            vals = np.where(self.mask, _kl_move(self.mD, u), 0.0)
-            np.add.at(M, (self._r[self.mask], self.D[self.mask]), vals[self.mask])
-            out.append(M)
-        return np.concatenate(out, axis=0)
+        return _dense_rows(self, [_kl_move(self.mD, u) for u in moves])
 
 
 def _game_upper(M: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
@@ -441,16 +440,26 @@ def uv_characteristic_time(mu: Any, var: Any, D: NDArray[np.intp], c: NDArray[np
     ``c = mu(S) - mu(m) + eps`` (see the module docstring). ``complete``: the rows are every
     alternative (else ``T_hi`` is inf). A non-positive gap (a tie: another member is as
     good) gives ``T* = inf``."""
+    mu, D, c, trivial = _checked(mu, D, c, complete)
+    if trivial is not None:
+        return trivial
+    var = np.broadcast_to(np.asarray(var, dtype=np.float64), mu.shape)
+    return _bracket(_Alternatives(var, D, c, mu.shape[0]), mu.shape[0], complete, iters, rounds)
+
+
+def _checked(mu: Any, D: Any, c: Any, complete: bool) -> tuple[Any, Any, Any, UVBound | None]:
+    """The arrays, and the bound itself when trivial: no alternative (T* = 0) or a
+    non-positive gap (a tie: T* = inf)."""
     mu = np.asarray(mu, dtype=np.float64)
     N = mu.shape[0]
-    var = np.broadcast_to(np.asarray(var, dtype=np.float64), mu.shape)
     D = np.atleast_2d(np.asarray(D, dtype=np.intp))
     c = np.asarray(c, dtype=np.float64)
+    trivial = None
     if D.shape[0] == 0:
-        return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
-    if np.any(c <= 0):
-        return UVBound(math.inf, math.inf, np.full(N, 1.0 / N), complete)
-    return _bracket(_Alternatives(var, D, c, N), N, complete, iters, rounds)
+        trivial = UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
+    elif np.any(c <= 0):
+        trivial = UVBound(math.inf, math.inf, np.full(N, 1.0 / N), complete)
+    return mu, D, c, trivial
 
 
 def kl_characteristic_time(mu: Any, S: Any, D: NDArray[np.intp], c: NDArray[np.float64], *,
@@ -458,15 +467,11 @@ def kl_characteristic_time(mu: Any, S: Any, D: NDArray[np.intp], c: NDArray[np.f
     """The same bracket for Bernoulli arms and the KL divergence (``kl(mu_a, lambda_a)``,
     convex in the move, so the Lagrangian bound is exact up to the search and no split is
     needed); ``S`` the answer (its arms move down, the others up)."""
-    mu = np.asarray(mu, dtype=np.float64)
-    N = mu.shape[0]
-    D = np.atleast_2d(np.asarray(D, dtype=np.intp))
-    c = np.asarray(c, dtype=np.float64)
-    if D.shape[0] == 0:
-        return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
-    if np.any(c <= 0):
-        return UVBound(math.inf, math.inf, np.full(N, 1.0 / N), complete)
-    return _bracket(_KLAlternatives(mu, np.asarray(S, dtype=bool), D, c, N), N, complete, iters, rounds)
+    mu, D, c, trivial = _checked(mu, D, c, complete)
+    if trivial is not None:
+        return trivial
+    alts = _KLAlternatives(mu, np.asarray(S, dtype=bool), D, c, mu.shape[0])
+    return _bracket(alts, mu.shape[0], complete, iters, rounds)
 
 
 def _bracket(alts: Any, N: int, complete: bool, iters: int, rounds: int) -> UVBound:
