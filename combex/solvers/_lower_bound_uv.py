@@ -284,10 +284,14 @@ class _Alternatives:
         relaxation is a chord.)"""
         mask, c, wD, vD = self.mask, self.c, self._wD(w), self.vD
         if c.size > 64:
-            # some arm moves by at least c / |D|: min_a w_a h_a(c / |D|) is a crude lower bound;
-            # rows whose crude bound exceeds the least known-variance-split value (an upper
-            # bound of the minimum) keep it, the others get the dual
-            crude = np.min(np.where(mask, wD * _h((c / mask.sum(axis=1))[:, None], vD), np.inf), axis=1)
+            # a cheap lower bound first: the dual at three multipliers around the one of the
+            # quadratic (known-variance) problem, eta = c / sum(var / w); rows whose cheap
+            # bound exceeds the least known-variance-split value (an upper bound of the
+            # minimum) keep it, the others get the full dual search
+            eta0 = c / np.sum(np.where(mask, vD / wD, 0.0), axis=1)
+            R0 = np.where(mask, c[:, None], 0.0)
+            crude = np.max([f * eta0 * c + _box_min(vD, wD, np.zeros_like(R0), R0, f * eta0)[0].sum(axis=1)
+                            for f in (0.5, 1.0, 2.0)], axis=0)
             kv = self.moves(w, False)[0]
             top = float(np.min(np.sum(np.where(mask, wD * _h(kv, vD), 0.0), axis=1)))
             near = np.flatnonzero(crude < top)
@@ -373,8 +377,9 @@ class _KLAlternatives:
             u = np.where(b > 0, 2.0 * e * q / (b + root), (root - b) / (2.0 * e))
         return np.where(self.mask & (e > 0), np.clip(u, 0.0, m), 0.0)
 
-    def _solve(self, w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The minimizer (bisection on eta) and the dual value at that eta (a lower bound)."""
+    def _solve(self, w: NDArray[np.float64], steps: int = 100) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """A feasible move near the minimizer (``steps`` of bisection on eta: the move sums
+        to c whatever the accuracy) and the dual value at that eta (a lower bound)."""
         wD = np.where(self.mask, np.maximum(w[self.D], 1e-300), 1.0)
         c = self.c
         lo, hi = np.zeros(c.shape), np.ones(c.shape)
@@ -383,7 +388,7 @@ class _KLAlternatives:
             if not short.any():
                 break
             hi = np.where(short, 2.0 * hi, hi)
-        for _ in range(100):
+        for _ in range(steps):
             mid = 0.5 * (lo + hi)
             over = self._u(wD, mid).sum(axis=1) >= c
             hi = np.where(over, mid, hi)
@@ -398,7 +403,7 @@ class _KLAlternatives:
         return u, dual
 
     def moves(self, w: NDArray[np.float64], dual: bool) -> list[NDArray[np.float64]]:
-        return [self._solve(w)[0]]
+        return [self._solve(w, 100 if dual else 30)[0]]  # the ascent needs only a good feasible move
 
     def refined_moves(self, w: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
         return self._solve(w)[0]
@@ -434,7 +439,7 @@ def _game_upper(M: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
 
 
 def uv_characteristic_time(mu: Any, var: Any, D: NDArray[np.intp], c: NDArray[np.float64], *,
-                           complete: bool = True, iters: int = 300, rounds: int = 30) -> UVBound:
+                           complete: bool = True, iters: int | None = None, rounds: int | None = None) -> UVBound:
     """Bracket ``T_lo <= T*(mu, sigma^2) <= T_hi`` of the unknown-variance model over the
     alternatives given as rows of ``D`` (arm indices of ``S xor m``, -1 padded) with gaps
     ``c = mu(S) - mu(m) + eps`` (see the module docstring). ``complete``: the rows are every
@@ -463,7 +468,7 @@ def _checked(mu: Any, D: Any, c: Any, complete: bool) -> tuple[Any, Any, Any, UV
 
 
 def kl_characteristic_time(mu: Any, S: Any, D: NDArray[np.intp], c: NDArray[np.float64], *,
-                           complete: bool = True, iters: int = 300, rounds: int = 30) -> UVBound:
+                           complete: bool = True, iters: int | None = None, rounds: int | None = None) -> UVBound:
     """The same bracket for Bernoulli arms and the KL divergence (``kl(mu_a, lambda_a)``,
     convex in the move, so the Lagrangian bound is exact up to the search and no split is
     needed); ``S`` the answer (its arms move down, the others up)."""
@@ -474,13 +479,18 @@ def kl_characteristic_time(mu: Any, S: Any, D: NDArray[np.intp], c: NDArray[np.f
     return _bracket(alts, mu.shape[0], complete, iters, rounds)
 
 
-def _bracket(alts: Any, N: int, complete: bool, iters: int, rounds: int) -> UVBound:
+def _bracket(alts: Any, N: int, complete: bool, iters: int | None, rounds: int | None) -> UVBound:
     """The ascent, Kelley's cutting planes and the final refinement (module docstring)."""
     from .optimal import _maxmin_weights  # the exponentiated subgradient ascent of the pair path
 
     m = alts.c.shape[0]
     if m == 0:  # nothing the means can reach: nothing to identify
         return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
+    small = alts.D.size <= 20_000  # else thousands of alternatives over tens of arms: fewer steps
+    if rounds is None:
+        rounds = 30 if small else 10
+    if iters is None:
+        iters = 300 if small else 100
 
     def costs(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         M = alts.rows(alts.moves(w, False))
