@@ -1,4 +1,6 @@
-"""T*(mu, sigma^2) of the unknown-variance Gaussian model, bracketed, for every family.
+"""T* bracketed with two certified ends, on every structure: the unknown-variance Gaussian
+model (``uv_*``) and Bernoulli arms under the KL divergence (``kl_*``, :class:`_KLAlternatives`:
+the same construction with a convex per-arm cost).
 
 The characteristic time of Jourdan, Degenne & Kaufmann (2023) for Gaussian arms whose
 variances are unknown: ``1 / T* = max_w min_{lambda in Alt(S)} sum_a w_a 1/2 log(1 + (mu_a -

@@ -181,7 +181,8 @@ def lower_bound_model_note(env: Any, sigma: float) -> dict[str, Any]:
     hardest instance of that model with these means, so the yardstick of an algorithm
     correct on all of it); the instance's own T* for bounded rewards can be smaller, and the
     ratio against it larger. ``{}`` for Gaussian noise."""
-    kind = getattr(getattr(getattr(env, "problem", env), "noise", None) or getattr(env, "noise", None), "kind", "gaussian")
+    noise = getattr(env, "noise", None) or getattr(getattr(env, "problem", None), "noise", None)
+    kind = getattr(noise, "kind", "gaussian")
     if kind == "gaussian":
         return {}
     return {"lower_bound_model": (f"T* of the Gaussian model with sigma = {sigma:g}, the sub-Gaussian scale of this "
