@@ -214,3 +214,22 @@ def test_kl_moves_bracket_the_brute_force_minimum(d, seed, frac):
             brute = min(brute, float(np.sum(w * _kl_move(m, np.clip(r.x, 0, None)))))
     assert dual[0] <= brute * (1 + 1e-9) + 1e-15
     assert cost <= brute * (1 + 1e-6) + 1e-15
+
+
+def test_known_variance_classes_past_enumeration_say_their_ratio_is_an_upper_bound():
+    """The Gaussian T* of a class too large to enumerate uses the one-change alternatives: a
+    subset, so a smaller T* (checked against the enumerated T* on C(12, 6) teams cut to 100),
+    and the result says the ratio is an upper bound; an enumerated class says nothing."""
+    from combex.solvers._lower_bound_bandit import bandit_lower_bound_info
+
+    rng = np.random.default_rng(0)
+    mu = rng.uniform(0, 1, 12)
+    full = bandit_characteristic_time(mu, decision_class=TopK(12, 6), epsilon=0.2)
+    cut = bandit_characteristic_time(mu, decision_class=TopK(12, 6), epsilon=0.2, max_members=100)
+    assert full.exact and not cut.exact and cut.T_star <= full.T_star * (1 + 1e-6)
+    env = GaussianArms(mu, sigma=1.0, rng=0)
+    assert "lower_bound_ratio_kind" not in bandit_lower_bound_info(env, 0.05, 1000, decision_class=TopK(12, 6),
+                                                                   epsilon=0.2)
+    big = GaussianArms(rng.uniform(0, 1, 16), sigma=1.0, rng=0)  # C(16, 8) = 12,870 teams
+    info = bandit_lower_bound_info(big, 0.05, 1000, decision_class=TopK(16, 8), epsilon=0.2)
+    assert info["lower_bound_exact"] is False and info["lower_bound_ratio_kind"].startswith("upper bound of the ratio")

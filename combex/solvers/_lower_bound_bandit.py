@@ -298,9 +298,13 @@ def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1,
         _CACHE[key] = lb
     denom = lb.samples_bound(delta)
     ok = math.isfinite(denom) and denom > 0
-    return {
+    out = {
         "T_star": lb.T_star,
         "lower_bound_samples": denom,
         "lower_bound_ratio": samples / denom if ok else float("nan"),
         "lower_bound_exact": lb.exact,
     }
+    if not lb.exact:  # a class too large to enumerate: fewer alternatives, a smaller T*
+        out["lower_bound_ratio_kind"] = ("upper bound of the ratio (T* over the one-change alternatives found by "
+                                         "the oracle, a lower bound of T*; the class is too large to enumerate)")
+    return out
