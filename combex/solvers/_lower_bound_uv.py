@@ -93,6 +93,15 @@ def _pair_moves(var: NDArray[np.float64], D: NDArray[np.intp], c: NDArray[np.flo
     return np.stack([ui, c - ui], axis=1)
 
 
+def _smaller_root(wD: NDArray[np.float64], vD: NDArray[np.float64],
+                  e: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """The smaller root of ``e u^2 - w u + e var = 0`` (where ``w h'(u) = e``), written without
+    cancellation as ``2 e var / (w + sqrt(w^2 - 4 e^2 var))``, and whether it is real."""
+    disc = wD * wD - 4.0 * e * e * vD
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 2.0 * e * vD / (wD + np.sqrt(np.maximum(disc, 0.0))), disc >= 0
+
+
 def _box_min(vD: NDArray[np.float64], wD: NDArray[np.float64], L: NDArray[np.float64], R: NDArray[np.float64],
              eta: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``min_{u in [L, R]} w h(u) - eta u`` per arm and its argmin. For ``eta > 0`` the
@@ -100,11 +109,8 @@ def _box_min(vD: NDArray[np.float64], wD: NDArray[np.float64], L: NDArray[np.flo
     minimum and the larger a local maximum, so the minimum is at ``L``, ``R`` or the smaller
     root clipped to ``[L, R]`` (for ``eta <= 0`` the function increases: at ``L``)."""
     e = eta[:, None]
-    disc = wD * wD - 4.0 * e * e * vD
-    root = (e > 0) & (disc >= 0)
-    # the smaller root without cancellation: 2 eta var / (w + sqrt(disc))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r1 = np.where(root, 2.0 * e * vD / (wD + np.sqrt(np.maximum(disc, 0.0))), L)
+    r, real = _smaller_root(wD, vD, e)
+    r1 = np.where((e > 0) & real, r, L)
     cands = np.stack([L, R, np.clip(r1, L, R)])
     f = wD * _h(cands, vD) - e * cands
     k = np.argmin(f, axis=0)
@@ -151,11 +157,8 @@ def _convex_moves(vD: NDArray[np.float64], wD: NDArray[np.float64], cap: NDArray
     goes to the arms below their caps)."""
 
     def u_of(eta: NDArray[np.float64]) -> NDArray[np.float64]:
-        e = eta[:, None]
-        disc = wD * wD - 4.0 * e * e * vD
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r1 = np.where(disc >= 0, 2.0 * e * vD / (wD + np.sqrt(np.maximum(disc, 0.0))), cap)
-        return np.minimum(np.maximum(r1, 0.0), cap)
+        r, real = _smaller_root(wD, vD, eta[:, None])
+        return np.minimum(np.maximum(np.where(real, r, cap), 0.0), cap)
 
     lo = np.zeros(budget.shape)
     hi = np.max(np.where(cap > 0, wD / (2.0 * np.sqrt(vD)), 0.0), axis=1) * 1.0001 + 1e-300
