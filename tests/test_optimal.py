@@ -263,6 +263,25 @@ def test_oracle_sampler_tracks_the_true_weights():
         OracleTracking([1.0, -1.0, 0.0]).start(GaussianArms(mu))
 
 
+@pytest.mark.slow
+def test_track_and_stop_keeps_up_with_the_oracle_sampler_on_fifty_arms():
+    """D-tracking of w*(mu_hat) against D-tracking of the true w* (same threshold, same noise)
+    on jiang-1sparse N = 50, K = 2: w*(mu_hat) piles weight on the outsiders whose estimates
+    are highest, so a stale or rough allocation (60 subgradient steps every 10% of t) needed
+    1.59x the oracle sampler's samples on these 8 runs; solved exactly every 3% of t, about
+    0.6x. Bound: 1.3x (issue 15)."""
+    from combex.environments import jiang_1sparse
+    from combex.solvers.optimal import OracleTracking
+
+    env = jiang_1sparse(50, 2, rng=0)
+    w = bandit_characteristic_time(env.means(), sigma=float(env.noise.sigma), K=2).allocation
+    seeds = np.random.SeedSequence(2024).spawn(8)
+    tas = [TrackAndStop(delta=0.01, K=2).run(env.spawn(s), rng=r) for r, s in enumerate(seeds)]
+    orc = [OracleTracking(w, delta=0.01, K=2).run(env.spawn(s), rng=r) for r, s in enumerate(seeds)]
+    assert all(r.identified and env.is_correct(r.answer) for r in tas)
+    assert np.mean([r.samples for r in tas]) <= 1.3 * np.mean([r.samples for r in orc])
+
+
 def test_top_two_and_fw_sampling_dispatch_to_the_linear_solvers_on_linear_problems():
     from combex.environments import soare
     from combex.solvers import get_solver

@@ -16,7 +16,10 @@ so ``T* = min s`` subject to ``sum_{i in S xor S'} 1/w_i <= c_{S'} s`` for every
 
 * best arm: exact, by the root-finding of Garivier & Kaufmann (2016), Theorem 5
   (:func:`bai_optimal_weights`, Gaussian and Bernoulli);
-* Best-K (``epsilon = 0``): exact (the alternatives are the K (N - K) swaps);
+* Best-K (``epsilon = 0``): exact (the alternatives are the K (N - K) swaps, a bipartite
+  set of pairs: :func:`pair_maxmin_weights`, an interior-point method with a dual
+  certificate, to 1e-7 relative;
+  cvxpy's answer was up to 1% off on random means);
 * decision classes: exact when the class can be enumerated (``enumerate()``, at most
   ``max_members`` members); otherwise the constraints are restricted to the members found
   by ``argmax_excluding`` from one-element changes of S*, which gives a *lower bound* of T*
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import check_choice
 from ..estimation._glr import kl_bernoulli
 from ..exceptions import InvalidParameterError
 
@@ -244,6 +248,14 @@ def bandit_characteristic_time(
         order = np.argsort(-mu, kind="stable")
         S = np.zeros(N, dtype=bool)
         S[order[:K]] = True
+        if epsilon == 0 and np.isscalar(sigma):
+            # Best-K: the closest alternatives are the swaps (some j outside reaches some i
+            # inside), a bipartite set of pairs: solved exactly (cvxpy was up to 1% off)
+            I, J = np.repeat(order[:K], N - K), np.tile(order[K:], K)
+            c = (mu[I] - mu[J]) ** 2 / (2.0 * float(sigma) ** 2)
+            if np.all(c > 0):
+                w, val = pair_maxmin_weights(I, J, c, N)
+                return BanditLowerBound(1.0 / val, w, S, True, "pairs-interior-point")
         if epsilon > 0:
             from ..oracles import TopK
 
@@ -308,3 +320,168 @@ def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1,
         out["lower_bound_ratio_kind"] = ("upper bound of the ratio (T* over the one-change alternatives found by "
                                          "the oracle, a lower bound of T*; the class is too large to enumerate)")
     return out
+
+
+def pair_maxmin_weights(I: Any, J: Any, c: Any, N: int, *, tol: float = 1e-7, w0: Any = None,
+                        method: str = "interior-point") -> tuple[NDArray[np.float64], float]:
+    """``w* = argmax_{w in simplex} min_e c_e / (1/w_{I_e} + 1/w_{J_e})`` and its value, for
+    Gaussian pair alternatives (best arm, Best-K and swaps of matroid bases: every ``I_e``
+    is in the answer and every ``J_e`` outside, so the pairs form a bipartite graph).
+
+    With ``u = w / tau`` the max-min becomes ``min sum_a u_a`` s.t. ``1/u_i + 1/u_j <=
+    c_e``, and with ``v = 1/u``: ``min f(v) = sum_a 1/v_a`` s.t. ``A v <= c`` (row e of A
+    has ones at I_e and J_e), a convex objective over a polyhedron; ``tau* = 1 / min f`` and
+    ``w* = (1/v) / sum(1/v)``. Its Lagrange dual is explicit: for multipliers ``lam >= 0``,
+    ``g(lam) = min_v f(v) + lam^T (A v - c) = sum_a 2 sqrt(Lam_a) - lam^T c`` with ``Lam =
+    A^T lam`` (``min_v 1/v + Lam v = 2 sqrt(Lam)``), a lower bound of ``min f``.
+
+    Solved by a primal-dual interior-point method (Mehrotra's predictor-corrector, the
+    slacks ``s = c - A v`` kept feasible), stopped when ``f(v) - g(lam) <= tol f(v)``: the
+    dual bound certifies that the value is within ``tol`` (relative) of the optimum. The
+    Newton systems are ``(H + A^T D A) dv = r`` with ``H`` diagonal; since no pair joins two
+    answer arms or two outsiders, ``A^T D A`` has diagonal blocks, and the Schur complement
+    leaves a system of the answer side's size. About 1-5 ms up to 100 arms; if it has not
+    certified the value in 60 iterations, a primal log-barrier Newton method finishes
+    (:func:`_pairs_barrier`; 0 of 400 random instances needed it). The value returned is the one ``w`` attains.
+
+    ``method="barrier"`` runs the barrier method alone. When the optimal ``w`` is not unique,
+    its central path ends at the analytic centre of the optimal face, a spread-out ``w``;
+    the interior-point method stops wherever its certificate holds. Track-and-Stop uses the
+    barrier for that reason: on the partition matroid of ``benchmarks/optimal.py``
+    D-tracking needed 740 samples with it against 850 (20 runs each).
+
+    Arms in no pair get ``w = 0``. ``(uniform, 0.0)`` if some ``c_e <= 0`` (a tie under the
+    estimate: every allocation has value 0). ``w0`` (positive on the paired arms, e.g. the
+    last solve's answer for nearby means) gives the starting point ``v ~ 1/w0``, scaled to
+    90% of the nearest constraint.
+    """
+    I = np.asarray(I, dtype=np.intp)
+    J = np.asarray(J, dtype=np.intp)
+    c = np.asarray(c, dtype=np.float64)
+    if c.size == 0 or not np.all(c > 0) or not np.all(np.isfinite(c)):
+        return np.full(N, 1.0 / N), 0.0
+    L, li = np.unique(I, return_inverse=True)
+    R, ri = np.unique(J, return_inverse=True)
+    if np.intersect1d(L, R).size or np.unique(li * R.size + ri).size != li.size:
+        raise InvalidParameterError("pair_maxmin_weights needs distinct pairs (i, j) with I and J disjoint.")
+    nL, nR = L.size, R.size
+    cap_L = np.full(nL, np.inf)
+    np.minimum.at(cap_L, li, c)
+    cap_R = np.full(nR, np.inf)
+    np.minimum.at(cap_R, ri, c)
+    vL, vR = 0.25 * cap_L, 0.25 * cap_R  # strictly feasible: v_i + v_j <= c_e / 2
+    warm = False
+    if w0 is not None:
+        w0 = np.asarray(w0, dtype=np.float64)
+        if w0.shape == (N,) and np.all(w0[L] > 0) and np.all(w0[R] > 0):
+            uL, uR = 1.0 / w0[L], 1.0 / w0[R]
+            scale = 0.9 / float(np.max((uL[li] + uR[ri]) / c))
+            vL, vR, warm = scale * uL, scale * uR, True
+    method = check_choice(method, "method", ("interior-point", "barrier"), owner="pair_maxmin_weights")
+    out = _pairs_primal_dual(li, ri, c, nL, nR, vL, vR, tol) if method == "interior-point" else None
+    vL, vR = out if out is not None else _pairs_barrier(li, ri, c, nL, nR, vL, vR, tol, warm=warm)
+    w = np.zeros(N)
+    w[L], w[R] = 1.0 / vL, 1.0 / vR
+    w /= w.sum()
+    return w, float(np.min(c / (1.0 / w[I] + 1.0 / w[J])))
+
+
+def _schur_solve(li: Any, ri: Any, dL: Any, dR: Any, off: Any, bL: Any, bR: Any) -> tuple[Any, Any]:
+    """Solve ``[[diag(dL), B], [B^T, diag(dR)]] x = b`` with ``B[li, ri] = off`` (bipartite)."""
+    B = np.zeros((dL.size, dR.size))
+    B[li, ri] = off  # the pairs are distinct
+    BdR = B / dR
+    xL = np.linalg.solve(np.diag(dL) - BdR @ B.T, bL - BdR @ bR)
+    return xL, (bR - B.T @ xL) / dR
+
+
+def _max_step(x: Any, dx: Any) -> float:
+    neg = dx < 0
+    return float(np.min(-x[neg] / dx[neg])) if neg.any() else math.inf
+
+
+def _pairs_primal_dual(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any, tol: float,
+                       max_iter: int = 60) -> tuple[Any, Any] | None:
+    """Mehrotra predictor-corrector for ``min sum 1/v`` s.t. ``v_i + v_j <= c_e`` (see
+    :func:`pair_maxmin_weights`); ``None`` if not certified within ``max_iter``."""
+    m = c.size
+    s = c - vL[li] - vR[ri]
+    lam = (float(np.sum(1.0 / vL) + np.sum(1.0 / vR)) / m) / s  # centred: lam_e s_e equal
+    with np.errstate(all="ignore"):
+        for _ in range(max_iter):
+            f = float(np.sum(1.0 / vL) + np.sum(1.0 / vR))
+            lamL, lamR = np.bincount(li, lam, nL), np.bincount(ri, lam, nR)
+            g = float(2.0 * (np.sum(np.sqrt(lamL)) + np.sum(np.sqrt(lamR))) - lam @ c)  # dual bound
+            if not math.isfinite(f) or not math.isfinite(g):
+                return None
+            if f - g <= tol * f:
+                return vL, vR
+            rdL, rdR = lamL - 1.0 / vL**2, lamR - 1.0 / vR**2  # grad f + A^T lam
+            D = lam / s
+            dL = 2.0 / vL**3 + np.bincount(li, D, nL)
+            dR = 2.0 / vR**3 + np.bincount(ri, D, nR)
+
+            def direction(rc: Any) -> tuple[Any, Any, Any, Any]:
+                # (H + A^T D A) dv = -r_d + A^T (rc / s); ds = -A dv; dlam = -(rc + lam ds) / s
+                t = rc / s
+                xL, xR = _schur_solve(li, ri, dL, dR, D, -rdL + np.bincount(li, t, nL),
+                                      -rdR + np.bincount(ri, t, nR))
+                ds = -(xL[li] + xR[ri])
+                return xL, xR, ds, -(rc + lam * ds) / s
+
+            mu = float(lam @ s) / m
+            xL, xR, ds, dlam = direction(lam * s)  # predictor (affine scaling)
+            a_p = min(1.0, _max_step(s, ds), _max_step(vL, xL), _max_step(vR, xR))
+            a_d = min(1.0, _max_step(lam, dlam))
+            sigma = (float((lam + a_d * dlam) @ (s + a_p * ds)) / m / mu) ** 3
+            xL, xR, ds, dlam = direction(lam * s - sigma * mu + ds * dlam)  # corrector
+            # 80% of the way to the boundary: with 0.99 (the usual choice) the slacks of wide
+            # ranges of c_e collapsed and 63% of 400 random instances needed the fallback;
+            # with 0.9 6%, with 0.8 none
+            a_p = min(1.0, 0.8 * min(_max_step(s, ds), _max_step(vL, xL), _max_step(vR, xR)))
+            a_d = min(1.0, 0.8 * _max_step(lam, dlam))
+            vL, vR = vL + a_p * xL, vR + a_p * xR
+            s = c - vL[li] - vR[ri]
+            lam = lam + a_d * dlam
+            if np.any(s <= 0) or np.any(lam <= 0) or np.any(vL <= 0) or np.any(vR <= 0):
+                return None
+    return None
+
+
+def _pairs_barrier(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any,
+                   tol: float, warm: bool = False) -> tuple[Any, Any]:
+    """Primal log-barrier Newton method for ``min sum 1/v`` s.t. ``v_i + v_j <= c_e`` (see
+    :func:`pair_maxmin_weights`): ``f(v) - mu sum_e log(c_e - v_i - v_j)``, mu divided by 10
+    per round until the barrier's duality gap ``mu |E|`` is below ``tol f``; it starts at
+    ``mu`` = the objective over ``|E|``, or 1% of that from a warm start."""
+
+    def phi(vL: Any, vR: Any, mu: float) -> float:
+        s = c - vL[li] - vR[ri]
+        if np.any(s <= 0) or np.any(vL <= 0) or np.any(vR <= 0):
+            return math.inf
+        return float(np.sum(1.0 / vL) + np.sum(1.0 / vR) - mu * np.sum(np.log(s)))
+
+    f = float(np.sum(1.0 / vL) + np.sum(1.0 / vR))
+    mu = (0.01 if warm else 1.0) * f / c.size
+    for _ in range(200):
+        for _ in range(50):  # Newton on the barrier problem at this mu
+            s = c - vL[li] - vR[ri]
+            inv_s, inv_s2 = 1.0 / s, 1.0 / (s * s)
+            gL = -1.0 / vL**2 + mu * np.bincount(li, inv_s, nL)
+            gR = -1.0 / vR**2 + mu * np.bincount(ri, inv_s, nR)
+            xL, xR = _schur_solve(li, ri, 2.0 / vL**3 + mu * np.bincount(li, inv_s2, nL),
+                                  2.0 / vR**3 + mu * np.bincount(ri, inv_s2, nR), mu * inv_s2, -gL, -gR)
+            dec = float(-(gL @ xL + gR @ xR))  # Newton decrement squared
+            if dec < 1e-12 * max(f, 1.0):
+                break
+            step, cur = 1.0, phi(vL, vR, mu)
+            while step > 1e-12 and phi(vL + step * xL, vR + step * xR, mu) > cur - 0.25 * step * dec:
+                step *= 0.5
+            vL, vR = vL + step * xL, vR + step * xR
+            if step * step * dec < 1e-14 * max(f, 1.0):
+                break
+        f = float(np.sum(1.0 / vL) + np.sum(1.0 / vR))
+        if mu * c.size <= tol * f:
+            break
+        mu /= 10.0
+    return vL, vR
