@@ -18,8 +18,7 @@ so ``T* = min s`` subject to ``sum_{i in S xor S'} 1/w_i <= c_{S'} s`` for every
   (:func:`bai_optimal_weights`, Gaussian and Bernoulli);
 * Best-K (``epsilon = 0``): exact (the alternatives are the K (N - K) swaps, a bipartite
   set of pairs: :func:`pair_maxmin_weights`, an interior-point method with a dual
-  certificate, to 1e-7 relative;
-  cvxpy's answer was up to 1% off on random means);
+  certificate, to 1e-7 relative; cvxpy's answer was up to 1% off on random means);
 * decision classes: exact when the class can be enumerated (``enumerate()``, at most
   ``max_members`` members); otherwise the constraints are restricted to the members found
   by ``argmax_excluding`` from one-element changes of S*, which gives a *lower bound* of T*
@@ -342,13 +341,14 @@ def pair_maxmin_weights(I: Any, J: Any, c: Any, N: int, *, tol: float = 1e-7, w0
     answer arms or two outsiders, ``A^T D A`` has diagonal blocks, and the Schur complement
     leaves a system of the answer side's size. About 1-5 ms up to 100 arms; if it has not
     certified the value in 60 iterations, a primal log-barrier Newton method finishes
-    (:func:`_pairs_barrier`; 0 of 400 random instances needed it). The value returned is the one ``w`` attains.
+    (:func:`_pairs_barrier`; 0 of 400 random instances needed it). The value returned is
+    the one ``w`` attains.
 
     ``method="barrier"`` runs the barrier method alone. When the optimal ``w`` is not unique,
     its central path ends at the analytic centre of the optimal face, a spread-out ``w``;
     the interior-point method stops wherever its certificate holds. Track-and-Stop uses the
     barrier for that reason: on the partition matroid of ``benchmarks/optimal.py``
-    D-tracking needed 740 samples with it against 850 (20 runs each).
+    D-tracking needed 737 samples with it against 850 (20 runs each).
 
     Arms in no pair get ``w = 0``. ``(uniform, 0.0)`` if some ``c_e <= 0`` (a tie under the
     estimate: every allocation has value 0). ``w0`` (positive on the paired arms, e.g. the

@@ -876,10 +876,10 @@ class _TrackAndStopExploration(_OptimalExploration):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm), exactly by
     :func:`~combex.solvers._lower_bound_bandit.pair_maxmin_weights` (Gaussian Best-K and
     matroid bases: bipartite pairs), or by subgradient ascent (other classes, Bernoulli and
-    unknown-variance sets; 60 warm-started steps), recomputed lazily: when the empirical answer changes (and
-    t grew by 1% since the last solve), else when t has grown by 5% (best arm), 3% (Best-K,
-    matroid bases) or 10% (other decision classes) since the last solve. The theory allows it: D- and
-    C-tracking only need the tracked allocation to converge to w*(mu) (Garivier & Kaufmann
+    unknown-variance sets; 60 warm-started steps), recomputed lazily: when the empirical
+    answer changes (and t grew by 1% since the last solve), else when t has grown by 5%
+    (best arm), 3% (Best-K, matroid bases) or 10% (other decision classes) since the last
+    solve. The theory allows it: D- and C-tracking only need the tracked allocation to converge to w*(mu) (Garivier & Kaufmann
     2016, Proposition 9 / Lemma 7: tracking a sequence ``w(t) -> w*``); the solves happen at
     times ``t_k -> inf`` with ``mu_hat(t_k) -> mu`` and ``w*`` continuous at mu (unique
     answer), so the stale ``w*(mu_hat(t_k))`` converges as well. D-tracking
@@ -910,9 +910,6 @@ class _TrackAndStopExploration(_OptimalExploration):
     _GROWTH = {"bai": 1.05, "sets": 1.03, "class": 1.10}
     #: Subgradient steps of a warm-started solve (sets).
     _WARM_ITERS = 60
-    #: Gaussian pairs (Best-K, matroid bases): solve w*(mu_hat) exactly (pair_maxmin_weights)
-    #: rather than by the warm-started subgradient ascent.
-    _EXACT_PAIRS = True
 
     def _solve(self) -> None:
         t = float(self.T.sum())
@@ -943,7 +940,7 @@ class _TrackAndStopExploration(_OptimalExploration):
             gap = self.mu[I] - self.mu[J] + self.eps
             cij = np.where(gap > 0, gap * gap / (2.0 * self.sigma * self.sigma), 0.0)
             N = self.N
-            if self._EXACT_PAIRS and np.all(cij > 0) and not np.intersect1d(I, J).size:
+            if np.all(cij > 0) and not np.intersect1d(I, J).size:
                 # the exact w*(mu_hat) on the bipartite pairs, warm-started from the last solve;
                 # the barrier method: the centre of the optimal face when w* is not unique
                 # (see pair_maxmin_weights); the subgradient ascent below stays the fallback
@@ -1097,7 +1094,6 @@ class _TopTwoExploration(_OptimalExploration):
 
     _saved_arrays = ("w", "_solved_for")
     _GROWTH = {"bai": 1.10, "sets": 1.10, "class": 1.10}
-    _EXACT_PAIRS = True
     _WARM_ITERS = 30  # only the answer's share of w* is used
 
     def _extra_scalars(self) -> dict[str, float]:
