@@ -33,6 +33,12 @@ fixed-design stop (exact means, expected Gram matrix of the uniform design; and 
 oblivious design chosen knowing the means) against ICB / 10 and a measured top-two run.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --floor --seeds 5
+
+``--limits``: the same instance, single swaps: the smallest per-sample cost any design could
+have (an SDP relaxation over the teams' moment matrix) against the uniform design's, and
+a threshold calibrated by simulation over the checkpoints against the union bound.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --limits --seeds 1
 """
 
 from __future__ import annotations
@@ -253,6 +259,104 @@ def floor(seeds) -> None:
               f"| {t / (icb / 10):.2f} |", flush=True)
 
 
+def limits(seeds, horizon: int = 45, reps: int = 20_000, keep: int = 30) -> None:
+    """kuroki-synthetic n = 36, k = 10, gap 0.5, epsilon 0.5: two ways past the floor of
+    ``--floor``, and how far each could go (the single swaps, ``s = 1``, the term that any
+    stop must clear).
+
+    ``design``: the per-sample cost of the hardest single swap, ``T_1(A) = max_(i, j) 2
+    sigma^2 ||e_i - e_j||^2_{A^-1} / (eps + theta_i - theta_j)^2`` (``A`` the Gram matrix per
+    sample), for the uniform design against the smallest value any design can have, even one
+    chosen knowing theta (an adaptive design included: its average Gram matrix is a
+    design's). The teams' moment matrix ``M = E[x x^T]`` satisfies ``diag M = p``, ``sum p =
+    k``, ``M 1 = k p``, ``M >= 0`` and ``[[1, p^T], [p, M]] >= 0``; minimising ``T_1``
+    over that relaxation (one LMI ``[[M, y], [y^T, c_y u]] >= 0`` per swap; SCS at 1e-7,
+    which agreed with Clarabel's interior point to 6 digits on seed 0 in a seventh of the time) gives
+    a lower bound of ``T_1`` over every design; keeping only the ``keep`` swaps of smallest
+    gap keeps it a lower bound (a max over fewer swaps) and makes the solve fast. The noise-free floor of the single swaps is
+    then at least ``T_1 beta(m, 1)`` at the first checkpoint that passes.
+
+    ``threshold``: the union over checkpoints. On the idealized uniform design (``A_t = t
+    Abar`` at every checkpoint, Gaussian noise), ``reps`` simulated runs give the constant
+    ``z`` with ``P(exists m <= horizon, (i, j): (xi_j - xi_i) / (sigma ||e_i - e_j||_{A^-1})
+    > z) = delta 6 / pi^2`` (the single swaps' share of delta), against the union bound's
+    ``z`` at each checkpoint. A finite horizon makes the simulated threshold optimistic (a
+    valid one must grow with m)."""
+    import cvxpy as cp
+
+    from combex.experiments._instances import make_instance
+    from combex.solvers import ICB
+    from combex.solvers.optimal_linear import FIXED_DESIGN_SPACING
+
+    n, k, gap, eps, delta = 36, 10, 0.5, 0.5, 0.05
+    pq, q = k / n - k * (k - 1) / (n * (n - 1)), k * (k - 1) / (n * (n - 1))
+    Abar = pq * np.eye(n) + q * np.ones((n, n))
+    Ai = np.linalg.inv(Abar)
+    c0 = 10.0 * n
+    print(f"kuroki-synthetic n = {n}, k = {k}, gap {gap}, epsilon {eps}, delta {delta}: single swaps\n")
+    print("| seed | ICB / 10 | T_1 uniform design | T_1 any design (lower bound) | design gain (at most) "
+          "| floor of the single swaps, any design | / (ICB / 10) | solve s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    ex = None
+    for s in seeds:
+        env = make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k)
+        th = env.means()
+        icb = ICB(delta=delta, epsilon=eps, allocation="uniform").run(env, rng=s, budget=10**8).samples
+        ex = LinearTopTwo(delta, epsilon=eps).start(make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k), rng=s)
+        sig2 = ex.sigma**2
+        o = np.argsort(-th)
+        pairs = [(i, j) for i in o[:k] for j in o[k:]]
+        cost = {(i, j): (eps + th[i] - th[j]) ** 2 / (2 * sig2) for i, j in pairs}
+        t_unif = max((Ai[i, i] + Ai[j, j] - 2 * Ai[i, j]) / cost[i, j] for i, j in pairs)
+        pairs = sorted(pairs, key=cost.get)[:keep]  # fewer swaps: a smaller max, still a lower bound
+        P, u = cp.Variable((n + 1, n + 1), PSD=True), cp.Variable()  # P = [[1, p^T], [p, M]]
+        p, M = P[0, 1:], P[1:, 1:]
+        cons = [P[0, 0] == 1, cp.diag(M) == p, cp.sum(p) == k, M @ np.ones(n) == k * p, M >= 0]
+        for i, j in pairs:
+            y = np.zeros(n)
+            y[i], y[j] = 1.0, -1.0
+            B = cp.Variable((n + 1, n + 1), PSD=True)  # [[M, y], [y^T, c_y u]] >= 0
+            cons += [B[:n, :n] == M, B[:n, n] == y, B[n, n] == cost[i, j] * u]
+        t0 = time.perf_counter()
+        cp.Problem(cp.Minimize(u), cons).solve(solver=cp.SCS, eps=1e-7, max_iters=100_000)
+        el = time.perf_counter() - t0
+        t_any = float(u.value)
+        m = 1
+        while c0 * (1.0 + FIXED_DESIGN_SPACING) ** (m - 1) < t_any * ex._fixed_design_beta(m, 1, n, k):
+            m += 1
+        fl = c0 * (1.0 + FIXED_DESIGN_SPACING) ** (m - 1)
+        print(f"| {s} | {icb / 10:,.0f} | {t_unif:.1f} | {t_any:.1f} | {t_unif / t_any:.2f} | {fl:,.0f} "
+              f"| {fl / (icb / 10):.2f} | {el:.0f} |", flush=True)
+
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(1)
+    L = np.linalg.cholesky(Abar)
+    I, J = np.arange(k), np.arange(k, n)
+    w2 = Ai[I, I][:, None] + Ai[J, J][None, :] - 2 * Ai[np.ix_(I, J)]
+    top = np.full(reps, -np.inf)
+    S, t_prev = np.zeros((reps, n)), 0.0
+    for m in range(horizon):
+        c = c0 * (1.0 + FIXED_DESIGN_SPACING) ** m
+        S += (rng.standard_normal((reps, n)) @ L.T) * math.sqrt(c - t_prev)
+        t_prev = c
+        xi = S @ Ai / c
+        z = (xi[:, J][:, None, :] - xi[:, I][:, :, None]) / np.sqrt(w2 / c)[None]
+        top = np.maximum(top, z.reshape(reps, -1).max(axis=1))
+    share = delta * 6 / math.pi**2
+    z_sim = float(np.quantile(top, 1.0 - share))
+    print(f"\nthreshold of the single swaps, idealized uniform design, {reps:,} simulated runs, "
+          f"{horizon} checkpoints (t up to {c0 * (1 + FIXED_DESIGN_SPACING) ** (horizon - 1):,.0f}):\n")
+    print("| checkpoint m | t | union bound: beta(m, 1) | simulated constant threshold z^2 / 2 | union / simulated |")
+    print("|---:|---:|---:|---:|---:|")
+    for m in (8, 12, 16):
+        b = ex._fixed_design_beta(m, 1, n, k)
+        print(f"| {m} | {c0 * (1 + FIXED_DESIGN_SPACING) ** (m - 1):,.0f} | {b:.2f} | {z_sim**2 / 2:.2f} "
+              f"| {b / (z_sim**2 / 2):.2f} |")
+    print(f"\n(one checkpoint alone: z^2 / 2 = {norm.isf(share / (k * (n - k))) ** 2 / 2:.2f} by the union "
+          "over the single swaps)")
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     ap = argparse.ArgumentParser(description=__doc__)
@@ -266,6 +370,8 @@ def main() -> None:
                     help="small enumerable team classes: enumerated path against the design path")
     ap.add_argument("--floor", action="store_true",
                     help="kuroki n=36: the noise-free floor of the fixed-design stop against ICB / 10")
+    ap.add_argument("--limits", action="store_true",
+                    help="kuroki n=36: how much a better design or threshold could gain (single swaps)")
     ap.add_argument("--domains", default="ITMANAGE,MEDICINE,CHINESE,kuroki-synthetic",
                     help="comma-separated --crowd instances")
     args = ap.parse_args()
@@ -281,6 +387,9 @@ def main() -> None:
         return
     if args.floor:
         floor(seeds)
+        return
+    if args.limits:
+        limits(seeds)
         return
     env = soare(d)
     lb = characteristic_time(env.features, env.theta)
