@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -56,6 +57,14 @@ def parse_assignments(items: Sequence[str] | None, option: str) -> dict[str, Any
     return out
 
 
+def _summary(doc: str | None) -> str:
+    """The first sentence of a docstring's first paragraph, on one line, without the
+    reStructuredText literal quotes (a first *line* often stops mid-sentence)."""
+    para = " ".join((doc or "").strip().split("\n\n")[0].split()).replace("``", "")
+    m = re.search(r"(?<!\bal)(?<!\beq)(?<!e\.g)(?<!i\.e)\.(?=\s|$)", para)
+    return para[: m.end()] if m else para
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from .experiments import list_instances
     from .solvers._base import SOLVERS, _load_builtin_solvers
@@ -63,18 +72,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
     _load_builtin_solvers()
     print("solvers:")
     for name in sorted(SOLVERS):
-        doc = (SOLVERS[name].__doc__ or "").strip().splitlines()
         fams = tuple(getattr(SOLVERS[name], "families", ()) or ())
         fam = f"[{', '.join(fams)}] " if fams else ""
-        print(f"  {name:<16} {fam}{doc[0] if doc else ''}")
+        print(f"  {name:<16} {fam}{_summary(SOLVERS[name].__doc__)}")
     try:
         from .oracles import get_decision_class, list_decision_classes
 
         print("decision classes:")
         for name in list_decision_classes():
-            cls = get_decision_class(name)
-            doc = (cls.__doc__ or "").strip().splitlines()
-            print(f"  {name:<20} {doc[0] if doc else ''}")
+            print(f"  {name:<20} {_summary(get_decision_class(name).__doc__)}")
     except ImportError:  # pragma: no cover - oracles always present in a full install
         pass
     try:

@@ -167,6 +167,21 @@ def test_cli_list_shows_solver_families(capsys):
     assert "[full-bandit]" in line["saqm"] and "[linear]" in line["lingape"]
 
 
+def test_cli_list_prints_whole_first_sentences(capsys):
+    """Each summary is the docstring's first sentence, not its first line (which stopped
+    mid-sentence: "... Kaufmann 2022); with", "... the independent"), and "et al." or
+    "eq." do not end it."""
+    from combex.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    line = {ln.split()[0]: ln.rstrip() for ln in out.splitlines() if ln.startswith("  ")}
+    assert line["top-two"].endswith("EB-TCeps (Jourdan, Degenne & Kaufmann 2023).")
+    assert line["graphic-matroid"].endswith("the independent sets its forests.")
+    assert line["xy-oracle"].endswith("eq. (18) of Xu et al. (2018).")
+    assert "``" not in out
+
+
 # ----------------------------------------------------------------- 7. ties with epsilon = 0
 def test_epsilon0_on_tied_crowd_warns_reports_progress_and_indistinguishable():
     import warnings
