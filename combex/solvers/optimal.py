@@ -1049,6 +1049,7 @@ class TrackAndStop(_OptimalSolver):
     """
 
     name = "track-and-stop"
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit",)
     exploration_class = _TrackAndStopExploration
 
     def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
@@ -1205,6 +1206,8 @@ class TopTwo(_OptimalSolver):
     """
 
     name = "top-two"
+    #: linear and full-bandit problems go to the linear solver (:data:`LINEAR_DISPATCH`)
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit", "linear", "full-bandit")
     exploration_class = _TopTwoExploration
 
     def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
@@ -1319,6 +1322,8 @@ class FWSampling(_OptimalSolver):
     """
 
     name = "fw-sampling"
+    #: linear and full-bandit problems go to the linear solver (:data:`LINEAR_DISPATCH`)
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit", "linear", "full-bandit")
     exploration_class = _FWExploration
 
 
@@ -1415,6 +1420,7 @@ class CombGame(_OptimalSolver):
     """
 
     name = "comb-game"
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit",)
     exploration_class = _CombGameExploration
 
 

@@ -22,20 +22,6 @@ __all__ = ["check_solver", "yield_solver_checks", "solver_family", "solver_famil
 #: The instance families a PAC solver can declare (class attribute ``families``).
 FAMILIES = ("semi-bandit", "full-bandit", "linear", "mips")
 
-# Families of the built-in solvers, used when a class declares none (a plug-in declares
-# ``families = ("semi-bandit",)`` or ``family = "semi-bandit"``).
-_BUILTIN_FAMILIES = {
-    "lil-randlucb": "semi-bandit", "lil-clucb": "semi-bandit", "lucb": "semi-bandit", "lil-lucb": "semi-bandit",
-    "lucb++": "semi-bandit", "lil-ucb": "semi-bandit",
-    "saqm": "full-bandit", "sa-foa": "full-bandit", "icb": "full-bandit", "exhaustive": "full-bandit",
-    "lingape-oracle": "full-bandit",
-    "lingape": "linear", "xy-static": "linear", "xy-adaptive": "linear", "xy-oracle": "linear",
-    "bounded-me": "mips",
-    "track-and-stop": "semi-bandit", "top-two": ("semi-bandit", "linear", "full-bandit"),
-    "fw-sampling": ("semi-bandit", "linear", "full-bandit"),
-    "comb-game": "semi-bandit", "lingame": "linear", "rage": "linear",
-}
-
 #: Adversarial cases (besides ``"easy"``), by family; see :func:`check_solver`.
 ADVERSARIAL = ("offset", "small_gap", "noise_scale", "reward_range", "near_tie", "exact_tie")
 
@@ -174,11 +160,10 @@ def _as_solver(solver_or_name: Any) -> Any:
 
 def solver_families(solver: Any) -> tuple[str, ...]:
     """The instance families a solver takes: its class attribute ``families`` (or
-    ``family``), else the built-in table; each one of :data:`FAMILIES`."""
+    ``family``, for a plug-in that declares one to check_solver only); each one of
+    :data:`FAMILIES`. Every built-in PAC solver declares ``families``."""
     cls = solver if isinstance(solver, type) else type(solver)
     fams: Any = getattr(cls, "families", None) or getattr(cls, "family", None)
-    if not fams:
-        fams = _BUILTIN_FAMILIES.get(getattr(cls, "name", ""))
     if isinstance(fams, str):
         fams = (fams,)
     if not fams or any(f not in FAMILIES for f in fams):
