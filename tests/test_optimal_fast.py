@@ -253,3 +253,20 @@ def test_pair_interior_point_certifies_and_agrees_with_the_barrier_fallback():
         bar = _pairs_barrier(li, ri, c, L.size, R.size, 0.25 * capL, 0.25 * capR, 1e-9)
         f_pd, f_bar = (float(np.sum(1 / vL) + np.sum(1 / vR)) for vL, vR in (pd, bar))
         assert f_pd == pytest.approx(f_bar, rel=2e-7)
+
+
+@pytest.mark.parametrize("cls", [TrackAndStop, TopTwo, FWSampling, CombGame])
+def test_reward_lists_are_refused_at_start_not_when_a_list_runs_out(cls):
+    """Finite reward lists (the mips family, sampled without replacement) are refused by
+    the GLR solvers before any pull; before, a run went on until a list ran out ("Arm 19 ...
+    cannot be pulled 1 more times"), after up to ``n * list_size`` pulls. The same means
+    as i.i.d. arms still run, and a solver that declares 'mips' still takes the lists."""
+    from combex.environments import RewardLists
+    from combex.solvers import LUCB
+
+    lists = np.tile(np.array([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]), (1, 50))
+    env = RewardLists(lists, rng=0)
+    with pytest.raises(InvalidParameterError, match=r"reward lists \(list_size=200.*bounded-me"):
+        cls().start(env.problem, rng=0)
+    assert cls().start(GaussianArms(lists.mean(axis=1), rng=0).problem, rng=0).samples == 0
+    assert LUCB().start(env.problem, rng=0).samples == 0

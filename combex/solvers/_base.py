@@ -449,6 +449,16 @@ def check_family(solver: Any, problem: Any) -> None:
     if not families:
         return
     kind = problem_kind(problem)
+    info = getattr(problem, "info", None) or {}
+    if kind == "index" and "list_size" in info and "mips" not in families:
+        # finite reward lists read without replacement: a solver built for i.i.d. pulls
+        # would only fail when a list runs out, possibly after a long run
+        raise InvalidParameterError(
+            f"The 'problem' parameter of {type(solver).__name__}.start must not be finite reward lists "
+            f"(list_size={info['list_size']!r}, sampled without replacement: the mips family); "
+            f"{getattr(solver, 'name', '')!r} takes the instance families {', '.join(families)}. "
+            "Solvers that take reward lists declare 'mips' (`combex list`), e.g. 'bounded-me'."
+        )
     if any(_FAMILY_KIND.get(f) == kind for f in families):
         if kind == "mask" and getattr(problem, "decision_class", None) is None:
             raise InvalidParameterError(
