@@ -18,7 +18,7 @@ the C(8, 3) = 56 teams enumerated) beside ICB.
 ``--crowd``: teams too large to enumerate (the oracle path: swap-decomposition stop,
 oracle-randomized design): the real quiz domains (k = 10, epsilon = 0.5, delta = 0.05;
 ITMANAGE has C(36, 10) = 2.5e8 teams) and ``kuroki-synthetic`` n = 36, k = 10, linear
-Top-Two beside ICB (uniform allocation, as in the demo) in the same run, same seeds:
+Top-Two beside ICB (its default G-allocation) in the same run, same seeds:
 team evaluations, ratio to ICB, answers epsilon-optimal.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --crowd --seeds 3
@@ -115,7 +115,7 @@ def crowd(seeds, domains) -> None:
         rows = {}
         for name, S in [("top-two (oracle path)", LinearTopTwo(delta, epsilon=eps)),
                         ("top-two, mixture threshold", LinearTopTwo(delta, epsilon=eps, threshold="mixture")),
-                        ("icb (seed paper)", ICB(delta=delta, epsilon=eps, allocation="uniform"))]:
+                        ("icb (seed paper)", ICB(delta=delta, epsilon=eps))]:
             res = []
             for s in seeds:
                 if dom == "kuroki-synthetic":
@@ -201,7 +201,7 @@ def floor(seeds) -> None:
     for s in seeds:
         env = make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k)
         th = env.means()
-        icb = ICB(delta=delta, epsilon=eps, allocation="uniform").run(env, rng=s, budget=10**8).samples
+        icb = ICB(delta=delta, epsilon=eps).run(env, rng=s, budget=10**8).samples
         env = make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k)
         top = LinearTopTwo(delta, epsilon=eps).run(env, rng=s, budget=10**8).samples
         ex = LinearTopTwo(delta, epsilon=eps).start(make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k), rng=s)
@@ -312,7 +312,7 @@ def limits(seeds, horizon: int = 45, reps: int = 20_000, keep: int = 30) -> None
     for s in seeds:
         env = make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k)
         th = env.means()
-        icb = ICB(delta=delta, epsilon=eps, allocation="uniform").run(env, rng=s, budget=10**8).samples
+        icb = ICB(delta=delta, epsilon=eps).run(env, rng=s, budget=10**8).samples
         ex = LinearTopTwo(delta, epsilon=eps).start(make_instance("kuroki-synthetic", rng=100 + s, n=n, k=k), rng=s)
         sig2 = ex.sigma**2
         o = np.argsort(-th)
