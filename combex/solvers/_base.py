@@ -424,21 +424,26 @@ def warn_if_tied(solver: Any, env: Any) -> None:
 
 # ---------------------------------------------------------------------- families
 #: What a problem of each instance family looks like to a solver: super-arm masks over a
-#: decision class, index arms with features, or index arms without features.
-_FAMILY_KIND = {"full-bandit": "mask", "linear": "features", "semi-bandit": "index", "mips": "index"}
+#: decision class, index arms with features, index arms without features, or finite reward
+#: lists read without replacement (``info["list_size"]``). A solver built for i.i.d. pulls
+#: must refuse the lists at ``start``: it would only fail when a list runs out.
+_FAMILY_KIND = {"full-bandit": "mask", "linear": "features", "semi-bandit": "index", "mips": "lists"}
 _KIND_TEXT = {
     "mask": "a full-bandit problem (super-arm masks over a decision class)",
     "features": "a linear problem (index arms with a feature matrix)",
     "index": "a semi-bandit / MAB problem (index arms without features)",
+    "lists": "finite reward lists sampled without replacement (the mips family)",
 }
 
 
 def problem_kind(problem: Any) -> str:
-    """``"mask"``, ``"features"`` or ``"index"``: how a problem's arms look (see
-    :data:`_FAMILY_KIND`)."""
+    """``"mask"``, ``"features"``, ``"lists"`` or ``"index"``: how a problem's arms look
+    (see :data:`_FAMILY_KIND`)."""
     if getattr(problem, "arm_type", "index") == "mask":
         return "mask"
-    return "features" if getattr(problem, "features", None) is not None else "index"
+    if getattr(problem, "features", None) is not None:
+        return "features"
+    return "lists" if "list_size" in (getattr(problem, "info", None) or {}) else "index"
 
 
 def check_family(solver: Any, problem: Any) -> None:
@@ -449,16 +454,6 @@ def check_family(solver: Any, problem: Any) -> None:
     if not families:
         return
     kind = problem_kind(problem)
-    info = getattr(problem, "info", None) or {}
-    if kind == "index" and "list_size" in info and "mips" not in families:
-        # finite reward lists read without replacement: a solver built for i.i.d. pulls
-        # would only fail when a list runs out, possibly after a long run
-        raise InvalidParameterError(
-            f"The 'problem' parameter of {type(solver).__name__}.start must not be finite reward lists "
-            f"(list_size={info['list_size']!r}, sampled without replacement: the mips family); "
-            f"{getattr(solver, 'name', '')!r} takes the instance families {', '.join(families)}. "
-            "Solvers that take reward lists declare 'mips' (`combex list`), e.g. 'bounded-me'."
-        )
     if any(_FAMILY_KIND.get(f) == kind for f in families):
         if kind == "mask" and getattr(problem, "decision_class", None) is None:
             raise InvalidParameterError(
