@@ -879,10 +879,11 @@ class _TrackAndStopExploration(_OptimalExploration):
     unknown-variance sets; 60 warm-started steps), recomputed lazily: when the empirical
     answer changes (and t grew by 1% since the last solve), else when t has grown by 5%
     (best arm), 3% (Best-K, matroid bases) or 10% (other decision classes) since the last
-    solve. The theory allows it: D- and C-tracking only need the tracked allocation to converge to w*(mu) (Garivier & Kaufmann
-    2016, Proposition 9 / Lemma 7: tracking a sequence ``w(t) -> w*``); the solves happen at
-    times ``t_k -> inf`` with ``mu_hat(t_k) -> mu`` and ``w*`` continuous at mu (unique
-    answer), so the stale ``w*(mu_hat(t_k))`` converges as well. D-tracking
+    solve. The theory allows it: D- and C-tracking only need the tracked allocation to
+    converge to w*(mu) (Garivier & Kaufmann 2016, Proposition 9 / Lemma 7: tracking a
+    sequence ``w(t) -> w*``); the solves happen at times ``t_k -> inf`` with
+    ``mu_hat(t_k) -> mu`` and ``w*`` continuous at mu (unique answer), so the stale
+    ``w*(mu_hat(t_k))`` converges as well. D-tracking
     ``argmax_a t w*_a - N_a`` or C-tracking ``argmax_a sum_s w^{eps_s}(s)_a - N_a`` with
     ``eps_s = (K^2 + s)^{-1/2} / 2``; forced exploration when some ``N_a < sqrt(t) - K/2``."""
 
