@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -136,7 +137,8 @@ def _atomic_text(path: Path, text: str) -> None:
 #: Columns of ``combex run --out FILE.csv`` (one row per run; JSON-encoded lists and tables).
 RUN_CSV_COLUMNS = ["solver", "solver_params", "instance", "params", "seed", "run", "answer", "correct",
                    "status", "samples", "rounds", "wall_seconds", "pulls", "certificate", "regret",
-                   "online_seconds", "preprocess_seconds", "index_maintenance_seconds"]
+                   "online_seconds", "preprocess_seconds", "index_maintenance_seconds", "lower_bound_ratio",
+                   "lower_bound_ratio_kind"]
 
 
 class _RunOutput:
@@ -259,8 +261,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             ans_txt = ans if not isinstance(ans, list) or len(ans) <= 12 else f"{ans[:12]}..."
             regret = (f" regret={r['regret']:.6g} online={r['online_seconds']:.3f}s "
                       f"preprocessing={r['preprocess_seconds']:.3f}s") if "regret" in r else ""
+            lbr = r.get("lower_bound_ratio")
+            # "<=": the yardstick is a certified lower bound of T*, so the ratio is an upper bound
+            rel = "<=" if "upper bound" in str(r.get("lower_bound_ratio_kind", "")) else "="
+            lb_txt = (f" samples/(T* log(1/delta)){rel}{lbr:.3g}" if isinstance(lbr, (int, float)) and math.isfinite(lbr)
+                      else "")
             print(f"  run {r['run']}: answer={ans_txt} correct={r['correct']} samples={r['samples']} "
-                  f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}{regret}")
+                  f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}{regret}{lb_txt}")
             if r.get("indistinguishable"):
                 ind = r["indistinguishable"]
                 print(f"    still indistinguishable from the answer ({len(ind)}): {ind[:5]}{'...' if len(ind) > 5 else ''}")
@@ -268,6 +275,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         extra = f", mean regret {s['mean_regret']:.6g} +/- {s['std_regret']:.3g}" if "mean_regret" in s else ""
         if "mean_online_seconds" in s:
             extra += f", mean online {s['mean_online_seconds']:.3f}s"
+        ratios = [r["lower_bound_ratio"] for r in doc["runs"]
+                  if isinstance(r.get("lower_bound_ratio"), (int, float)) and math.isfinite(r["lower_bound_ratio"])]
+        if ratios and len(ratios) == len(doc["runs"]):
+            rel = "<= " if any("upper bound" in str(r.get("lower_bound_ratio_kind", "")) for r in doc["runs"]) else ""
+            extra += f", mean samples/(T* log(1/delta)) {rel}{sum(ratios) / len(ratios):.3g}"
         print(f"  mean samples {s['mean_samples']:.6g}, error rate {err}{extra}, "
               f"median wall {s['median_wall_seconds']:.3f}s")
     return 0

@@ -157,7 +157,7 @@ def run_once(
         "pulls": rec["pulls"],
         "certificate": rec["certificate"],
     }
-    for key in ("lower_bound_ratio", "indistinguishable"):
+    for key in ("lower_bound_ratio", "lower_bound_ratio_kind", "indistinguishable"):
         if key in res.info:
             rec[key] = res.info[key]
     return rec

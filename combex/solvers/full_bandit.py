@@ -57,7 +57,7 @@ from .._validation import (
     param_error,
 )
 from ..exceptions import InvalidParameterError
-from ._base import Batch, Exploration, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver, register_solver
 
 
 def _check_dks(dks: Any, owner: str) -> str:
@@ -151,6 +151,19 @@ class _StaticFullBandit(Solver):
 
     def start(self, problem: Any, *, rng: Any = None) -> "_StaticExploration":
         return self.exploration_class(self, problem, rng)
+
+    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
+            callback: Any = None) -> Result:
+        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` from the environment's truth
+        (never seen by the exploration), the yardstick the GLR solvers report:
+        :func:`combex.solvers.optimal_linear.team_lower_bound_info`."""
+        from dataclasses import replace
+
+        from .optimal_linear import team_lower_bound_info
+
+        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
+        extra = team_lower_bound_info(env, self.delta, result.samples, self.epsilon)
+        return replace(result, info={**result.info, **extra}) if extra else result
 
 
 class _StaticExploration(Exploration):
