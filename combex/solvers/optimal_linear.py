@@ -308,10 +308,10 @@ def team_T_star_lower_bound(env: Any, *, epsilon: float = 0.0, sigma: float | No
     * ``"lp"`` (what every result reports; milliseconds): an LP over the inclusion
       probabilities after Cauchy-Schwarz,
       :func:`combex.solvers._swap_bound.swap_T_star_lower_bound`.
-    * ``"moment"`` (15-20 s at 36 members, a few minutes at 63; memoized per instance): the
+    * ``"moment"`` (15-20 s at 36 members, 1-2 min at 45-55, about 8 at 63; memoized): the
       relaxation over the teams' moment matrix, certified by an LP dual,
       :func:`combex.solvers._moment_bound.swap_T_star_moment_bound`. Never below ``"lp"``;
-      1.55-1.7x above it on the crowd instances (kuroki-synthetic 135 against 80, ITMANAGE
+      1.56-1.84x above it on the crowd instances (kuroki-synthetic 135 against 80, ITMANAGE
       1,246 against 800).
 
     With epsilon > 0 several teams may be epsilon-good, and ``T*_eps`` is the minimum of their
