@@ -124,3 +124,5 @@ def test_demo_quick_finds_epsilon_optimal_teams(tmp_path, capsys):
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith(("ICB ", "SAQM ", "SA-FOA ", "top-two "))]
     assert len(rows) == 4 and all(line.rstrip().endswith("True") for line in rows), out
+    ratios = [float(line.split()[3].replace(",", "")) for line in rows]  # "<= R": the lower-bound ratio
+    assert all(line.split()[2] == "<=" for line in rows) and all(r > 1 for r in ratios), out

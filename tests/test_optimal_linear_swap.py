@@ -171,10 +171,14 @@ def test_readme_demo_block_matches_the_demo_rows():
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     block = text[text.index("`make demo` prints"):]
     block = block[block.index("```text"):block.index("```", block.index("```text") + 7)]
-    rows = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in block.splitlines()
-            if re.match(r"^(ICB|SAQM|SA-FOA|top-two) ", line)}
+    lines = [line.split() for line in block.splitlines() if re.match(r"^(ICB|SAQM|SA-FOA|top-two) ", line)]
+    rows = {f[0]: int(f[1].replace(",", "")) for f in lines}
     assert set(rows) == {"ICB", "SAQM", "SA-FOA", "top-two"}
     assert rows["ICB"] >= 10 * rows["top-two"]
+    # the ratio to the lower bound: "<=" (a certified lower bound of T*_eps), samples / ratio the same bound
+    assert all(f[2] == "<=" for f in lines)
+    bound = {f[0]: rows[f[0]] / float(f[3].replace(",", "")) for f in lines}
+    assert max(bound.values()) <= min(bound.values()) * 1.003  # (one decimal printed)
     src = (Path(__file__).resolve().parents[1] / "combex" / "experiments" / "_demo.py").read_text()
     assert all(f'("{name}", ' in src for name in rows)
 
