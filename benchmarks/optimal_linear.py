@@ -25,6 +25,11 @@ against two certified yardsticks: the LP every result reports and the moment-mat
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --crowd --seeds 3
 
+``--yardsticks``: the two certified lower bounds of ``T*`` that the oracle path reports (the
+LP, the moment bound) against the exact ``T*_eps`` on random small top-k instances.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --yardsticks
+
 ``--paths``: small enumerable team classes, the enumerated path (adaptive sampling, mixture
 threshold) against the oracle-randomized design (fixed-design threshold), linear Top-Two.
 
@@ -377,6 +382,41 @@ def limits(seeds, horizon: int = 45, reps: int = 20_000, keep: int = 30) -> None
           "over the single swaps)")
 
 
+def yardsticks(instances: int = 40) -> None:
+    """The two certified yardsticks of the oracle path against the exact ``T*_eps`` (brute
+    force over all k-sets): random top-k instances, n = 6-9, means uniform on [0, 1],
+    epsilon 0, 0.1 or 0.3 (the instances with more than 8 epsilon-good teams, whose exact
+    ``T*_eps`` is not computed, are left out)."""
+    from combex.oracles import TopK
+    from combex.solvers._moment_bound import swap_T_star_moment_bound
+    from combex.solvers._swap_bound import exchange_pairs, swap_T_star_lower_bound
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for _ in range(instances):
+        n = int(rng.integers(6, 10))
+        k = int(rng.integers(2, min(5, n - 1)))
+        theta, eps = rng.uniform(0, 1, n), float(rng.choice([0.0, 0.1, 0.3]))
+        try:
+            exact = characteristic_time(np.array(list(TopK(n, k).enumerate()), float), theta, epsilon=eps).T_star
+        except Exception:  # noqa: BLE001 -- more than 8 epsilon-good teams: no exact T*_eps
+            continue
+        if not np.isfinite(exact):
+            continue
+        dc = TopK(n, k)
+        xs = np.asarray(dc.argmax(theta), dtype=bool)
+        lp = swap_T_star_lower_bound(theta, xs, exchange_pairs(dc, xs), k, epsilon=eps)
+        mom, _ = swap_T_star_moment_bound(theta, xs, exchange_pairs(dc, xs), k, epsilon=eps)
+        srt = np.sort(theta)[::-1]
+        rows.append((eps > 0 and srt[k - 1] - srt[k] <= eps, lp / exact, mom / exact))
+    print("| epsilon-good teams | instances | LP / exact: min, median | moment / exact: min, median |")
+    print("|---|---:|---:|---:|")
+    for name, several in (("one", False), ("several", True)):
+        r = np.array([(a, b) for s, a, b in rows if s == several])
+        print(f"| {name} | {len(r)} | {r[:, 0].min():.2f}, {np.median(r[:, 0]):.2f} "
+              f"| {r[:, 1].min():.2f}, {np.median(r[:, 1]):.2f} |")
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     ap = argparse.ArgumentParser(description=__doc__)
@@ -392,6 +432,8 @@ def main() -> None:
                     help="kuroki n=36: the noise-free floor of the fixed-design stop against ICB / 10")
     ap.add_argument("--limits", action="store_true",
                     help="kuroki n=36: how much a better design or threshold could gain (single swaps)")
+    ap.add_argument("--yardsticks", action="store_true",
+                    help="the oracle path's two certified yardsticks against the exact T* (random small instances)")
     ap.add_argument("--domains", default="ITMANAGE,MEDICINE,CHINESE,kuroki-synthetic",
                     help="comma-separated --crowd instances")
     args = ap.parse_args()
@@ -410,6 +452,9 @@ def main() -> None:
         return
     if args.limits:
         limits(seeds)
+        return
+    if args.yardsticks:
+        yardsticks()
         return
     env = soare(d)
     lb = characteristic_time(env.features, env.theta)

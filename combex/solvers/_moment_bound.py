@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -113,7 +114,9 @@ def _guide(V: NDArray[np.float64], c2: NDArray[np.float64], k: int, tol: float, 
         u = cp.Variable()
         cons = [P[0, 0] == 1, cp.diag(M) == p, cp.sum(p) == k, M @ np.ones(n) == k * p, M >= 0,
                 G[:n, :n] == M, G[:n, n:] == V[:, K], cp.diag(G[n:, n:]) <= u * c2[K]]
-        cp.Problem(cp.Minimize(u), cons).solve(solver=cp.SCS, eps=tol)
+        with warnings.catch_warnings():  # "Solution may be inaccurate": the guide need not be, the certificate is
+            warnings.simplefilter("ignore")
+            cp.Problem(cp.Minimize(u), cons).solve(solver=cp.SCS, eps=tol)
         if M.value is None or u.value is None:
             break
         M0 = (M.value + M.value.T) / 2.0
