@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -216,7 +215,10 @@ DEFAULT_BUDGET = 10**8
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    import statistics
+
     from .experiments import check_instance_params, run_many
+    from .experiments._runner import lower_bound_text
 
     if args.budget is not None and args.budget <= 0:
         args.budget = None
@@ -261,11 +263,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             ans_txt = ans if not isinstance(ans, list) or len(ans) <= 12 else f"{ans[:12]}..."
             regret = (f" regret={r['regret']:.6g} online={r['online_seconds']:.3f}s "
                       f"preprocessing={r['preprocess_seconds']:.3f}s") if "regret" in r else ""
-            lbr = r.get("lower_bound_ratio")
-            # "<=": the yardstick is a certified lower bound of T*, so the ratio is an upper bound
-            rel = "<=" if "upper bound" in str(r.get("lower_bound_ratio_kind", "")) else "="
-            lb_txt = (f" samples/(T* log(1/delta)){rel}{lbr:.3g}" if isinstance(lbr, (int, float)) and math.isfinite(lbr)
-                      else "")
+            lb_txt = lower_bound_text(r)  # "<= R": a certified lower bound of T* as the yardstick
+            lb_txt = f" samples/(T* log(1/delta)): {lb_txt}" if lb_txt else ""
             print(f"  run {r['run']}: answer={ans_txt} correct={r['correct']} samples={r['samples']} "
                   f"rounds={r['rounds']} wall={r['wall_seconds']:.3f}s status={r['status']}{regret}{lb_txt}")
             if r.get("indistinguishable"):
@@ -275,11 +274,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         extra = f", mean regret {s['mean_regret']:.6g} +/- {s['std_regret']:.3g}" if "mean_regret" in s else ""
         if "mean_online_seconds" in s:
             extra += f", mean online {s['mean_online_seconds']:.3f}s"
-        ratios = [r["lower_bound_ratio"] for r in doc["runs"]
-                  if isinstance(r.get("lower_bound_ratio"), (int, float)) and math.isfinite(r["lower_bound_ratio"])]
-        if ratios and len(ratios) == len(doc["runs"]):
-            rel = "<= " if any("upper bound" in str(r.get("lower_bound_ratio_kind", "")) for r in doc["runs"]) else ""
-            extra += f", mean samples/(T* log(1/delta)) {rel}{sum(ratios) / len(ratios):.3g}"
+        if doc["runs"] and all(lower_bound_text(r) for r in doc["runs"]):
+            mean = {"lower_bound_ratio": statistics.fmean(r["lower_bound_ratio"] for r in doc["runs"]),
+                    "lower_bound_ratio_kind": " ".join(str(r.get("lower_bound_ratio_kind", "")) for r in doc["runs"])}
+            extra += f", mean samples/(T* log(1/delta)): {lower_bound_text(mean)}"
         print(f"  mean samples {s['mean_samples']:.6g}, error rate {err}{extra}, "
               f"median wall {s['median_wall_seconds']:.3f}s")
     return 0

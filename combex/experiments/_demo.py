@@ -11,7 +11,6 @@ answers). The data are shipped in combex (:func:`combex.datasets.load_quiz`, CC 
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -28,19 +27,10 @@ def _environment(quick: bool) -> tuple[Any, str]:
     return env, "real data: Li et al. (2017) quiz, domain ITMANAGE (25 questions, 36 workers; CC BY 4.0)"
 
 
-def _ratio_text(info: dict) -> str:
-    """The result's ``lower_bound_ratio`` for the table: ``"<= 43.2"`` when it is a certified
-    upper bound (``lower_bound_ratio_kind``), ``"-"`` when not reported."""
-    r = info.get("lower_bound_ratio")
-    if not isinstance(r, (int, float)) or not math.isfinite(r):
-        return "-"
-    rel = "<= " if "upper bound" in str(info.get("lower_bound_ratio_kind", "")) else ""
-    return f"{rel}{r:,.1f}"
-
-
 def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
     from ..solvers.full_bandit import ICB, SAFOA, SAQM
     from ..solvers.optimal_linear import LinearTopTwo
+    from ._runner import lower_bound_text
     env, source = _environment(quick)
     mu = env.means()
     best = env.best()
@@ -71,7 +61,7 @@ def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
         ok = best_val - val <= eps + 1e-12
         rows.append((label, res.samples, wall, val, ok))
         traces[label] = res.trace
-        print(f"{label:<8} {res.samples:>14,d} {_ratio_text(res.info):>14} {wall:>8.2f} {val:>18.3f} "
+        print(f"{label:<8} {res.samples:>14,d} {lower_bound_text(res.info) or '-':>14} {wall:>8.2f} {val:>18.3f} "
               f"{best_val:>10.3f} {str(ok):>12}")
         print(f"         team: {', '.join(env.data.workers_of(np.asarray(res.answer, dtype=bool)))}")
     print()

@@ -10,6 +10,7 @@ depend on the number of jobs.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -161,6 +162,17 @@ def run_once(
         if key in res.info:
             rec[key] = res.info[key]
     return rec
+
+
+def lower_bound_text(info: Mapping[str, Any]) -> str:
+    """A result's (or run record's) ``lower_bound_ratio`` for printing: ``"<= 1,843.7"``
+    when the yardstick is a certified lower bound of T* (``lower_bound_ratio_kind`` says
+    "upper bound of the ratio"), ``"6.9"`` when it is T* itself, ``""`` when not reported."""
+    r = info.get("lower_bound_ratio")
+    if not isinstance(r, (int, float)) or not math.isfinite(r):
+        return ""
+    rel = "<= " if "upper bound" in str(info.get("lower_bound_ratio_kind", "")) else ""
+    return f"{rel}{r:,.1f}"
 
 
 def _is_regret_solver(solver: Any) -> bool:

@@ -244,17 +244,20 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
     from dataclasses import replace
 
     try:
-        k = int(np.asarray(env.problem.decision_class.argmax(np.asarray(env.means(), dtype=np.float64))).sum())
-        sigma = float(result.info.get("sigma", glr_team_sigma(env.problem.noise, k)))
-        extra = _team_bound_ratio(env, solver.delta, result.samples, float(solver.epsilon), sigma)
+        extra = _team_bound_ratio(env, solver.delta, result.samples, float(solver.epsilon), result.info.get("sigma"))
     except (AttributeError, InvalidParameterError):
         return result
     return replace(result, info={**result.info, **extra})
 
 
-def _team_bound_ratio(env: Any, delta: float, samples: int, epsilon: float, sigma: float) -> dict[str, Any]:
+def _team_bound_ratio(env: Any, delta: float, samples: int, epsilon: float,
+                      sigma: float | None = None) -> dict[str, Any]:
     """``T_star_lower``, ``lower_bound_ratio`` and its kind against the ``"lp"`` bound of
-    :func:`team_T_star_lower_bound`, with the noise-model note."""
+    :func:`team_T_star_lower_bound`, with the noise-model note (``sigma`` by default
+    :func:`glr_team_sigma`'s)."""
+    if sigma is None:
+        k = int(np.asarray(env.problem.decision_class.argmax(np.asarray(env.means(), dtype=np.float64))).sum())
+        sigma = glr_team_sigma(env.problem.noise, k)
     t_low, kind = team_T_star_lower_bound(env, epsilon=epsilon, sigma=sigma, method="lp")
     denom = t_low * math.log(1.0 / delta)
     return {"T_star_lower": t_low, "lower_bound_ratio_kind": kind,
@@ -288,8 +291,7 @@ def team_lower_bound_info(env: Any, delta: float, samples: int, epsilon: float =
             return {**_lower_bound_info(X, theta, sigma, delta, samples, float(epsilon)),
                     **lower_bound_model_note(env, sigma)}
         if is_matroid_base_class(dc):
-            k = int(np.asarray(dc.argmax(theta), dtype=bool).sum())
-            return _team_bound_ratio(env, delta, samples, float(epsilon), glr_team_sigma(env.problem.noise, k))
+            return _team_bound_ratio(env, delta, samples, float(epsilon))
     except (AttributeError, InvalidParameterError):
         pass
     return {}
