@@ -64,7 +64,9 @@ from numpy.typing import NDArray
 
 __all__ = ["swap_T_star_moment_bound"]
 
+#: Memo of :func:`swap_T_star_moment_bound`, the most recent ``_CACHE_SIZE`` instances.
 _CACHE: dict[bytes, tuple[float, dict[str, Any]]] = {}
+_CACHE_SIZE = 64
 
 
 def _polytope(n: int, k: int) -> tuple[Any, ...]:
@@ -196,7 +198,8 @@ def swap_T_star_moment_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool
     key = b"|".join([theta.tobytes(), x_star.tobytes(), np.asarray(E).tobytes(),
                      np.array([k, sigma, epsilon, max_members, tol, rounds, add], dtype=np.float64).tobytes()])
     if key in _CACHE:
-        return _CACHE[key]
+        t, info = _CACHE[key]
+        return t, dict(info)  # a copy: the caller may change it
     t0 = time.perf_counter()
     t_lp = swap_T_star_lower_bound(theta, x_star, exchange, k, sigma=sigma, epsilon=epsilon)
     info: dict[str, Any] = {"method": "lp", "lp": t_lp, "sdp": math.nan, "swaps": 0}
@@ -228,5 +231,7 @@ def swap_T_star_moment_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool
                 info["fallback"] = "the certificate was not tighter than the LP bound"
     info["seconds"] = time.perf_counter() - t0
     out = (max(t_lp, info.get("certificate", 0.0)), info)
-    _CACHE[key] = out
+    _CACHE[key] = (out[0], dict(info))
+    while len(_CACHE) > _CACHE_SIZE:  # dicts keep insertion order: drop the oldest
+        del _CACHE[next(iter(_CACHE))]
     return out
