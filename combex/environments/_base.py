@@ -21,6 +21,7 @@ evaluations) passes a :class:`Problem` to ``solver.start`` and answers ``ask()``
 from __future__ import annotations
 
 import copy
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
@@ -39,16 +40,19 @@ ArmType = Literal["index", "mask"]
 
 @dataclass(frozen=True)
 class NoiseModel:
-    """What a solver may assume about the noise of one observation of one arm.
+    """What a solver may assume about the noise of one observation.
 
     Attributes
     ----------
     kind : str
         ``"gaussian"``, ``"bernoulli"``, ``"rademacher"``, ``"bounded"``, ``"data"``...
-    sigma : float
+    sigma : float or None
         Sub-Gaussian scale of the noise of one observation of *one base arm* (for a
         Gaussian arm its standard deviation; for noise bounded in [-R, R], R; for a
-        Bernoulli arm 1/2).
+        Bernoulli arm 1/2); with ``level="observation"``, of one whole observation (a
+        team's score). None: **unknown** -- nobody knows the noise level before the study;
+        the GLR solvers then estimate it (their ``divergence="unknown-variance"`` rule is
+        the default), and a solver that needs a known scale refuses the problem.
     bound : float or None
         R such that the noise of one base-arm observation lies in [-R, R], or None when
         unbounded (Gaussian). Radii that need a bounded noise (Proposition 1 of the
@@ -56,20 +60,63 @@ class NoiseModel:
     independent : bool
         Whether the noises of the members of a super-arm are independent (False for the
         data-backed crowd environment, whose team scores are correlated).
+    level : {"arm", "observation"}
+        ``"arm"`` (default): each base arm carries its own noise and a team's score adds the
+        members' noises; ``"observation"``: one noise term per observation whatever the team
+        (a session's score: the same assessor, the same day), so ``sigma`` is the scale of a
+        team score's noise.
     """
 
     kind: str
-    sigma: float
+    sigma: float | None
     bound: float | None = None
     independent: bool = True
+    level: str = "arm"
 
     def __post_init__(self) -> None:
-        check_float(self.sigma, "sigma", owner="NoiseModel", low=0.0, closed="neither")
+        if self.sigma is not None:
+            check_float(self.sigma, "sigma", owner="NoiseModel", low=0.0, closed="neither")
+        elif self.kind in ("bernoulli", "rademacher"):
+            raise InvalidParameterError(
+                f"The 'sigma' parameter of NoiseModel must be a float for kind={self.kind!r} (its scale is "
+                "fixed by the kind). Got None instead."
+            )
         if self.bound is not None:
             check_float(self.bound, "bound", owner="NoiseModel", low=0.0, closed="neither")
+        if self.level not in ("arm", "observation"):
+            raise param_error("level", "NoiseModel", "'arm' or 'observation'", self.level)
+
+    @property
+    def known(self) -> bool:
+        """Whether the noise scale is declared (``sigma`` is not None)."""
+        return self.sigma is not None
+
+    def scale(self, k: int = 1, *, owner: str = "solver") -> float:
+        """Sub-Gaussian scale of one observation of a super-arm of ``k`` members.
+
+        ``level="observation"``: ``sigma``. Otherwise ``sqrt(k) sigma`` for independent
+        members (the MGFs multiply) and ``k sigma`` for dependent ones (Hoelder's inequality
+        with k factors of exponent k: ``E exp(l sum eta_i) <= prod (E exp(k l eta_i))^(1/k)
+        <= exp(l^2 (k sigma)^2 / 2)``, whatever the correlation).
+
+        Raises
+        ------
+        InvalidParameterError
+            When the scale is unknown (``sigma`` None): ``owner`` needs a known scale.
+        """
+        if self.sigma is None:
+            raise InvalidParameterError(
+                f"{owner} needs a known noise scale, but the problem's noise model declares none (sigma=None: "
+                "unknown variance). Give the scale (e.g. sigma=... of the solver or the noise model), or use a GLR "
+                "solver ('top-two', 'fw-sampling', 'track-and-stop', 'lingame'), which estimates it."
+            )
+        if self.level == "observation" or k <= 1:
+            return float(self.sigma)
+        return float(math.sqrt(k) * self.sigma) if self.independent else float(k * self.sigma)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "sigma": self.sigma, "bound": self.bound, "independent": self.independent}
+        return {"kind": self.kind, "sigma": self.sigma, "bound": self.bound, "independent": self.independent,
+                "level": self.level}
 
 
 @dataclass(frozen=True)

@@ -219,6 +219,12 @@ class FullBandit(Environment):
     sigma : float, optional
         Gaussian standard deviation, or the Rademacher amplitude R (default 1.0 for both);
         must not be given with ``noise="bernoulli"`` (its scale is fixed).
+    noise_level : {"arm", "observation"}, default "arm"
+        ``"arm"``: each member adds its own noise (the paper's model); ``"observation"``:
+        one noise term of scale ``sigma`` per team observation (a session's score noise,
+        shared by the members): the sum of ``c`` pulls is ``N(c theta(M), c sigma^2)``
+        (Rademacher: ``c theta(M) + R (2 B - c)``, ``B ~ Binomial(c, 1/2)``). Not with
+        Bernoulli rewards.
     rng : None, int, SeedSequence or Generator
         Generator of the noise.
 
@@ -240,6 +246,7 @@ class FullBandit(Environment):
         decision_class: Any = None,
         noise: str = "gaussian",
         sigma: Any = None,
+        noise_level: str = "arm",
         rng: Any = None,
     ) -> None:
         super().__init__(rng=rng)
@@ -247,6 +254,12 @@ class FullBandit(Environment):
         self._means = _check_vector(means, "means", owner)
         self.n_arms = n = int(self._means.size)
         self.noise_kind = check_choice(noise, "noise", _FULL_NOISES, owner=owner)
+        self.noise_level = check_choice(noise_level, "noise_level", ("arm", "observation"), owner=owner)
+        if self.noise_kind == "bernoulli" and self.noise_level != "arm":
+            raise InvalidParameterError(
+                f"The 'noise_level' parameter of {owner} must be 'arm' with noise='bernoulli' (each member's "
+                f"reward is its own coin). Got {noise_level!r} instead."
+            )
         if self.noise_kind == "bernoulli":
             if sigma is not None:
                 raise InvalidParameterError(
@@ -260,7 +273,7 @@ class FullBandit(Environment):
             s = 1.0 if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
             self.sigma = s
             bound = None if self.noise_kind == "gaussian" else s
-            self.noise = NoiseModel(kind=self.noise_kind, sigma=s, bound=bound)
+            self.noise = NoiseModel(kind=self.noise_kind, sigma=s, bound=bound, level=self.noise_level)
         self.k: int | None = None
         if k is not None and decision_class is not None:
             raise InvalidParameterError(
@@ -293,6 +306,8 @@ class FullBandit(Environment):
             return np.bincount(rows, weights=draws.astype(np.float64), minlength=m)
         theta_m = arms.astype(np.float64) @ self._means
         size = arms.sum(axis=1, dtype=np.int64)
+        if self.noise_level == "observation":  # one noise term per observation
+            size = (size > 0).astype(np.int64)
         scale = float(self.noise.sigma)
         if self.noise_kind == "gaussian":
             z = self.rng.standard_normal(m)
@@ -313,6 +328,8 @@ class FullBandit(Environment):
         out: dict[str, Any] = {"means": _as_list(self._means), "noise": self.noise_kind}
         if self.sigma is not None:
             out["sigma"] = self.sigma
+        if self.noise_level != "arm":
+            out["noise_level"] = self.noise_level
         if self.k is not None:
             out["k"] = self.k
         elif self.decision_class is not None:

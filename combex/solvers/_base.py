@@ -246,6 +246,11 @@ class Solver(Algorithm):
 
     contract: ClassVar[str] = "pac"
     arm_type: ClassVar[str] = "index"
+    #: Whether the explorations fold any told ``(arm, count, reward_sum)`` at once (their
+    #: stopping rule stays valid for any sampling adapted to the told history), so a live
+    #: study can fold each evaluation as it arrives and hand out :meth:`Exploration.propose`'s
+    #: arms to concurrent assistants (the eager policy of :mod:`combex.studies`).
+    eager_tells: ClassVar[bool] = False
     #: Instance families the solver takes (``"full-bandit"``, ``"semi-bandit"``,
     #: ``"linear"``, ``"mips"``); checked against the problem before any work at
     #: :meth:`start` (see :func:`check_family`). Empty: no check (plug-ins may leave it).
@@ -650,10 +655,19 @@ class Exploration(ABC):
                 self._trace.setdefault(k, []).append(v)
 
     def progress(self) -> dict[str, Any]:
-        """Where a run stands, for progress displays (the CLI's bar, ``run(callback=...)``):
-        ``samples``, ``statistic`` and ``threshold`` (the run stops once
-        ``statistic <= threshold``; ``nan`` before the first check) and ``leader`` (the
-        current recommendation; a list of base arms for super-arms)."""
+        """Where a run stands, for progress displays (the CLI's bar, ``run(callback=...)``,
+        a live study's ``best()`` and dashboard).
+
+        Keys (every solver): ``samples``; ``statistic`` and ``threshold`` with
+        ``stops_when`` (``"statistic <= threshold"`` for the confidence-width rules of the
+        seed papers, ``"statistic >= threshold"`` for the GLR rules; ``nan`` before the
+        first check); ``leader`` (the current recommendation; a list of base arms for
+        super-arms); ``challenger`` (the closest alternative answer, or None where the rule
+        has none); ``delta_achieved`` (the smallest delta at which the solver's valid,
+        time-uniform stopping rule would hold on the data so far: an anytime-valid p-value
+        for "the leader is epsilon-good"; None where the solver cannot compute it);
+        ``evaluations_left`` (an *estimate* of the evaluations still needed, or None);
+        ``noise_check`` (the test of a declared noise scale, or None)."""
         c = self.certificate
         stat = math.nan
         for key in ("statistic", "B", "B_bar"):
@@ -676,7 +690,49 @@ class Exploration(ABC):
             leader = lead.tolist()
         else:
             leader = None
-        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold, "leader": leader}
+        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold,
+                "stops_when": "statistic <= threshold", "leader": leader, "challenger": None,
+                "delta_achieved": None, "evaluations_left": None, "noise_check": None}
+
+    def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
+        """Arms for ``n`` new evaluations handed out while the evaluations of ``pending``
+        (arms handed out and not told yet) are outstanding: what a live study gives
+        concurrent assistants (:mod:`combex.studies`). The exploration's state does not
+        change; ``rng`` (a Generator, not the exploration's own) draws any randomness, so a
+        replay of the told log never depends on what was proposed.
+
+        Default: the entries of the next batch (:meth:`ask`), each time the one with the
+        fewest pending evaluations (ties: the fewest told samples of an index arm, then
+        batch order). Solvers whose sampling rule can account for outstanding evaluations
+        override it (the rule applied to the told counts plus the pending ones).
+
+        Returns
+        -------
+        list of int (index arms) or bool arrays of shape (n_arms,) (super-arms)
+        """
+        n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
+        batch = self.ask()
+        entries = [a for a, _ in batch]
+
+        def key(a: Any) -> Any:
+            return int(a) if np.ndim(a) == 0 else np.asarray(a, dtype=bool).tobytes()
+
+        pend: dict[Any, int] = {}
+        for a in pending:
+            pend[key(a)] = pend.get(key(a), 0) + 1
+        pulls = np.asarray(self.pulls)
+        out: list[Any] = []
+        for _ in range(n):
+            def rank(j: int) -> tuple[int, int, int]:
+                a = entries[j]
+                told = int(pulls[int(a)]) if np.ndim(a) == 0 and pulls.shape[0] > int(a) else 0
+                return (pend.get(key(a), 0), told, j)
+
+            j = min(range(len(entries)), key=rank)
+            a = entries[j]
+            out.append(int(a) if np.ndim(a) == 0 else np.asarray(a, dtype=bool).copy())
+            pend[key(a)] = pend.get(key(a), 0) + 1
+        return out
 
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None

@@ -87,10 +87,11 @@ def team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
     """
     if noise is None:
         raise InvalidParameterError(f"{owner} needs a noise model or an explicit 'sigma'.")
+    observation = getattr(noise, "level", "arm") == "observation"  # one noise term per team score
     if noise.bound is not None:
-        return float(k * noise.bound)
-    if noise.kind == "gaussian" and noise.independent:
-        return float(math.sqrt(k) * noise.sigma)
+        return float(noise.bound if observation else k * noise.bound)
+    if noise.kind == "gaussian" and (noise.independent or observation):
+        return noise.scale(k, owner=owner)
     raise InvalidParameterError(
         f"{owner}: the noise model {noise.kind!r} has no bound, which the confidence radius of "
         "Proposition 1 needs; pass sigma=... (the sub-Gaussian scale of a team's noise) explicitly."

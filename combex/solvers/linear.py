@@ -1542,7 +1542,7 @@ class LinGapEOracle(_LinearRun, Solver):
         members = np.array([m for m in dc.enumerate()], dtype=np.float64)
         k = int(members[0].sum())
         noise = env.noise
-        sigma = noise.sigma * (math.sqrt(k) if noise.independent else k)
+        sigma = noise.scale(k, owner=type(self).__name__)
         return members, env.means(), float(sigma)
 
     def start(self, problem: Any, *, rng: Any = None) -> "LinGapEOracleExploration":
@@ -1591,7 +1591,7 @@ class LinGapEOracleExploration(Exploration):
         if solver.R is not None:
             self.R = float(solver.R)
         else:
-            self.R = float(noise.sigma) * (math.sqrt(self.k) if noise.independent else self.k)
+            self.R = noise.scale(self.k, owner=type(self.solver).__name__)
         self.S = _resolve_S(solver, self.problem)
         q = solver.quadratic
         if q == "spectral":

@@ -175,8 +175,7 @@ def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
     """
     if noise is None:
         raise InvalidParameterError(f"{owner} needs a noise model for a full-bandit (mask) problem.")
-    s = float(noise.sigma)
-    return float(math.sqrt(k) * s) if bool(getattr(noise, "independent", True)) else float(k * s)
+    return noise.scale(k, owner=owner)
 
 
 #: Stopping thresholds of the GLR solvers: ``"valid"`` (default) picks the best valid one for
