@@ -2,7 +2,7 @@
 
 Order (low to high; the shared decision of the project):
 exceptions, _validation, _state, _blas < oracles, estimation, allocations < environments,
-datasets < mips < solvers < studies < experiments < cli, dashboard, testing.
+datasets < mips < solvers < studies < experiments < cli, dashboard, web, testing, __main__.
 
 Every ``import`` / ``from ... import`` in ``combex/`` is read with :mod:`ast`, at module
 level and inside functions alike (a lazy import is still a dependency).
@@ -25,7 +25,7 @@ LAYERS = [
     {"solvers"},
     {"studies"},
     {"experiments"},
-    {"cli", "dashboard", "testing"},
+    {"cli", "dashboard", "web", "testing", "__main__"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

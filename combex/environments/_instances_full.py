@@ -80,3 +80,37 @@ def crowd(dataset: str = "ITMANAGE", k: int = 10, data_dir: Any = None, *, rng: 
     from ._crowd import CrowdQuiz
 
     return CrowdQuiz(dataset, k=k, data_dir=data_dir, rng=rng)
+
+
+#: The lab case's hidden worker qualities (contributions to a session's score in [0, 100]):
+#: the best team of 4 scores 74, the second best 72.
+LAB_QUALITIES = (14.0, 9.0, 20.0, 12.0, 17.0, 8.0, 19.0, 11.0, 15.0, 10.0, 18.0, 13.0)
+#: Names of the lab case's workers (the order of :data:`LAB_QUALITIES`).
+LAB_WORKERS = ("Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea")
+
+
+def lab_teams(n: int = 12, k: int = 4, noise_sd: float = 10.0, *, known_noise: bool = False,
+              qualities: Any = None, rng: Any = None) -> Any:
+    """``lab-teams``: the team-selection study combex exists for, simulated.
+
+    ``n`` workers (default the 12 of :data:`LAB_WORKERS`), the best team of ``k``; one team
+    per session, whose score is the sum of the members' qualities plus one session noise
+    term ``N(0, noise_sd^2)`` shared by the members (``noise_level="observation"``). With the
+    default qualities (:data:`LAB_QUALITIES`, contributions to a score in [0, 100]) the best
+    team scores 74 and the second best 72. ``known_noise=False`` (default): the problem does
+    not declare the noise level (``problem.noise.sigma`` is None), as in a real study.
+    ``n`` other than 12 takes the first ``n`` qualities (``n <= 12``) unless ``qualities``
+    is given.
+    """
+    from ._simulated import FullBandit
+
+    if qualities is None:
+        n = check_int(n, "n", owner="lab_teams", low=2, high=len(LAB_QUALITIES))
+        qualities = LAB_QUALITIES[:n]
+    q = np.asarray(qualities, dtype=np.float64)
+    k = check_int(k, "k", owner="lab_teams", low=1, high=q.size - 1)
+    env = FullBandit(q, k=k, noise="gaussian", sigma=noise_sd, noise_level="observation",
+                     noise_known=known_noise, rng=rng)
+    names = list(LAB_WORKERS[: q.size]) if q.size <= len(LAB_WORKERS) else [f"w{i + 1}" for i in range(q.size)]
+    env.problem_info = {"reward_range": (0.0, 100.0), "name": "lab-teams", "labels": names}
+    return env

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import _reject_complex, check_choice, check_float, check_int, param_error
+from .._validation import _reject_complex, check_bool, check_choice, check_float, check_int, param_error
 from ..exceptions import InvalidParameterError
 from ._base import ArmType, Environment, NoiseModel
 
@@ -225,6 +225,10 @@ class FullBandit(Environment):
         shared by the members): the sum of ``c`` pulls is ``N(c theta(M), c sigma^2)``
         (Rademacher: ``c theta(M) + R (2 B - c)``, ``B ~ Binomial(c, 1/2)``). Not with
         Bernoulli rewards.
+    noise_known : bool, default True
+        Whether the problem a solver sees declares ``sigma``; False simulates a study whose
+        noise level nobody knows in advance (``problem.noise.sigma`` is None; the pulls
+        still use ``sigma``).
     rng : None, int, SeedSequence or Generator
         Generator of the noise.
 
@@ -247,11 +251,13 @@ class FullBandit(Environment):
         noise: str = "gaussian",
         sigma: Any = None,
         noise_level: str = "arm",
+        noise_known: bool = True,
         rng: Any = None,
     ) -> None:
         super().__init__(rng=rng)
         owner = type(self).__name__
         self._means = _check_vector(means, "means", owner)
+        self.noise_known = check_bool(noise_known, "noise_known", owner=owner)
         self.n_arms = n = int(self._means.size)
         self.noise_kind = check_choice(noise, "noise", _FULL_NOISES, owner=owner)
         self.noise_level = check_choice(noise_level, "noise_level", ("arm", "observation"), owner=owner)
@@ -273,7 +279,13 @@ class FullBandit(Environment):
             s = 1.0 if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
             self.sigma = s
             bound = None if self.noise_kind == "gaussian" else s
-            self.noise = NoiseModel(kind=self.noise_kind, sigma=s, bound=bound, level=self.noise_level)
+            if not self.noise_known and self.noise_kind != "gaussian":
+                raise InvalidParameterError(
+                    f"The 'noise_known' parameter of {owner} must be True with noise={noise!r} (its scale is "
+                    "fixed by its range). Got False instead."
+                )
+            self.noise = NoiseModel(kind=self.noise_kind, sigma=s if self.noise_known else None, bound=bound,
+                                    level=self.noise_level)
         self.k: int | None = None
         if k is not None and decision_class is not None:
             raise InvalidParameterError(
@@ -308,7 +320,7 @@ class FullBandit(Environment):
         size = arms.sum(axis=1, dtype=np.int64)
         if self.noise_level == "observation":  # one noise term per observation
             size = (size > 0).astype(np.int64)
-        scale = float(self.noise.sigma)
+        scale = float(self.sigma)
         if self.noise_kind == "gaussian":
             z = self.rng.standard_normal(m)
             return c * theta_m + scale * np.sqrt(c * size) * z
@@ -330,6 +342,8 @@ class FullBandit(Environment):
             out["sigma"] = self.sigma
         if self.noise_level != "arm":
             out["noise_level"] = self.noise_level
+        if not self.noise_known:
+            out["noise_known"] = False
         if self.k is not None:
             out["k"] = self.k
         elif self.decision_class is not None:

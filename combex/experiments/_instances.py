@@ -96,6 +96,9 @@ register_instance("kuroki-synthetic", f"{_ENV}._instances_full:kuroki_synthetic"
                   "top-k with full-bandit feedback, Kuroki et al. Section 5 (n, k, gap)", "full-bandit")
 register_instance("topk-gaussian", f"{_ENV}._instances_full:topk_gaussian",
                   "top-k with full-bandit feedback from given means (means, k, sigma)", "full-bandit")
+register_instance("lab-teams", f"{_ENV}._instances_full:lab_teams",
+                  "the lab study: 12 workers, best team of 4, session noise sd 10, unknown noise (n, k, noise_sd)",
+                  "full-bandit")
 register_instance("crowd", f"{_ENV}._instances_full:crowd",
                   "team selection on the Li et al. quiz data, full-bandit replay (dataset, k)", "full-bandit")
 register_instance("jiang-1sparse", f"{_ENV}._instances_semi:jiang_1sparse",
