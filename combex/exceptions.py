@@ -29,6 +29,7 @@ __all__ = [
     "StateError",
     "CombexWarning",
     "TieWarning",
+    "NoiseScaleWarning",
     "ConvergenceWarning",
 ]
 
@@ -72,3 +73,8 @@ class ConvergenceWarning(CombexWarning):
 
 class TieWarning(CombexWarning):
     """epsilon = 0 on an instance with tied optimal answers: exact identification cannot stop."""
+
+
+class NoiseScaleWarning(CombexWarning):
+    """The observations contradict the declared noise scale (a valid test of the declared
+    variance rejected it): an answer stopped under that scale is not (epsilon, delta)-correct."""
