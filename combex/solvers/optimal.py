@@ -171,6 +171,31 @@ class _OptimalSolver(Solver):
             )
         import importlib
 
+        if self.divergence == "bernoulli":
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {type(self).__name__} must be 'auto', 'gaussian' or "
+                f"'unknown-variance' on a {'full-bandit' if full_bandit else 'linear'} problem (its GLR is the "
+                "Gaussian one of the linear model: a team's or an arm's score is a sum, not a coin). Got 'bernoulli'."
+            )
+        if self.threshold == "valid-kk":
+            raise InvalidParameterError(
+                f"The 'threshold' parameter of {type(self).__name__} must be 'valid' or 'heuristic' on a "
+                f"{'full-bandit' if full_bandit else 'linear'} problem (the Kaufmann & Koolen forms are per-arm; the "
+                "linear GLR uses the d-dimensional mixture). Got 'valid-kk'."
+            )
+        if getattr(self, "beta", "ids") != "ids":
+            raise InvalidParameterError(
+                f"The 'beta' parameter of {type(self).__name__} applies to best-arm, Best-K and decision-class "
+                f"problems; on a {'full-bandit' if full_bandit else 'linear'} problem the linear Top-Two rule samples "
+                f"the arm that most increases the challenger's cost (no leader coin). Leave beta='ids'. Got "
+                f"{self.beta!r}."
+            )
+        if self.K != 1:
+            raise InvalidParameterError(
+                f"The 'K' parameter of {type(self).__name__} must be 1 on a {'full-bandit' if full_bandit else 'linear'} "
+                f"problem (the answer's structure is the problem's: "
+                f"{'its decision class' if full_bandit else 'the best feature row'}). Got {self.K} instead."
+            )
         mod, cls = target.split(":")
         linear_cls = getattr(importlib.import_module(mod), cls)
         return linear_cls(
@@ -178,6 +203,8 @@ class _OptimalSolver(Solver):
             epsilon=self.epsilon,
             threshold="heuristic" if self.threshold == "heuristic" else "valid",  # valid-kk: no linear form
             batch_size=None if self.batch_size == 1 else self.batch_size,
+            divergence=self.divergence,
+            sigma=self.sigma,
         )
 
     def resume(self, state: Any, problem: Any) -> Exploration:
