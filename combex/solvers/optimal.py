@@ -112,6 +112,9 @@ LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
 _DIVERGENCES = ("auto", "gaussian", "bernoulli", "unknown-variance")
+#: Degrees of freedom of the residuals (told entries beyond one per sampled arm) the test of a
+#: declared Gaussian scale has seen before a stop under that scale is allowed.
+MIN_TESTED_DOF = 5
 _UV = "unknown-variance"
 
 
@@ -723,7 +726,7 @@ class _OptimalExploration(Exploration):
             stop = self._stat >= beta
         if self.record_trace:
             self.record(glr=self._stat, threshold=beta)
-        if stop:
+        if stop and not self._untested_scale():
             self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.beta.name})")
 
     # ------------------------------------------------------------------ ask / tell
@@ -842,6 +845,13 @@ class _OptimalExploration(Exploration):
             return
         self._check_stop()
 
+    def _untested_scale(self) -> bool:
+        """A declared Gaussian scale not yet checked by the data (fewer than
+        :data:`MIN_TESTED_DOF` degrees of freedom): no stop yet, so a misdeclared scale is
+        caught before it can end the run."""
+        return (self.divergence == "gaussian" and not self._uv
+                and self._n_obs - int(np.count_nonzero(self.T)) < MIN_TESTED_DOF)
+
     def _fold_deviation(self, a: int, c: int, r: float) -> None:
         """Welford's update of arm ``a``'s sum of squared deviations (normalized observations
         ``S / sqrt(c)``: one entry of ``c`` rewards with sum ``r``), before its sum and count
@@ -866,7 +876,8 @@ class _OptimalExploration(Exploration):
         if self.divergence != "gaussian" or self._uv or (self.noise_check is not None and self.noise_check["rejected"]):
             return False
         n = self._n_obs
-        if n < self.N + 2 or (n < 1.02 * self._noise_n and n - self._noise_n < 50):
+        dof = n - int(np.count_nonzero(self.T))
+        if dof < 1 or (n < 1.02 * self._noise_n and n - self._noise_n < 50 and dof > MIN_TESTED_DOF):
             return False
         self._noise_n = n
         rss = float(self.m2.sum())
@@ -1106,8 +1117,11 @@ class _OptimalExploration(Exploration):
         return out
 
     def _info(self) -> dict[str, Any]:
-        return {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
-                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
+        out = {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
+               "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
+        if self.noise_check is not None:
+            out["noise_check"] = dict(self.noise_check)
+        return out
 
 
 

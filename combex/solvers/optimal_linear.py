@@ -54,6 +54,7 @@ from ..estimation._variance import ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._linear_glr import THRESHOLDS, linear_glr
+from .optimal import MIN_TESTED_DOF
 from ._lower_bound import check_features
 from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
@@ -581,7 +582,8 @@ class _GLRExploration(Exploration):
         if self.declared is None or self.noise_check is not None and self.noise_check["rejected"]:
             return
         n = self._rv.n
-        if n < 2 * self.X.shape[1] or (n < 1.02 * self._noise_n and n - self._noise_n < 50):
+        dof = n - self.X.shape[1]
+        if dof < 1 or (n < 1.02 * self._noise_n and n - self._noise_n < 50 and dof > MIN_TESTED_DOF):
             return  # the test is valid at every time: checking on a geometric schedule keeps it so
         self._noise_n = n
         chk = self._rv.scale_check(self._A, self._b, self.declared)
@@ -589,6 +591,12 @@ class _GLRExploration(Exploration):
         self.noise_check = chk
         if chk["rejected"]:
             self._reject_declared_scale(chk)
+
+    def _untested_scale(self) -> bool:
+        """A declared scale not yet checked by the data (fewer than
+        :data:`~combex.solvers.optimal.MIN_TESTED_DOF` residual degrees of freedom): no stop
+        yet, so a misdeclared scale is caught before it can end the run."""
+        return self.declared is not None and not self.uv and self._rv.n - self.X.shape[1] < MIN_TESTED_DOF
 
     def _reject_declared_scale(self, chk: dict[str, Any]) -> None:
         """The data contradict the declared scale: warn, and stop from now on only by the
@@ -962,7 +970,7 @@ class _GLRExploration(Exploration):
                       "binding": float(g.Z[g.challenger]), "challenger": int(g.challenger), "sig": self._sig}
         if self.record_trace:
             self.record(t=self.samples, Z=zmin, margin=g.margin, best=g.best)
-        if g.stop:
+        if g.stop and not self._untested_scale():
             self.certificate = {"Z": zmin, "margin": g.margin, "beta": float(g.beta[g.challenger]),
                                 "threshold": self.threshold, "epsilon": s.epsilon, "challenger": g.challenger}
             self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({self.threshold} threshold)")
@@ -999,7 +1007,7 @@ class _GLRExploration(Exploration):
         if self.record_trace:
             self.record(t=self.samples, Z=L, margin=L / beta, best=best,
                         upper_margin=info.get("upper_margin", math.nan))
-        if L > beta:
+        if L > beta and not self._untested_scale():
             self.certificate = {"Z_lower": L, "margin": L / beta, "beta": beta, "threshold": self.threshold,
                                 "epsilon": s.epsilon, **info}
             self.stop("identified", f"oracle GLR lower bound ({info['stop_bound']}) > beta ({self.threshold} threshold)")
@@ -1403,17 +1411,24 @@ class _GLRExploration(Exploration):
         alt = np.einsum("ij,ij->i", Y, Y) > 1e-24
         return num, Y, Y @ Aw_inv, alt
 
-    def _f_and_grad(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    def _f_and_grad(self) -> tuple[NDArray[np.float64], Any, NDArray[np.bool_]]:
         """``f_x(w) = num_x^2 / (2 sigma^2 ||y_x||^2_{A(w)^{-1}})`` (per-sample transportation
-        cost, ``Z_x(t) = t f_x(T/t)``) and its gradient ``df_x/dw_k = num_x^2 (x_k^T
-        A(w)^{-1} y_x)^2 / (2 sigma^2 ||y_x||^4_{A(w)^{-1}})``, shape (K, K)."""
+        cost, ``Z_x(t) = t f_x(T/t)``) and a function giving rows of its gradient
+        ``df_x/dw_k = num_x^2 (x_k^T A(w)^{-1} y_x)^2 / (2 sigma^2 ||y_x||^4_{A(w)^{-1}})``
+        (``grad(rows)``, shape (len(rows), K)): the sampling rules need the rows of the active
+        alternatives only (one for Top-Two), not the K x K matrix."""
         num, Y, AwiY, alt = self._cost_terms()
         nA = np.maximum(np.einsum("ij,ij->i", AwiY, Y), 1e-300)
         f = np.where(alt, num**2 / (2 * self.sigma**2 * nA), np.inf)
         nA2 = np.where(alt, nA, 1.0) ** 2
         coef = np.where(alt, num**2 / (2 * self.sigma**2 * nA2), 0.0)
-        G = (AwiY @ self.X.T) ** 2 * coef[:, None]
-        return f, G, alt
+        X = self.X
+
+        def grad(rows: Any) -> NDArray[np.float64]:
+            r = np.atleast_1d(np.asarray(rows, dtype=np.intp))
+            return (AwiY[r] @ X.T) ** 2 * coef[r, None]
+
+        return f, grad, alt
 
 
 # ---------------------------------------------------------------------- LinGame
@@ -1578,10 +1593,10 @@ class LinearTopTwoExploration(_GLRExploration):
     """State of one :class:`LinearTopTwo` run."""
 
     def _proportions(self, m: int) -> NDArray[np.float64]:
-        f, G, alt = self._f_and_grad()
+        f, grad, alt = self._f_and_grad()
         c = int(np.argmin(f))
         z = np.zeros(self.X.shape[0])
-        z[int(np.argmax(G[c]))] = 1.0
+        z[int(np.argmax(grad(c)[0]))] = 1.0
         return z
 
 
@@ -1614,21 +1629,21 @@ class LinearFWExploration(_GLRExploration):
     """State of one :class:`LinearFWSampling` run."""
 
     def _proportions(self, m: int) -> NDArray[np.float64]:
-        f, G, alt = self._f_and_grad()
+        f, grad, alt = self._f_and_grad()
         k = self.X.shape[0]
         F = float(np.min(f))
         t = max(float(self.samples), 1.0)
         act = np.flatnonzero(alt & (f <= F * (1.0 + t ** -0.25)))
         z = np.zeros(k)
         if act.size <= 1:
-            z[int(np.argmax(G[int(np.argmin(f))]))] = 1.0
+            z[int(np.argmax(grad(int(np.argmin(f)))[0]))] = 1.0
             return z
         w = self.T / t
+        Ga = grad(act)
         if act.size == 2:
-            return _two_constraint_game(G[act[0]] - G[act[0]] @ w, G[act[1]] - G[act[1]] @ w)
+            return _two_constraint_game(Ga[0] - Ga[0] @ w, Ga[1] - Ga[1] @ w)
         from scipy.optimize import linprog
 
-        Ga = G[act]
         scale = max(float(np.abs(Ga).max()), 1e-300)
         Ga = Ga / scale
         # variables (z_1..z_K, s): maximize s s.t. s <= g_x^T z - g_x^T w, z in simplex
@@ -1640,7 +1655,7 @@ class LinearFWExploration(_GLRExploration):
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
                       bounds=[(0, None)] * k + [(None, None)], method="highs")
         if res.status != 0:
-            z[int(np.argmax(G[int(np.argmin(f))]))] = 1.0
+            z[int(np.argmax(grad(int(np.argmin(f)))[0]))] = 1.0
             return z
         z = np.maximum(res.x[:k], 0.0)
         return z / z.sum()
