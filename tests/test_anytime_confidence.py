@@ -132,3 +132,50 @@ def test_propose_follows_the_rule_and_changes_nothing(make):
     pend = exp.propose(8, pending=a1, rng=np.random.default_rng(3))
     assert len(pend) == 8
     assert len({np.asarray(a).tobytes() for a in a1 + pend}) >= 2 or len(keys) >= 2
+
+
+# ---------------------------------------------------------------------- planning a study
+def test_plan_reports_sessions_bound_and_budget_errors():
+    """combex.studies.plan: one run per seed serves every delta of the grid (larger deltas
+    stop no later), the lower bound is below the sessions, budgets report an error rate."""
+    import combex.studies as cs
+
+    p = cs.plan(workers=["a", "b", "c", "d", "e", "f"], team_size=2, gap=10.0, noise_sd=5.0, delta=0.1,
+                epsilon=5.0, epsilons=(5.0,), budgets=(20, 400), runs=3, rng=0)
+    rows = p.summary()
+    assert [r["delta"] for r in rows] == [0.2, 0.1, 0.05]
+    for r in p.runs:
+        stops = [s for s in r["stop"] if s is not None]
+        assert stops == sorted(stops)  # larger delta, earlier stop
+    assert all(0 < r["T_star_log"] < r["median"] for r in rows)
+    berr = p.budget_errors()
+    assert [b["budget"] for b in berr] == [20, 400] and berr[1]["error"] == 0.0
+    text = p.table()
+    assert "Sessions needed to stop" in text and "T* log(1/d)" in text and "Error at a fixed budget" in text
+    fig = p.figure()
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_ylabel() == "sessions to the stop"
+
+
+def test_plan_bad_input_is_a_clear_error():
+    import combex.studies as cs
+    from combex.exceptions import InvalidParameterError
+
+    for kwargs, name in [({"team_size": 12}, "team_size"), ({"qualities": [1, 2]}, "qualities"),
+                         ({"noise_sd": 0.0}, "noise_sd"), ({"solvers": ("icb",)}, "solvers"),
+                         ({"score_range": (5, 1)}, "score_range"), ({"delta": 1.5}, "delta")]:
+        with pytest.raises(InvalidParameterError, match=f"'{name}'"):
+            cs.plan(**kwargs, runs=1)
+
+
+def test_combex_plan_command(tmp_path, capsys):
+    import json
+
+    from combex.cli import main
+
+    out = tmp_path / "plan.png"
+    assert main(["plan", "--workers", "6", "--team-size", "2", "--gap", "10", "--noise-sd", "5", "--epsilons", "5",
+                 "--budget", "30", "--runs", "2", "--figure", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["setting"]["team_size"] == 2 and len(doc["summary"]) == 3 and doc["budgets"][0]["budget"] == 30
+    assert out.exists() and out.stat().st_size > 1000
+    assert main(["plan", "--budget", "1.5", "--runs", "1"]) == 2

@@ -97,13 +97,13 @@ def variance_upper_bound(rss: float, log_terms: NDArray[np.float64], alpha: floa
     if not math.isfinite(hi):
         hi = lo + 50.0
     lo -= 1e-9
-    for _ in range(3):  # 3 vectorized passes of 64 points: (hi - lo) / 64^3
-        grid = np.linspace(lo, hi, 65)
+    for _ in range(3):  # vectorized passes of 32 points: (hi - lo) / 32^3
+        grid = np.linspace(lo, hi, 33)
         a = -_L_LOW[None, :] * rss * np.exp(-grid)[:, None] + half[None, :]
         m = a.max(axis=1)
         val = m + np.log(np.mean(np.exp(a - m[:, None]), axis=1)) - target
         k = int(np.searchsorted(val >= 0.0, True))  # val increases with the grid
-        k = min(max(k, 1), 64)
+        k = min(max(k, 1), 32)
         lo, hi = float(grid[k - 1]), float(grid[k])
         if hi - lo < 1e-7:
             break
@@ -169,6 +169,7 @@ class ResidualVariance:
         self.zz = 0.0  # sum z_s^2 = sum S_s^2 / c_s
         self.n = 0  # normalized observations
         self.active = False
+        self.ucb: tuple[float, int, float] | None = None  # (alpha, n, U) of the last reusable bound
         self.rss = 0.0  # recursive (ridge) residual sum of squares R_t since start()
         self.log_terms = np.zeros(_L_LOW.shape[0])
         self.dof = 0.0  # sum of the weights w_s since start()
@@ -183,6 +184,7 @@ class ResidualVariance:
         self.rss = 0.0
         self.log_terms = np.zeros(_L_LOW.shape[0])
         self.dof = 0.0
+        self.ucb = None
         self.active = True
 
     def add(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
@@ -213,12 +215,20 @@ class ResidualVariance:
             self.V_inv -= np.outer(Vu, Vu) * w  # Sherman-Morrison
             self.theta = self.theta + Vu * (w * dv)
 
-    def upper(self, alpha: float) -> float:
+    def upper(self, alpha: float, *, reuse: float = 0.0) -> float:
         """Time-uniform upper confidence bound of the variance (Gaussian noise); ``inf``
-        before :meth:`start` or while the data cannot bound it."""
+        before :meth:`start` or while the data cannot bound it. ``reuse > 0``: the bound last
+        computed at this ``alpha`` is returned until the observations grew by that fraction
+        (still a valid bound: the event covers every time; it saves the work at every check)."""
         if not self.active:
             return math.inf
-        return variance_upper_bound(self.rss, self.log_terms, alpha)
+        c = self.ucb
+        if reuse > 0 and c is not None and c[0] == alpha and self.n < (1.0 + reuse) * c[1]:
+            return c[2]
+        U = variance_upper_bound(self.rss, self.log_terms, alpha)
+        if reuse > 0:
+            self.ucb = (float(alpha), int(self.n), float(U))
+        return U
 
     def ols_rss(self, A: NDArray[np.float64], b: NDArray[np.float64]) -> float:
         """The least-squares residual sum of squares ``min_theta sum (z - u^T theta)^2`` from

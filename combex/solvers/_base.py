@@ -694,6 +694,17 @@ class Exploration(ABC):
                 "stops_when": "statistic <= threshold", "leader": leader, "challenger": None,
                 "delta_achieved": None, "evaluations_left": None, "noise_check": None}
 
+    def would_stop(self, delta: float) -> bool | None:
+        """Whether the solver's stopping rule at error probability ``delta`` would hold on the
+        data so far (its statistic against the threshold at that level); None where the solver
+        cannot say (the GLR solvers can: their rules at every delta share one sampling rule)."""
+        return None
+
+    def delta_achieved(self) -> float | None:
+        """The smallest delta at which :meth:`would_stop` holds: an anytime-valid p-value for
+        "the leader is epsilon-good" (see :meth:`progress`); None where not available."""
+        return None
+
     def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
         """Arms for ``n`` new evaluations handed out while the evaluations of ``pending``
         (arms handed out and not told yet) are outstanding: what a live study gives

@@ -1003,8 +1003,9 @@ class _OptimalExploration(Exploration):
             b = np.full(z.shape, self.beta(t, self.T))
         return float(np.min(z - b))
 
-    def _stops_at(self, x: float) -> bool:
-        """Whether the rule at error probability ``x`` holds on the data so far."""
+    def would_stop(self, delta: float) -> bool:
+        """Whether the stopping rule at error probability ``delta`` holds on the data so far."""
+        x = float(delta)
         saved = {k: self.__dict__.get(k) for k in ("beta", "_pair_const", "_pair_kl", "_pair_mixture",
                                                    "_class_mixture", "_m_alt")}
         try:
@@ -1023,14 +1024,14 @@ class _OptimalExploration(Exploration):
         answer_t wrong) <= x``. Bisection on ``log x``."""
         if self.solver.threshold == "heuristic" or not self._ready:
             return None
-        if not self._stops_at(1.0):
+        if not self.would_stop(1.0):
             return 1.0
         lo, hi = -690.0, 0.0
-        if self._stops_at(math.exp(lo)):
+        if self.would_stop(math.exp(lo)):
             return math.exp(lo)
         for _ in range(30):
             mid = 0.5 * (lo + hi)
-            if self._stops_at(math.exp(mid)):
+            if self.would_stop(math.exp(mid)):
                 hi = mid
             else:
                 lo = mid

@@ -573,7 +573,9 @@ class _GLRExploration(Exploration):
         if not self.uv:
             return float(self.sigma)
         d = self.solver.delta if delta is None else delta
-        U = self._rv.upper(d / 2.0)
+        # the run's own level: recomputed when the observations grew by 1% (an earlier U is
+        # still a valid bound now: the event holds at every time)
+        U = self._rv.upper(d / 2.0, reuse=0.01 if delta is None else 0.0)
         return math.sqrt(U) if math.isfinite(U) else math.inf
 
     def _observe(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
@@ -745,7 +747,7 @@ class _GLRExploration(Exploration):
     def _noise_state(self) -> dict[str, Any]:
         rv = self._rv
         st: dict[str, Any] = {"uv": bool(self.uv), "zz": rv.zz, "n": rv.n, "active": rv.active,
-                              "tested_at": int(self._noise_n),
+                              "tested_at": int(self._noise_n), "ucb": None if rv.ucb is None else list(rv.ucb),
                               "check": None if self.noise_check is None else dict(self.noise_check)}
         if rv.active:
             st.update({"rss": rv.rss, "dof": rv.dof, "log_terms": rv.log_terms.copy(), "V_inv": rv.V_inv.copy(),
@@ -760,6 +762,7 @@ class _GLRExploration(Exploration):
         rv.zz, rv.n, rv.active = float(st["zz"]), int(st["n"]), bool(st["active"])
         self._noise_n = int(st["tested_at"])
         self.noise_check = None if st["check"] is None else dict(st["check"])
+        rv.ucb = None if st.get("ucb") is None else (float(st["ucb"][0]), int(st["ucb"][1]), float(st["ucb"][2]))
         if rv.active:
             rv.rss, rv.dof = float(st["rss"]), float(st["dof"])
             rv.log_terms = np.asarray(st["log_terms"], dtype=np.float64).copy()
@@ -1227,9 +1230,10 @@ class _GLRExploration(Exploration):
             return np.flatnonzero(self.answer_masks[i]).tolist()
         return None if i is None else int(i)
 
-    def _stops_at(self, x: float) -> bool:
-        """Whether the valid rule at error probability ``x`` would stop on the data so far
+    def would_stop(self, delta: float) -> bool:
+        """Whether the valid rule at error probability ``delta`` would stop on the data so far
         (the statistic and the threshold of the last check, rescaled)."""
+        x = float(delta)
         last = getattr(self, "_last", None)
         if last is None or self.threshold == "heuristic":
             return False
@@ -1273,14 +1277,14 @@ class _GLRExploration(Exploration):
         ``x = delta`` ... ``1`` does not stop)."""
         if self.threshold == "heuristic" or getattr(self, "_last", None) is None:
             return None
-        if not self._stops_at(1.0):
+        if not self.would_stop(1.0):
             return 1.0
         lo, hi = -690.0, 0.0  # log x: stops at hi, not (or unknown) at lo
-        if self._stops_at(math.exp(lo)):
+        if self.would_stop(math.exp(lo)):
             return math.exp(lo)
         for _ in range(40):
             mid = 0.5 * (lo + hi)
-            if self._stops_at(math.exp(mid)):
+            if self.would_stop(math.exp(mid)):
                 hi = mid
             else:
                 lo = mid
