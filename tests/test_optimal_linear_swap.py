@@ -511,3 +511,39 @@ def test_topk_enumerated_min_glr_equals_brute_force(seed, n, eps, size, sigma):
         assert topk_min_glr_of_size(x_hat, theta, M, size, sigma=sigma, epsilon=eps) is None or math.isinf(exact)
     finally:
         _swap_bound.TOPK_EXACT_MAX = old
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), eps=st.sampled_from([0.0, 0.3]), iters=st.sampled_from([0, 1, 2]))
+def test_swap_bound_stays_certified_when_dinkelbach_is_cut_short(seed, eps, iters):
+    """Stopped after 0-2 Dinkelbach steps, the triangle bound is still below the exact
+    minimum over every other base (brute force over the 3-sets of 7): the last step's gap
+    certifies it (_certified_ratio), where the current ratio alone would not be a bound."""
+    from itertools import combinations
+
+    from combex.solvers._swap_bound import swap_glr_lower_bound_of_size
+
+    rng = np.random.default_rng(seed)
+    n, k = 7, 3
+    theta = rng.normal(size=n)
+    G = rng.normal(size=(n, n))
+    M = G @ G.T / n + 0.1 * np.eye(n)
+    x_hat = np.zeros(n, dtype=bool)
+    x_hat[np.argsort(-theta)[:k]] = True
+    ex = exchange_pairs(TopK(n, k), x_hat)
+    exact = math.inf
+    by_size: dict[int, float] = {}
+    for c in combinations(range(n), k):
+        S = np.zeros(n, dtype=bool)
+        S[list(c)] = True
+        if np.array_equal(S, x_hat):
+            continue
+        y = x_hat.astype(float) - S.astype(float)
+        z = max(float(y @ theta) + eps, 0.0) ** 2 / (2.0 * float(y @ M @ y))
+        exact = min(exact, z)
+        s = int((x_hat & ~S).sum())
+        by_size[s] = min(by_size.get(s, math.inf), z)
+    sb = swap_glr_lower_bound(x_hat, theta, M, ex, epsilon=eps, max_iter=iters)
+    assert sb.value <= exact * (1 + 1e-9) + 1e-12
+    for s, v in by_size.items():
+        assert swap_glr_lower_bound_of_size(x_hat, theta, M, ex, s, epsilon=eps, max_iter=iters) <= v * (1 + 1e-9) + 1e-12
