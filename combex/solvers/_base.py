@@ -402,8 +402,10 @@ def tied_optimum(solver: Any, env: Any) -> bool:
         best = np.asarray(dc.argmax(means), dtype=bool)
         other = dc.argmax_excluding(means, best)
         return other is not None and abs(float(means[best].sum() - means[np.asarray(other, bool)].sum())) <= 1e-12
-    if kind == "features":
-        vals = np.sort(means)[::-1]
+    if kind == "features":  # distinct rows only: copies of a feature row are one answer
+        feats = np.asarray(getattr(getattr(env, "problem", env), "features"), dtype=float)
+        _, first = np.unique(feats, axis=0, return_index=True)
+        vals = np.sort(means[first])[::-1]
         return vals.size > 1 and vals[0] - vals[1] <= 1e-12
     k = getattr(solver, "K", None) or getattr(solver, "k", None) or 1
     vals = np.sort(means)[::-1]
