@@ -96,6 +96,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
+from ..allocations import AdaHedge
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
 from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
@@ -1633,11 +1634,26 @@ class _CombGameExploration(_OptimalExploration):
     cumulative ``w`` (``argmax sum_s w_s - N``)."""
 
     def _setup(self) -> None:
-        self.L = np.zeros(self.N)  # cumulative losses (negative gains)
-        self.Delta = 0.0  # AdaHedge's cumulative mixability gap
+        self.learner = AdaHedge(self.N)  # cumulative losses L (negative gains), mixability gap Delta
         self.cum = np.zeros(self.N)
 
     _saved_arrays = ("L", "cum")
+
+    @property
+    def L(self) -> NDArray[np.float64]:  # noqa: N802 - the learner's cumulative losses (saved state)
+        return self.learner.L
+
+    @L.setter
+    def L(self, v: NDArray[np.float64]) -> None:  # noqa: N802
+        self.learner.L = v
+
+    @property
+    def Delta(self) -> float:  # noqa: N802 - the learner's cumulative mixability gap (saved state)
+        return self.learner.Delta
+
+    @Delta.setter
+    def Delta(self, v: float) -> None:  # noqa: N802
+        self.learner.Delta = float(v)
 
     def _extra_scalars(self) -> dict[str, float]:
         return {"Delta": float(self.Delta)}
@@ -1646,17 +1662,8 @@ class _CombGameExploration(_OptimalExploration):
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
 
-    def _hedge(self) -> NDArray[np.float64]:
-        eta = math.log(self.N) / self.Delta if self.Delta > 0 else math.inf
-        if not math.isfinite(eta):
-            m = self.L == self.L.min()
-            return m / m.sum()
-        a = -eta * (self.L - self.L.min())
-        w = np.exp(a)
-        return w / w.sum()
-
     def _select(self, cv: NDArray[np.float64]) -> int:
-        w = self._hedge()
+        w = self.learner.weights()
         t = float(cv.sum())
         ans = self._answer
         wf = np.maximum(w, 1e-12)
@@ -1685,17 +1692,7 @@ class _CombGameExploration(_OptimalExploration):
             lo = np.clip(self.mu - rad, 0.0, 1.0)
             hi = np.clip(self.mu + rad, 0.0, 1.0)
             gains = np.maximum(kl_bernoulli(lo, lam), kl_bernoulli(hi, lam))
-        loss = -gains
-        # AdaHedge update (de Rooij et al. 2014): mixability gap of this round
-        h = float(w @ loss)
-        eta = math.log(self.N) / self.Delta if self.Delta > 0 else math.inf
-        if math.isfinite(eta):
-            mn = float(loss.min())
-            mix = mn - math.log(float(w @ np.exp(-eta * (loss - mn)))) / eta
-        else:
-            mix = float(loss[w > 0].min())
-        self.Delta += max(h - mix, 0.0)
-        self.L += loss
+        self.learner.update(-gains)
         self.cum += w
         return int(np.argmax(self.cum - cv))
 
