@@ -247,7 +247,7 @@ def test_lucb_family_reports_the_lower_bound_ratio():
 
     env = BestKGaussianArms([1.0, 0.9, 0.3, 0.2, 0.0], K=2, sigma=0.5, rng=0)
     for cls in (LUCB, LilRandLUCB):
-        res = cls(2, mode="heuristic").run(env.spawn(1), rng=2)
+        res = cls(2, mode="heuristic", delta=0.01).run(env.spawn(1), rng=2)
         lb = bandit_characteristic_time(env.means(), K=2, sigma=0.5)
         assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (lb.T_star * math.log(100)))
 

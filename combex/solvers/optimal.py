@@ -125,7 +125,7 @@ class _OptimalSolver(Solver):
         self,
         K: int = 1,
         *,
-        delta: float = 0.01,
+        delta: float = 0.05,
         epsilon: float = 0.0,
         threshold: str = "valid",
         divergence: str = "auto",
@@ -1022,7 +1022,7 @@ class TrackAndStop(_OptimalSolver):
     K : int, default 1
         1: best arm (answer: an index); K >= 2: the K best arms (answer: a bool mask).
         Ignored when a decision class is given or the problem has one.
-    delta : float in (0, 1), default 0.01
+    delta : float in (0, 1), default 0.05
     epsilon : float >= 0, default 0
         The answer is epsilon-good (sum of means for sets).
     threshold : {"valid", "valid-kk", "heuristic"}
@@ -1053,7 +1053,7 @@ class TrackAndStop(_OptimalSolver):
     families: ClassVar[tuple[str, ...]] = ("semi-bandit",)
     exploration_class = _TrackAndStopExploration
 
-    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+    def __init__(self, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0, threshold: str = "valid",
                  divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
                  batch_size: int = 1, tracking: str = "D") -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
@@ -1211,7 +1211,7 @@ class TopTwo(_OptimalSolver):
     families: ClassVar[tuple[str, ...]] = ("semi-bandit", "linear", "full-bandit")
     exploration_class = _TopTwoExploration
 
-    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+    def __init__(self, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0, threshold: str = "valid",
                  divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
                  batch_size: int = 1, beta: float | str = "ids") -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
@@ -1450,7 +1450,7 @@ class OracleTracking(_OptimalSolver):
     name = "oracle-tracking"
     exploration_class = _OracleExploration
 
-    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0,
+    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0,
                  threshold: str = "valid", divergence: str = "auto", sigma: float | None = None,
                  decision_class: Any = None, batch_size: int = 1) -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
