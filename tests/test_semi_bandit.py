@@ -600,3 +600,18 @@ def test_per_round_batches_are_reused_immutable_and_resume(name):
         b = exp.ask().truncated(400 - exp.samples)
         exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
     np.testing.assert_array_equal(exp.result().pulls, ref.pulls)
+
+
+def test_best_k_budget_exhausted_lists_the_arms_across_the_boundary():
+    # Regression test: a Best-K run that ends on its budget lists the arms whose confidence
+    # bounds still cross the boundary between its answer and the rest.
+    from combex.exceptions import TieWarning
+
+    env = GaussianArms([1.0, 0.5, 0.5, 0.0], rng=0)  # K = 2: arms 1 and 2 tie
+    seen = []
+    with pytest.warns(TieWarning):
+        res = get_solver("lil-randlucb")(2).run(env, rng=0, budget=20_000, callback=lambda e: seen.append(e.progress()))
+    assert res.status == "budget_exhausted"
+    assert np.isfinite(seen[-1]["statistic"]) and seen[-1]["statistic"] > seen[-1]["threshold"] == 0.0
+    ind = res.info["indistinguishable"]
+    assert {1, 2} <= set(ind["in_answer"]) | set(ind["outside"])
