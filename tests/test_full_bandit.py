@@ -203,7 +203,7 @@ def test_batched_peeling_equals_one_call_per_graph():
     ("theorem1", 4, 2, 1.0, 0), ("theorem1", 6, 3, 1.0, 1),
 ])
 def test_saqm_skipped_certificates_change_no_decision(alpha, n, k, gap, seed):
-    """Issue 17c: a check whose condition (4) already fails against the lower bound
+    """A check whose condition (4) already fails against the lower bound
     C_t ||chi_M_hat||_{A^-1} skips the quadratic maximization. Paired check by check with
     full_certificate=True: the same stopping time, answer and rounds, each skipped check's rhs
     below the full one, and the stopping check carries the full certificate."""

@@ -638,7 +638,7 @@ def test_compiled_round_kernel_matches_evaluate_on_random_states():
 
 def test_solvers_never_touch_an_environments_private_state():
     """Solvers use the public environment API only (pull_many, state_dict /
-    load_state_dict, sequential_draws): no generator, no _pull_many (issue 14)."""
+    load_state_dict, sequential_draws): no generator, no _pull_many."""
     import pathlib
     import re
 
@@ -669,7 +669,7 @@ def test_fast_path_rewinds_through_public_state_dict(monkeypatch):
 
 
 def test_one_result_vocabulary():
-    """answer / wall_seconds in every family; the old names warn (issue 14)."""
+    """answer / wall_seconds in every family; the deprecated names warn."""
     from combex.mips import exact_top_k
     from combex.solvers import RegretResult
 

@@ -1,4 +1,4 @@
-"""Asymptotically optimal solvers (issue 15, MAB / Best-K / decision classes) and GLR stopping."""
+"""Asymptotically optimal solvers (MAB / Best-K / decision classes) and GLR stopping."""
 
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ def test_track_and_stop_keeps_up_with_the_oracle_sampler_on_fifty_arms():
     on jiang-1sparse N = 50, K = 2: w*(mu_hat) piles weight on the outsiders whose estimates
     are highest, so a stale or rough allocation (60 subgradient steps every 10% of t) needed
     1.59x the oracle sampler's samples on these 8 runs; solved exactly every 3% of t, about
-    0.6x. Bound: 1.3x (issue 15)."""
+    0.6x. Bound: 1.3x."""
     from combex.environments import jiang_1sparse
     from combex.solvers.optimal import OracleTracking
 

@@ -549,7 +549,7 @@ def test_faithful_error_rate_at_most_delta(cls) -> None:
     assert errors / runs <= delta
 
 
-# ---------------------------------------------------------------------- per-round overhead (issue 17)
+# ---------------------------------------------------------------------- per-round overhead
 def test_gaussian_pair_pull_is_the_array_draw():
     """GaussianArms pulls a pair with two scalar draws: the same rewards, bit for bit, as
     the array draw it replaces (standard_normal(2), the same arithmetic)."""
