@@ -86,13 +86,16 @@ class SequentialRule:
 
     ``L = e log(p1 / delta) + (n - e) log((1 - p1) / (1 - delta))``,
 
-    is compared with Wald's boundaries (Wald 1945, Section 3): the case **fails** when
+    is compared with Wald's boundaries (A. Wald, Sequential tests of statistical hypotheses,
+    Ann. Math. Statist. 16, 1945): the case **fails** when
     ``L >= log((1 - beta) / alpha)`` and **passes** when ``L <= log(beta / (1 - alpha))``
     (each run without an error lowers L by ``log((1 - delta) / (1 - p1))``, so a solver that
     is never wrong passes after :meth:`runs_to_pass` runs). The likelihood ratio is
     increasing in p, so a solver with error rate at most delta fails with probability at
     most ``alpha / (1 - beta)``, and one with error rate at least p1 passes with
-    probability at most ``beta / (1 - alpha)`` (Wald's bounds). A case that reaches
+    probability at most ``beta / (1 - alpha)`` (Wald's inequalities for the untruncated
+    test; :meth:`operating_characteristic` computes the exact probabilities of this
+    truncated one, and a test checks them). A case that reaches
     ``max_runs`` runs undecided is judged by the one-sided ``1 - alpha`` Clopper-Pearson
     lower bound of the error rate (fail when it exceeds delta), which adds at most alpha to
     the probability of failing a correct solver.
