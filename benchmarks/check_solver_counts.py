@@ -14,7 +14,7 @@ gives the check that failed, the runs it used, the runs of all the checks run, t
 and the seconds; beside it, the real solver on that same check (its verdict, runs and
 seconds), measured in the same run.
 
-    python benchmarks/check_solver_counts.py [--runs 20] [--solvers lucb,icb]
+    python benchmarks/check_solver_counts.py [--runs 20] [--solvers lucb,icb] [--cases easy,near_tie]
     python benchmarks/check_solver_counts.py --broken [--factor 0.1] [--solvers top-two,lucb,icb,lingape,lingame]
 """
 
@@ -46,7 +46,7 @@ def counts(args: argparse.Namespace) -> None:
         budget = min(args.budget, HEAVY.get(name, args.budget))
         runs = args.heavy_runs if name in HEAVY else args.runs
         for check, fn in yield_solver_checks(name, rng=args.seed, n_runs=runs, slow=args.slow, budget=budget):
-            if not _statistical(check):
+            if not _statistical(check) or (args.cases and check.removeprefix("adversarial_") not in args.cases):
                 continue
             t0 = time.perf_counter()
             verdict = None
@@ -129,6 +129,8 @@ def main() -> None:
     ap.add_argument("--slow", action="store_true", help="the many-run sequential rule")
     ap.add_argument("--budget", type=int, default=200_000)
     ap.add_argument("--solvers", default="", help="comma-separated names (default: every PAC solver / BROKEN)")
+    ap.add_argument("--cases", type=lambda v: v.split(","), default=None,
+                    help="comma-separated cases (easy, offset, near_tie...; default: all)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--broken", action="store_true", help="print the broken-solver table")
     ap.add_argument("--factor", type=float, default=0.1, help="threshold multiplier of the broken solvers")
