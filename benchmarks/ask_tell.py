@@ -350,10 +350,10 @@ def semi_section() -> None:
     for n in (10, 100):
         mu = np.linspace(0.5, 0.0, n)
         mu[1] = 0.45
-        # lil'UCB heuristic (eps = 0, beta = 1/2, lambda = 1 + 10/N, delta = nu/5)
+        # lil'UCB heuristic (eps = 0, beta = 1/2, lambda = 1 + 10/N, lil_delta = delta/5)
         solver = get_solver("lil-ucb")(mode="heuristic")
         p = solver.confidence_parameters(n)
-        U = LILRadius(p["delta"], epsilon=p["epsilon"], sigma=sigma)
+        U = LILRadius(p["lil_delta"], epsilon=p["epsilon"], sigma=sigma)
         solver.run(GaussianArms(mu, sigma=sigma, rng=0), rng=0)  # warm-up
         n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lil_ucb(mu, sigma, 7, U, 1.0 + p["beta"], p["lambda"]),
                                            lambda: solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0))
@@ -367,7 +367,7 @@ def semi_section() -> None:
                                            lambda: solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0),
                                            repeats=7 if n <= 10 else 1)
         _semi_row("LUCB", n, n_p, r_p, t_p, res, t_c)
-        # lil'RandLUCB heuristic (eps = 0, delta = nu); radii U(T, delta/(2(N-K))) / U(T, delta/(2K))
+        # lil'RandLUCB heuristic (eps = 0, lil_delta = delta); radii U(T, lil_delta/(2(N-K))) / U(T, lil_delta/(2K))
         solver = get_solver("lil-randlucb")(K=1, mode="heuristic")
         p = solver.confidence_parameters(n)
         Uh = LILRadius(p["omegas"]["high"], epsilon=p["epsilon"], sigma=sigma)

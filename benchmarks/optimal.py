@@ -16,7 +16,7 @@ of ``run`` over samples, after one untimed warm-up run per cell; the new solvers
 through ask / tell). A final table gives the factor best LUCB-family / best new. All
 algorithms use *valid* thresholds unless the row says "heuristic" (log((1 + log t)/delta),
 the papers' experiments): "valid" is the default normal-mixture threshold, "valid-kk" the
-Kaufmann & Koolen (2021) one (the default before issue 15g), each with its own oracle row. The LUCB family runs in faithful mode with nu = delta (their
+Kaufmann & Koolen (2021) one, each with its own oracle row. The LUCB family runs in faithful mode at the same delta (their
 guarantees). Run r of every algorithm sees the same noise stream (common random numbers).
 This script prints figures; it is not a pass/fail test.
 """
@@ -147,9 +147,9 @@ def mab(runs: int) -> list[dict[str, Any]]:
     delta = 0.01
     env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
     old = [
-        ("LUCB (faithful)", lambda: LUCB(1, nu=delta), "lucb"),
-        ("lil'UCB (faithful)", lambda: LilUCB(1, nu=delta), "lucb"),
-        ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(1, nu=delta), "lucb"),
+        ("LUCB (faithful)", lambda: LUCB(1, delta=delta), "lucb"),
+        ("lil'UCB (faithful)", lambda: LilUCB(1, delta=delta), "lucb"),
+        ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(1, delta=delta), "lucb"),
     ]
     return section("Gaussian MAB means (1,.8,.6,.4,.2), unit variance", env, delta, old + new_algs(delta, {}), runs, {})
 
@@ -165,9 +165,9 @@ def bestk(runs: int) -> list[dict[str, Any]]:
     for name, N, K in BESTK:
         env = jiang_1sparse(N, K, rng=0) if name == "1sparse" else jiang_exponential(N, K, rng=0)
         old = [
-            ("LUCB (faithful)", lambda K=K: LUCB(K, nu=delta), "lucb"),
-            ("LUCB++ (faithful)", lambda K=K: LUCBPlusPlus(K, nu=delta), "lucb"),
-            ("lil'RandLUCB (faithful)", lambda K=K: LilRandLUCB(K, nu=delta), "lucb"),
+            ("LUCB (faithful)", lambda K=K: LUCB(K, delta=delta), "lucb"),
+            ("LUCB++ (faithful)", lambda K=K: LUCBPlusPlus(K, delta=delta), "lucb"),
+            ("lil'RandLUCB (faithful)", lambda K=K: LilRandLUCB(K, delta=delta), "lucb"),
         ]
         title = f"Best-K jiang-{name}{' 0.3' if name == 'exponential' else ''} N={N}, K={K} (sigma 1/2)"
         rows += section(title, env, delta, old + new_algs(delta, {"K": K}, heuristic=False), runs, {"K": K})
@@ -180,7 +180,7 @@ def decision_class(runs: int) -> list[dict[str, Any]]:
     env = GaussianArms([1.0, 0.7, 0.2, 0.9, 0.5, 0.1, 0.6, 0.3], sigma=0.5, rng=0)
     env.decision_class = pm  # scoring against the class
     env.arm_type = "index"
-    old = [("lil'CLUCB (faithful)", lambda: LilCLUCB(decision_class=pm, nu=delta), "lucb")]
+    old = [("lil'CLUCB (faithful)", lambda: LilCLUCB(decision_class=pm, delta=delta), "lucb")]
     algs = old + [(n, m, t) for n, m, t in new_algs(delta, {"decision_class": pm}, heuristic=False)
                   if not n.startswith("track-and-stop (C)")]
     return section("Partition matroid (one arm from each of 3 groups of 8 arms)", _ClassEnv(env, pm), delta, algs,

@@ -16,7 +16,7 @@ fig1   Best-K (Figure 1): 1-sparse and 0.3-Exponential, K = 2 and K = N/2, faith
 fig2   Best-1 (Figure 2): 1-sparse, lil-Exponential alpha = 0.3 and 0.6, with lil'UCB.
 cpe    Generalized lil'CLUCB on a partition matroid and on s-t paths.
 
-Every setting uses Gaussian rewards of variance 1/4 and nu = 0.01 (Section 5). Runs use
+Every setting uses Gaussian rewards of variance 1/4 and delta = 0.01 (the paper's nu, Section 5). Runs use
 common random numbers: run r of every algorithm sees the same noise stream
 (``SeedSequence(seed).spawn(runs)[r]``). The paper's qualitative claims are checked and
 printed at the end of each figure. This script prints figures; it is not a pass/fail test.
@@ -39,7 +39,7 @@ from combex.environments._instances_semi import (
 )
 from combex.solvers.semi_bandit import LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LilUCB, LUCBPlusPlus
 
-NU = 0.01
+DELTA = 0.01
 BEST_K_ALGS = [("LUCB", LUCB), ("lil'LUCB", LilLUCB), ("LUCB++", LUCBPlusPlus), ("lil'RandLUCB", LilRandLUCB), ("lil'CLUCB", LilCLUCB)]
 BUDGET = 5_000_000  # per run, against runaway settings (reported if hit)
 
@@ -96,7 +96,7 @@ def section_speed(args: argparse.Namespace) -> None:
     print("\n=== speed ===")
     env = jiang_1sparse(10_000, 2, rng=0)
     t0 = time.perf_counter()
-    res = LilRandLUCB(2, nu=NU, mode="heuristic").run(env, rng=1)
+    res = LilRandLUCB(2, delta=DELTA, mode="heuristic").run(env, rng=1)
     dt = time.perf_counter() - t0
     print(
         f"lil'RandLUCB heuristic, jiang-1sparse N=10^4 K=2: {dt:.1f} s, {res.samples} samples, "
@@ -112,14 +112,14 @@ def section_speed(args: argparse.Namespace) -> None:
             K = 1 if cls is LilUCB else 2
             env = jiang_1sparse(1000, K, rng=2)
             t0 = time.perf_counter()
-            r = cls(K, nu=NU, mode=mode).run(env, rng=3, budget=BUDGET)
+            r = cls(K, delta=DELTA, mode=mode).run(env, rng=3, budget=BUDGET)
             dt = time.perf_counter() - t0
             print(f"{name:<14}{mode:<11}{r.samples:>10}{r.rounds:>10}{dt:>9.2f}{r.rounds / dt:>11,.0f}")
 
 
 # ---------------------------------------------------------------------- figure 1
 def section_fig1(args: argparse.Namespace) -> None:
-    print("\n=== Figure 1: Best-K (mean samples over", args.runs, "runs; nu = 0.01) ===")
+    print("\n=== Figure 1: Best-K (mean samples over", args.runs, "runs; delta = 0.01) ===")
     panels = [
         ("1-Sparse, K=2", lambda n, r: jiang_1sparse(n, 2, rng=r), "K2"),
         ("1-Sparse, K=N/2", lambda n, r: jiang_1sparse(n, n // 2, rng=r), "KN2"),
@@ -135,7 +135,7 @@ def section_fig1(args: argparse.Namespace) -> None:
                 for name, cls in BEST_K_ALGS:
                     if name not in cols:
                         continue
-                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(K, nu=NU, mode=mode), args.runs, args.seed)
+                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(K, delta=DELTA, mode=mode), args.runs, args.seed)
             print_table(f"({mode.capitalize()}) {title}", args.Ns, cols, cells)
             n = args.Ns[-1]
             m = {c: cells[(n, c)]["mean"] for c in cols}
@@ -157,7 +157,7 @@ def section_fig1(args: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------------- figure 2
 def section_fig2(args: argparse.Namespace) -> None:
-    print("\n=== Figure 2: Best-1 (mean samples over", args.runs, "runs; nu = 0.01) ===")
+    print("\n=== Figure 2: Best-1 (mean samples over", args.runs, "runs; delta = 0.01) ===")
     panels = [
         ("1-Sparse, K=1", lambda n, r: jiang_1sparse(n, 1, rng=r)),
         ("alpha=0.3, K=1", lambda n, r: lil_exponential(n, 0.3, rng=r)),
@@ -174,7 +174,7 @@ def section_fig2(args: argparse.Namespace) -> None:
                         continue
                     if cls is LilUCB and mode == "faithful" and n > args.lilucb_max_n:
                         continue
-                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(1, nu=NU, mode=mode), args.runs, args.seed)
+                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(1, delta=DELTA, mode=mode), args.runs, args.seed)
             print_table(f"({mode.capitalize()}) {title}", args.Ns, cols, cells)
             ns = [n for n in args.Ns if (n, "lil'UCB") in cells]
             n = args.Ns[-1]
@@ -202,7 +202,7 @@ def section_fig2(args: argparse.Namespace) -> None:
 def section_cpe(args: argparse.Namespace) -> None:
     from combex.oracles import PartitionMatroid, STPaths
 
-    print("\n=== Generalized lil'CLUCB (Algorithm 3), nu = 0.01, sigma = 1/2 ===")
+    print("\n=== Generalized lil'CLUCB (Algorithm 3), delta = 0.01, sigma = 1/2 ===")
     rng = np.random.default_rng(7)
     # partition matroid: 12 arms in 4 groups of 3, bases; distinct means 1/11 apart
     groups = np.repeat(np.arange(4), 3)
@@ -223,7 +223,7 @@ def section_cpe(args: argparse.Namespace) -> None:
         for mode in ("faithful", "heuristic"):
             best = dc.argmax(mu)  # the optimum on the true means
             cell = run_setting(lambda r, mu=mu: GaussianArms(mu, sigma=0.5, rng=r),
-                               LilCLUCB(decision_class=dc, nu=NU, mode=mode), args.cpe_runs, args.seed,
+                               LilCLUCB(decision_class=dc, delta=DELTA, mode=mode), args.cpe_runs, args.seed,
                                correct=lambda env, ans, best=best: bool(np.array_equal(ans, best)))
             print(f"{name:<30}{mode:<11}{dc.n:>4}{dc.width:>6}{cell['mean']:>14.0f}{cell['errors']:>8}")
 

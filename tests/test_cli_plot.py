@@ -13,7 +13,7 @@ pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 
 SWEEP = ["sweep", "--solver", "lucb", "--solver", "lil-lucb", "--instance", "jiang-1sparse",
-         "--grid", "N=4,10,8", "--grid", "K=1,2", "--solver-grid", "nu=0.05,0.1", "--runs", "1"]
+         "--grid", "N=4,10,8", "--grid", "K=1,2", "--solver-grid", "delta=0.05,0.1", "--runs", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +28,8 @@ def test_sweep_summary_sorts_numbers_as_numbers(results, capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  lucb ")]
     ns = [int(re.search(r'"N":(\d+)', ln).group(1)) for ln in lines]
     ks = [int(re.search(r'"K":(\d+)', ln).group(1)) for ln in lines]
-    nus = [float(re.search(r"\"nu\":([\d.]+)", ln).group(1)) for ln in lines]
-    assert list(zip(nus, ks, ns)) == sorted(zip(nus, ks, ns))
+    deltas = [float(re.search(r"\"delta\":([\d.]+)", ln).group(1)) for ln in lines]
+    assert list(zip(deltas, ks, ns)) == sorted(zip(deltas, ks, ns))
     assert ns[:3] == [4, 8, 10]
 
 
@@ -39,14 +39,14 @@ def test_plot_separates_every_varying_setting_and_keeps_solver_names(results):
     df = results_table(results)
     ax = plot_results(df, "N")
     lines = {c.get_label(): c.lines[0] for c in ax.containers}  # one errorbar container per line
-    # 2 solvers x 2 K x 2 nu: eight lines, none averaging two settings
+    # 2 solvers x 2 K x 2 delta: eight lines, none averaging two settings
     assert len(lines) == 8
-    assert "lucb, K=1, nu=0.05" in lines and "lil-lucb, K=2, nu=0.1" in lines
+    assert "lucb, K=1, delta=0.05" in lines and "lil-lucb, K=2, delta=0.1" in lines
     for line in lines.values():
         xs = list(line.get_xdata())
         assert xs == sorted(set(xs))  # one point per x
-    one = df[(df.solver == "lucb") & (df.K == 1) & (df.nu == 0.05)]
-    assert list(lines["lucb, K=1, nu=0.05"].get_ydata()) == pytest.approx(one.groupby("N")["samples"].mean().tolist())
+    one = df[(df.solver == "lucb") & (df.K == 1) & (df.delta == 0.05)]
+    assert list(lines["lucb, K=1, delta=0.05"].get_ydata()) == pytest.approx(one.groupby("N")["samples"].mean().tolist())
 
 
 def test_plot_command_writes_the_figure(results, tmp_path, capsys):

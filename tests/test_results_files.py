@@ -1,4 +1,4 @@
-"""Results files under stress (issue 13): two writers, duplicated rows, torn and garbled
+"""Results files under stress: two writers, duplicated rows, torn and garbled
 rows; each damaged file is a ResultsFileError naming the file and the row."""
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def test_unreachable_storage_is_a_clear_error():
 def test_eager_study_identifies_and_stores_the_result(where, tmp_path):
     storage = None if where == "memory" else str(tmp_path / "s.db")
     study = cs.create_study(storage=storage, name="s", problem=semi_problem(), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1}, seed=3, snapshot_every=50)
+                            solver_params={"K": 1, "delta": 0.1}, seed=3, snapshot_every=50)
     st = study.storage
     n = run_to_end(study)
     rec = st.get_study("s")
@@ -272,13 +272,13 @@ def test_user_decision_class_is_stored_by_name(tmp_path):
 @pytest.mark.slow
 def test_error_rate_under_heavy_concurrency():
     """Eager policy with 16 tickets out and results told in random order: the error rate
-    stays within nu (LUCB, nu = 0.1; a one-sided binomial bound over 60 studies)."""
+    stays within delta (LUCB, delta = 0.1; a one-sided binomial bound over 60 studies)."""
     errors = 0
     runs = 60
     problem = cs.problem_spec(4, noise="bernoulli")
     means = np.array([0.8, 0.5, 0.4, 0.3])
     for r in range(runs):
-        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "nu": 0.1},
+        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "delta": 0.1},
                                 seed=r)
         rng = np.random.default_rng(1000 + r)
         out = []

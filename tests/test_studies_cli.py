@@ -28,7 +28,7 @@ def run(capsys, *argv):
 def test_study_commands_end_to_end(tmp_path, capsys):
     db = str(tmp_path / "lab.db")
     code, doc, _ = run(capsys, "study", "create", db, "--name", "q", "--n-arms", "3", "--solver", "lucb",
-                       "--param", "K=1", "--param", "nu=0.1", "--labels", "a,b,c", "--seed", "1")
+                       "--param", "K=1", "--param", "delta=0.1", "--labels", "a,b,c", "--seed", "1")
     assert code == 0 and doc["name"] == "q" and doc["status"] == "running" and doc["policy"] == "eager"
     code, doc, err = run(capsys, "study", "create", db, "--name", "q", "--n-arms", "3", "--solver", "lucb",
                          "--param", "K=2")
@@ -107,7 +107,7 @@ def test_dashboard_in_a_real_browser(tmp_path):
 
     db = str(tmp_path / "lab.db")
     study = cs.create_study(storage=db, name="quiz", problem=cs.problem_spec(3, labels=["ann", "bob", "cy"]),
-                            solver="lucb", solver_params={"K": 1, "nu": 0.1})
+                            solver="lucb", solver_params={"K": 1, "delta": 0.1})
     for _ in range(10):
         t = study.ask()
         study.tell(t, 1.0 if t.arm == 0 else 0.0)

@@ -92,7 +92,7 @@ def _resolve_S(solver: Any, problem: Any, features: Any = None) -> float:
     index problems with features X of full column rank, ``theta = X^+ mu`` with
     ``mu = X theta`` in [lo, hi]^K, so ``||theta||_2 <= ||mu||_2 / s_min(X) <= m sqrt(K) /
     s_min(X)``. Otherwise :class:`~combex.exceptions.InvalidParameterError` naming ``S``:
-    the former default S = 1.0 returned the wrong arm on theta = (50, 50.8).
+    there is no default (S = 1.0 returns the wrong arm on theta = (50, 50.8)).
     """
     if solver.S is not None:
         return float(solver.S)
@@ -257,7 +257,7 @@ class LinGapE(_LinearRun, Solver):
         it, else a bound derived from a known range of the arm means
         (``problem.info["reward_range"]``, or [0, 1] for Bernoulli / data-backed rewards):
         ``max(|lo|, |hi|) sqrt(K) / s_min(X)``; else an error naming S (there is no
-        default: the former S = 1.0 returned the wrong arm on theta = (50, 50.8)). The
+        default: S = 1.0 returns the wrong arm on theta = (50, 50.8)). The
         value used is reported in ``Result.info["S"]``. Too small an S voids the guarantee.
     R : float, optional
         Sub-Gaussian scale of the noise. None: ``problem.noise.sigma``.
@@ -1157,9 +1157,9 @@ _STATIC_NOTES = """
     ``1 + g`` while ``n_k < 1 / g``, where the ``n_k + 1`` term rules). It is *not* a bound on
     the ratio of the batched to the per-round stopping time: the rule is not monotone in n
     (a crossing can be undone by the next samples), so the stop can come later than
-    ``(1 + g)`` times the first crossing. The earlier "at most a factor 1 + g" claim was
-    false in that sense (issue 12: mean sample ratios of 1.027 at g = 0.01 and 1.064-1.069
-    at g = 0.05 were measured for the full-bandit solvers).
+    ``(1 + g)`` times the first crossing: "at most a factor 1 + g" does not hold in that
+    sense (mean sample ratios of 1.027 at g = 0.01 and 1.064-1.069 at g = 0.05 were
+    measured for the full-bandit solvers).
 """
 
 

@@ -79,8 +79,8 @@ by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 (:mod:`combex.solvers._lower_bound_bandit`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
-linear implementations of issue 15b (:data:`LINEAR_DISPATCH`); until they are merged a
-:class:`~combex.exceptions.InvalidParameterError` says so.
+linear implementations of :mod:`combex.solvers.optimal_linear` (:data:`LINEAR_DISPATCH`); the
+other solvers refuse linear problems with an :class:`~combex.exceptions.InvalidParameterError`.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ from ._lower_bound_uv import uv_lower_bound_info
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
-#: Linear problems: registry name -> "module:Class" of the linear exploration (issue 15b).
+#: Linear problems: registry name -> "module:Class" of the linear exploration.
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
@@ -131,7 +131,7 @@ class _OptimalSolver(Solver):
         self,
         K: int = 1,
         *,
-        delta: float = 0.01,
+        delta: float = 0.05,
         epsilon: float = 0.0,
         threshold: str = "valid",
         divergence: str = "auto",
@@ -1318,7 +1318,7 @@ class TrackAndStop(_OptimalSolver):
     K : int, default 1
         1: best arm (answer: an index); K >= 2: the K best arms (answer: a bool mask).
         Ignored when a decision class is given or the problem has one.
-    delta : float in (0, 1), default 0.01
+    delta : float in (0, 1), default 0.05
     epsilon : float >= 0, default 0
         The answer is epsilon-good (sum of means for sets).
     threshold : {"valid", "valid-kk", "heuristic"}
@@ -1349,7 +1349,7 @@ class TrackAndStop(_OptimalSolver):
     families: ClassVar[tuple[str, ...]] = ("semi-bandit",)
     exploration_class = _TrackAndStopExploration
 
-    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+    def __init__(self, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0, threshold: str = "valid",
                  divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
                  batch_size: int = 1, tracking: str = "D") -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
@@ -1485,7 +1485,7 @@ class TopTwo(_OptimalSolver):
     the leader side of the chosen pair (i, j) with probability ``h_i / (h_i + h_j)``,
     ``h_a = N_a d(mu_hat_a, lambda_a)`` at the pair's closest alternative (Gaussian: ``N_j /
     (N_i + N_j)``); or ``"optimal"``: the answer's share of the optimal allocation
-    ``w*(mu_hat)`` (issue 15e). ``"ids"`` and ``"optimal"`` apply to the best arm, Best-K and
+    ``w*(mu_hat)``. ``"ids"`` and ``"optimal"`` apply to the best arm, Best-K and
     matroid bases; other decision classes use 1/2. Measured (100 runs, delta = 0.01, valid
     thresholds, the seeds of benchmarks/optimal.py), ids / optimal / 1/2: jiang-1sparse
     N = 20, K = 2: 855 / 1,066 / 1,068 (the median of ``"optimal"`` is 866: it had two
@@ -1507,7 +1507,7 @@ class TopTwo(_OptimalSolver):
     families: ClassVar[tuple[str, ...]] = ("semi-bandit", "linear", "full-bandit")
     exploration_class = _TopTwoExploration
 
-    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+    def __init__(self, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0, threshold: str = "valid",
                  divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
                  batch_size: int = 1, beta: float | str = "ids") -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
@@ -1742,7 +1742,7 @@ class OracleTracking(_OptimalSolver):
     name = "oracle-tracking"
     exploration_class = _OracleExploration
 
-    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0,
+    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0,
                  threshold: str = "valid", divergence: str = "auto", sigma: float | None = None,
                  decision_class: Any = None, batch_size: int = 1) -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,

@@ -11,7 +11,7 @@ Examples
 --------
 >>> import combex
 >>> study = combex.studies.create_study(
-...     storage=None, name="demo", solver="lucb", solver_params={"K": 1, "nu": 0.1},
+...     storage=None, name="demo", solver="lucb", solver_params={"K": 1, "delta": 0.1},
 ...     problem=combex.studies.problem_spec(3, noise="bernoulli"), seed=0)
 >>> t = study.ask()
 >>> (t.arm, t.count)

@@ -139,7 +139,7 @@ def add_study_command(sub: Any) -> None:
                     "postgresql+psycopg://user@host/db). Every command prints JSON.",
         epilog="Examples:\n"
                "  combex study create lab.db --name quiz --n-arms 8 --noise bernoulli --solver lil-clucb "
-               "--param K=2 --param nu=0.05\n"
+               "--param K=2 --param delta=0.05\n"
                "  combex study ask lab.db --name quiz --n 4\n"
                "  combex study tell lab.db --name quiz --ticket 3 --reward-sum 1\n"
                "  combex study status lab.db --name quiz\n"
