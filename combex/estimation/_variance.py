@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ResidualVariance", "variance_upper_bound", "declared_scale_rejected", "observed_scale_lower",
+__all__ = ["ResidualVariance", "DeclaredScaleWatch", "variance_upper_bound", "declared_scale_rejected", "observed_scale_lower",
            "NOISE_CHECK_ALPHA"]
 
 #: Error budget of the test of a declared noise scale: the probability that a true declaration
@@ -259,3 +259,112 @@ def scale_check_dict(rss: float, n: int, sigma0: float, variance_estimate: float
             "estimate": math.sqrt(variance_estimate) if variance_estimate == variance_estimate else math.nan,
             "observed_at_least": observed_scale_lower(rss, n, alpha) if rejected else None,
             "observations": int(n), "alpha": float(alpha)}
+
+
+class DeclaredScaleWatch:
+    """The residual statistics a run needs for the test of its declared noise scale, folded
+    from every told ``(arm, count, reward_sum)`` (module docstring: normalized observations
+    ``S / sqrt(c)``, the least-squares residual sum of squares, the test at any time).
+
+    Parameters
+    ----------
+    n_arms : int
+    features : array of shape (n_arms, d), optional
+        Linear arms: the fit is the linear model's. None: index arms (one mean per arm,
+        the within-arm sums of squares, Welford's centred updates) or, with ``masks=True``,
+        super-arms whose features are their indicator rows.
+    masks : bool
+    """
+
+    def __init__(self, n_arms: int, features: Any = None, *, masks: bool = False) -> None:
+        self.linear = features is not None or masks
+        self.features = None if features is None else np.asarray(features, dtype=np.float64)
+        d = int(n_arms) if features is None else int(self.features.shape[1])
+        self.n = 0
+        if self.linear:
+            self.A = np.zeros((d, d))
+            self.b = np.zeros(d)
+            self.zz = 0.0
+        else:
+            self.T = np.zeros(int(n_arms), dtype=np.float64)
+            self.mean = np.zeros(int(n_arms))
+            self.rss_ = 0.0
+
+    def add(self, arms: Any, counts: Any, reward_sums: Any) -> None:
+        """Fold a told batch: ``arms`` (indices, or bool masks of shape (m, n_arms)),
+        ``counts`` and ``reward_sums`` of shape (m,); entries of count 0 are skipped."""
+        c = np.asarray(counts, dtype=np.float64).reshape(-1)
+        S = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        keep = c > 0
+        arms = np.asarray(arms)
+        if not keep.all():
+            arms, c, S = arms[keep], c[keep], S[keep]
+        if c.size == 0:
+            return
+        self.n += int(c.size)
+        if self.linear:
+            X = arms.astype(np.float64) if self.features is None else self.features[arms.astype(np.intp)]
+            self.A += (X * c[:, None]).T @ X
+            self.b += X.T @ S
+            self.zz += float(np.sum(S * S / c))
+            return
+        for a, ca, s in zip(arms.astype(np.intp).tolist(), c.tolist(), S.tolist()):
+            n = self.T[a]
+            if n > 0:
+                dev = s - ca * self.mean[a]
+                self.rss_ += dev * dev / ca * n / (n + ca)
+            self.T[a] = n + ca
+            self.mean[a] += (s - ca * self.mean[a]) / (n + ca)
+
+    def add_rewards(self, arm: int, rewards: Any) -> None:
+        """Fold single rewards of one arm (a block of successive pulls)."""
+        r = np.asarray(rewards, dtype=np.float64).reshape(-1)
+        if r.size == 0:
+            return
+        if self.linear:
+            self.add(np.full(r.size, arm) if self.features is not None else np.repeat(np.asarray(arm)[None], r.size, 0),
+                     np.ones(r.size), r)
+            return
+        nb, mb = float(r.size), float(r.mean())
+        m2b = float(((r - mb) ** 2).sum())
+        n = self.T[arm]
+        self.rss_ += m2b + ((mb - self.mean[arm]) ** 2) * n * nb / (n + nb) if n > 0 else m2b
+        self.T[arm] = n + nb
+        self.mean[arm] += (mb - self.mean[arm]) * nb / (n + nb)
+        self.n += int(r.size)
+
+    def rss(self) -> float:
+        """The least-squares residual sum of squares of the normalized observations."""
+        if not self.linear:
+            return float(self.rss_)
+        if self.n == 0:
+            return 0.0
+        theta, *_ = np.linalg.lstsq(self.A, self.b, rcond=None)
+        return max(self.zz - float(self.b @ theta), 0.0)
+
+    def dof(self) -> int:
+        """Residual degrees of freedom (observations beyond the fitted parameters)."""
+        if self.linear:
+            return self.n - (int(np.linalg.matrix_rank(self.A)) if self.n else 0)
+        return self.n - int(np.count_nonzero(self.T))
+
+    def check(self, sigma0: float, alpha: float = NOISE_CHECK_ALPHA) -> dict[str, Any]:
+        """The test of the declared scale ``sigma0`` now."""
+        rss, dof = self.rss(), self.dof()
+        return scale_check_dict(rss, self.n, sigma0, rss / dof if dof > 0 else math.nan, alpha)
+
+    def state(self) -> dict[str, Any]:
+        if self.linear:
+            return {"n": self.n, "A": self.A.copy(), "b": self.b.copy(), "zz": self.zz}
+        return {"n": self.n, "T": self.T.copy(), "mean": self.mean.copy(), "rss": self.rss_}
+
+    def load(self, st: dict[str, Any]) -> None:
+        self.n = int(st["n"])
+        if self.linear:
+            self.A = np.asarray(st["A"], dtype=np.float64).copy()
+            self.b = np.asarray(st["b"], dtype=np.float64).copy()
+            self.zz = float(st["zz"])
+        else:
+            self.T = np.asarray(st["T"], dtype=np.float64).copy()
+            self.mean = np.asarray(st["mean"], dtype=np.float64).copy()
+            self.rss_ = float(st["rss"])

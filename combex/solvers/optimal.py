@@ -282,6 +282,8 @@ class _OptimalExploration(Exploration):
     """Shared state: counts, means, the answer and the GLR stopping rule; subclasses give
     :meth:`_prepare` (once per batch) and :meth:`_select` (one arm on virtual counts)."""
 
+    _own_noise_check: ClassVar[bool] = True
+
     def __init__(self, solver: _OptimalSolver, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self._configure(solver)
@@ -357,7 +359,7 @@ class _OptimalExploration(Exploration):
         self.m2 = np.zeros(self.N)
         self._n_obs = 0
         self._single = True  # every told entry had count 1 (individual rewards)
-        self.noise_check: dict[str, Any] | None = None
+        self._noise_record: dict[str, Any] | None = None
         self._noise_n = 0
         # variances of the class sampling rules (unknown variances): the upper confidence
         # bounds U_a of the stopping statistic. The plug-in variances starve arms: an arm
@@ -434,7 +436,7 @@ class _OptimalExploration(Exploration):
         st: dict[str, Any] = {
             "T": self.T.copy(), "sums": self.sums.copy(), "sq": self.sq.copy(), "m2": self.m2.copy(),
             "noise": {"n_obs": int(self._n_obs), "single": bool(self._single), "tested_at": int(self._noise_n),
-                      "uv": bool(self._uv), "check": None if self.noise_check is None else dict(self.noise_check)},
+                      "uv": bool(self._uv), "check": None if self._noise_record is None else dict(self._noise_record)},
             "ready": bool(self._ready),
             "stat": float(self._stat), "beta_t": float(self._beta_t),
             "answer": enc(self._answer), "closest": enc(self._closest),
@@ -478,7 +480,7 @@ class _OptimalExploration(Exploration):
         ns = st.get("noise")
         if ns is not None:
             self._n_obs, self._single, self._noise_n = int(ns["n_obs"]), bool(ns["single"]), int(ns["tested_at"])
-            self.noise_check = None if ns["check"] is None else dict(ns["check"])
+            self._noise_record = None if ns["check"] is None else dict(ns["check"])
             if bool(ns["uv"]) and not self._uv:
                 self._switch_to_unknown_variance()
         self._refresh_terms(range(n))
@@ -874,7 +876,7 @@ class _OptimalExploration(Exploration):
         rejection: a :class:`~combex.exceptions.NoiseScaleWarning`, and the unknown-variance
         rule from then on when every told entry was a single reward (else the guarantee is
         reported void). True when the rule changed (the caller checks again next time)."""
-        if self.divergence != "gaussian" or self._uv or (self.noise_check is not None and self.noise_check["rejected"]):
+        if self.divergence != "gaussian" or self._uv or (self._noise_record is not None and self._noise_record["rejected"]):
             return False
         n = self._n_obs
         dof = n - int(np.count_nonzero(self.T))
@@ -884,7 +886,7 @@ class _OptimalExploration(Exploration):
         rss = float(self.m2.sum())
         chk = scale_check_dict(rss, n, self.sigma, rss / max(n - self.N, 1) if n > self.N else math.nan)
         chk["at_sample"] = int(self.samples)
-        self.noise_check = chk
+        self._noise_record = chk
         if not chk["rejected"]:
             return False
         import warnings
@@ -967,11 +969,11 @@ class _OptimalExploration(Exploration):
             "delta_achieved": p["delta_achieved"],
             "divergence": self.divergence,
         }
-        if self.noise_check is not None:
-            self.certificate["noise_check"] = dict(self.noise_check)
-            if self.noise_check["rejected"]:
+        if self._noise_record is not None:
+            self.certificate["noise_check"] = dict(self._noise_record)
+            if self._noise_record["rejected"]:
                 self.certificate["guarantee"] = (
-                    f"the declared noise scale was rejected after {self.noise_check['at_sample']} samples; "
+                    f"the declared noise scale was rejected after {self._noise_record['at_sample']} samples; "
                     + ("the stop came from the unknown-variance rule after it" if self._uv else
                        "the rewards were told in sums, so the answer is not (epsilon, delta)-correct"))
 
@@ -1080,7 +1082,7 @@ class _OptimalExploration(Exploration):
                 "leader": np.flatnonzero(a).tolist() if a.dtype == bool else int(a),
                 "challenger": self._challenger(), "delta_achieved": self.delta_achieved(),
                 "evaluations_left": self.evaluations_left(),
-                "noise_check": None if self.noise_check is None else dict(self.noise_check),
+                "noise_check": None if self._noise_record is None else dict(self._noise_record),
                 "divergence": self.divergence}
 
     # ------------------------------------------------------------------ live studies
@@ -1121,8 +1123,8 @@ class _OptimalExploration(Exploration):
     def _info(self) -> dict[str, Any]:
         out = {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
-        if self.noise_check is not None:
-            out["noise_check"] = dict(self.noise_check)
+        if self._noise_record is not None:
+            out["noise_check"] = dict(self._noise_record)
         return out
 
 

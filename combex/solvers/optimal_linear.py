@@ -480,6 +480,8 @@ class _GLRExploration(Exploration):
     C-tracking of Garivier & Kaufmann 2016 / eq. (3) of Degenne et al. 2020), a GLR check
     after each round."""
 
+    _own_noise_check: ClassVar[bool] = True
+
     solver: _GLRSolver
 
     def __init__(self, solver: _GLRSolver, problem: Any, rng: Any) -> None:
@@ -537,7 +539,7 @@ class _GLRExploration(Exploration):
         if self.uv:
             self._rv.start()
         self._sig = self.sigma if not self.uv else math.inf  # the stopping rule's scale, set at each check
-        self.noise_check: dict[str, Any] | None = None
+        self._noise_record: dict[str, Any] | None = None
         self._noise_n = 0  # observations at the last test of the declared scale
 
     @property
@@ -571,7 +573,7 @@ class _GLRExploration(Exploration):
     def _observe(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
         """Fold observations into the residual statistics, then test a declared scale."""
         self._rv.add(X, reward_sums, counts)
-        if self.declared is None or self.noise_check is not None and self.noise_check["rejected"]:
+        if self.declared is None or self._noise_record is not None and self._noise_record["rejected"]:
             return
         n = self._rv.n
         dof = n - self.X.shape[1]
@@ -580,7 +582,7 @@ class _GLRExploration(Exploration):
         self._noise_n = n
         chk = self._rv.scale_check(self._A, self._b, self.declared)
         chk["at_sample"] = int(self.samples)
-        self.noise_check = chk
+        self._noise_record = chk
         if chk["rejected"]:
             self._reject_declared_scale(chk)
 
@@ -738,7 +740,7 @@ class _GLRExploration(Exploration):
         rv = self._rv
         st: dict[str, Any] = {"uv": bool(self.uv), "zz": rv.zz, "n": rv.n, "active": rv.active,
                               "tested_at": int(self._noise_n), "ucb": None if rv.ucb is None else list(rv.ucb),
-                              "check": None if self.noise_check is None else dict(self.noise_check)}
+                              "check": None if self._noise_record is None else dict(self._noise_record)}
         if rv.active:
             st.update({"rss": rv.rss, "dof": rv.dof, "log_terms": rv.log_terms.copy(), "V_inv": rv.V_inv.copy(),
                        "theta": rv.theta.copy()})
@@ -751,7 +753,7 @@ class _GLRExploration(Exploration):
         self.uv = bool(st["uv"])
         rv.zz, rv.n, rv.active = float(st["zz"]), int(st["n"]), bool(st["active"])
         self._noise_n = int(st["tested_at"])
-        self.noise_check = None if st["check"] is None else dict(st["check"])
+        self._noise_record = None if st["check"] is None else dict(st["check"])
         rv.ucb = None if st.get("ucb") is None else (float(st["ucb"][0]), int(st["ucb"][1]), float(st["ucb"][2]))
         if rv.active:
             rv.rss, rv.dof = float(st["rss"]), float(st["dof"])
@@ -1199,8 +1201,8 @@ class _GLRExploration(Exploration):
             out["sigma_upper"] = self._stop_scale()
             est = self._rv.estimate(self._A, self._b)
             out["sigma_estimate"] = math.sqrt(est) if est == est else math.nan
-        if self.noise_check is not None:
-            out["noise_check"] = dict(self.noise_check)
+        if self._noise_record is not None:
+            out["noise_check"] = dict(self._noise_record)
         m_s = int(getattr(self, "_fd_broken", -1))
         if m_s >= 0:
             out["threshold_note"] = (
@@ -1321,7 +1323,7 @@ class _GLRExploration(Exploration):
                 "threshold": math.nan if last is None else float(last["threshold"]),
                 "stops_when": "statistic > threshold", "leader": leader, "challenger": chal,
                 "delta_achieved": self.delta_achieved(), "evaluations_left": self.evaluations_left(),
-                "noise_check": None if self.noise_check is None else dict(self.noise_check),
+                "noise_check": None if self._noise_record is None else dict(self._noise_record),
                 "divergence": "unknown-variance" if self.uv else "gaussian"}
 
     def stop(self, status: str, message: str = "") -> None:
@@ -1330,11 +1332,11 @@ class _GLRExploration(Exploration):
         self.certificate = {**self.certificate, "statistic": p["statistic"], "threshold_value": p["threshold"],
                             "stops_when": p["stops_when"], "delta_achieved": p["delta_achieved"],
                             "divergence": p["divergence"]}
-        if self.noise_check is not None:
-            self.certificate["noise_check"] = dict(self.noise_check)
-            if self.noise_check["rejected"]:
+        if self._noise_record is not None:
+            self.certificate["noise_check"] = dict(self._noise_record)
+            if self._noise_record["rejected"]:
                 self.certificate["guarantee"] = (
-                    f"the declared noise scale was rejected after {self.noise_check['at_sample']} samples; the "
+                    f"the declared noise scale was rejected after {self._noise_record['at_sample']} samples; the "
                     "stop came from the unknown-variance rule (valid for Gaussian noise) after it")
 
     # ------------------------------------------------------------------ live studies
