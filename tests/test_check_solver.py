@@ -66,8 +66,6 @@ BROKEN = {"top-two": "fast", "lucb": "fast", "lil-lucb": "fast", "icb": "fast", 
 # The real solvers on the near tie at the default settings (the case that fails most
 # broken copies): seconds on a loaded machine, so only the cheapest in the default suite.
 REAL_NEAR_TIE_FAST = {"top-two", "lucb"}
-_NOISE_XFAIL = ("the built-in solvers do not test their declared noise scale (no NoiseScaleWarning, no "
-                "info['noise_check']['rejected'])")
 
 
 def _params(checks, *, slow):
@@ -248,7 +246,6 @@ def test_the_slow_rule_fails_a_milder_cut():
 
 # ====================================================================== the declared noise scale
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in HEAVY else [], id=n) for n in PAC])
-@pytest.mark.xfail(strict=False, reason=_NOISE_XFAIL)
 def test_understated_noise_is_flagged_or_refused(name):
     rep = _run(name, "understated_noise", n_runs=None, budget=200_000)
     if not rep.applicable:

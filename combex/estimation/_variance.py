@@ -266,22 +266,27 @@ class DeclaredScaleWatch:
     from every told ``(arm, count, reward_sum)`` (module docstring: normalized observations
     ``S / sqrt(c)``, the least-squares residual sum of squares, the test at any time).
 
+    Index and linear arms keep per-arm counts, means and the within-arm sum of squares
+    (Welford's centred updates; O(1) per observation); the linear model's residual sum of
+    squares adds the between-arm part ``sum_a T_a (m_a - x_a^T theta_hat)^2`` of the weighted
+    fit of the arm means (the cross term of the decomposition vanishes). Super-arms (masks)
+    keep ``A = sum c x x^T``, ``b = sum S x`` and ``sum S^2 / c``.
+
     Parameters
     ----------
     n_arms : int
     features : array of shape (n_arms, d), optional
-        Linear arms: the fit is the linear model's. None: index arms (one mean per arm,
-        the within-arm sums of squares, Welford's centred updates) or, with ``masks=True``,
-        super-arms whose features are their indicator rows.
+        Linear arms (the fit is the linear model's); None: index arms (one mean per arm).
     masks : bool
+        Super-arms given as bool masks over ``n_arms`` members (the fit is the members' sum).
     """
 
     def __init__(self, n_arms: int, features: Any = None, *, masks: bool = False) -> None:
-        self.linear = features is not None or masks
+        self.masks = bool(masks)
         self.features = None if features is None else np.asarray(features, dtype=np.float64)
-        d = int(n_arms) if features is None else int(self.features.shape[1])
         self.n = 0
-        if self.linear:
+        if self.masks:
+            d = int(n_arms)
             self.A = np.zeros((d, d))
             self.b = np.zeros(d)
             self.zz = 0.0
@@ -302,8 +307,8 @@ class DeclaredScaleWatch:
         if c.size == 0:
             return
         self.n += int(c.size)
-        if self.linear:
-            X = arms.astype(np.float64) if self.features is None else self.features[arms.astype(np.intp)]
+        if self.masks:
+            X = arms.astype(np.float64)
             self.A += (X * c[:, None]).T @ X
             self.b += X.T @ S
             self.zz += float(np.sum(S * S / c))
@@ -317,13 +322,12 @@ class DeclaredScaleWatch:
             self.mean[a] += (s - ca * self.mean[a]) / (n + ca)
 
     def add_rewards(self, arm: int, rewards: Any) -> None:
-        """Fold single rewards of one arm (a block of successive pulls)."""
+        """Fold single rewards of one index or linear arm (a block of successive pulls)."""
         r = np.asarray(rewards, dtype=np.float64).reshape(-1)
         if r.size == 0:
             return
-        if self.linear:
-            self.add(np.full(r.size, arm) if self.features is not None else np.repeat(np.asarray(arm)[None], r.size, 0),
-                     np.ones(r.size), r)
+        if r.size == 1:
+            self.add(np.array([arm]), np.ones(1), r)
             return
         nb, mb = float(r.size), float(r.mean())
         m2b = float(((r - mb) ** 2).sum())
@@ -333,20 +337,31 @@ class DeclaredScaleWatch:
         self.mean[arm] += (mb - self.mean[arm]) * nb / (n + nb)
         self.n += int(r.size)
 
+    def _rank(self) -> int:
+        if self.masks:
+            return int(np.linalg.matrix_rank(self.A)) if self.n else 0
+        seen = self.T > 0
+        if self.features is None:
+            return int(np.count_nonzero(seen))
+        return int(np.linalg.matrix_rank(self.features[seen])) if seen.any() else 0
+
     def rss(self) -> float:
         """The least-squares residual sum of squares of the normalized observations."""
-        if not self.linear:
-            return float(self.rss_)
         if self.n == 0:
             return 0.0
-        theta, *_ = np.linalg.lstsq(self.A, self.b, rcond=None)
-        return max(self.zz - float(self.b @ theta), 0.0)
+        if self.masks:
+            theta, *_ = np.linalg.lstsq(self.A, self.b, rcond=None)
+            return max(self.zz - float(self.b @ theta), 0.0)
+        if self.features is None:
+            return float(self.rss_)
+        seen = self.T > 0
+        X, T, m = self.features[seen], self.T[seen], self.mean[seen]
+        theta, *_ = np.linalg.lstsq(X * np.sqrt(T)[:, None], m * np.sqrt(T), rcond=None)
+        return float(self.rss_ + np.sum(T * (m - X @ theta) ** 2))
 
     def dof(self) -> int:
         """Residual degrees of freedom (observations beyond the fitted parameters)."""
-        if self.linear:
-            return self.n - (int(np.linalg.matrix_rank(self.A)) if self.n else 0)
-        return self.n - int(np.count_nonzero(self.T))
+        return self.n - self._rank()
 
     def check(self, sigma0: float, alpha: float = NOISE_CHECK_ALPHA) -> dict[str, Any]:
         """The test of the declared scale ``sigma0`` now."""
@@ -354,13 +369,13 @@ class DeclaredScaleWatch:
         return scale_check_dict(rss, self.n, sigma0, rss / dof if dof > 0 else math.nan, alpha)
 
     def state(self) -> dict[str, Any]:
-        if self.linear:
+        if self.masks:
             return {"n": self.n, "A": self.A.copy(), "b": self.b.copy(), "zz": self.zz}
         return {"n": self.n, "T": self.T.copy(), "mean": self.mean.copy(), "rss": self.rss_}
 
     def load(self, st: dict[str, Any]) -> None:
         self.n = int(st["n"])
-        if self.linear:
+        if self.masks:
             self.A = np.asarray(st["A"], dtype=np.float64).copy()
             self.b = np.asarray(st["b"], dtype=np.float64).copy()
             self.zz = float(st["zz"])

@@ -733,9 +733,8 @@ class Exploration(ABC):
         from ..estimation._variance import DeclaredScaleWatch
 
         kind = problem_kind(self.problem)
-        if kind == "features":
-            return DeclaredScaleWatch(int(self.problem.n_arms), np.asarray(self.problem.features, dtype=np.float64))
-        return DeclaredScaleWatch(int(self.problem.n_arms), masks=kind == "mask")
+        feats = np.asarray(self.problem.features, dtype=np.float64) if kind == "features" else None
+        return DeclaredScaleWatch(int(self.problem.n_arms), feats, masks=kind == "mask")
 
     def _declared_scale(self) -> float | None:
         """The noise scale of one observation the solver relies on: its ``sigma`` or ``R``

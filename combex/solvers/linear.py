@@ -820,6 +820,7 @@ class LinGapEExploration(Exploration):
         eps = self.solver.epsilon
         cap = 1 << 14
         outs = (np.empty(cap, dtype=np.intp), np.empty(cap, dtype=np.intp), np.empty(cap), np.empty(cap, dtype=np.intp))
+        watch = self.noise_watch  # the pulls here bypass tell_batch: fold them into the test
         while not self.done:
             if self._kernel is None and self._np_rounds >= 0 and self.samples >= 8 * _kernel.COMPILE_AFTER:
                 # a long run: the kernels now (blocks do not count as rounds of _decide);
@@ -839,6 +840,8 @@ class LinGapEExploration(Exploration):
                 r1 = float(env.pull_many(single[a], one)[0])
                 self._pending = None
                 self.samples += 1
+                if watch is not None:
+                    watch.add_rewards(a, r1)
                 self._tell_one(a, 1, r1)
                 self._decide()
                 last_len[a] += 1
@@ -872,6 +875,8 @@ class LinGapEExploration(Exploration):
                 env.pull_many(np.full(n, a, dtype=np.intp), np.ones(n, dtype=np.int64))
             self._pending = None
             self.samples += n
+            if watch is not None:
+                watch.add_rewards(a, r[:n])
             self.rounds += n - 1
             self.streak_k += n
             self.streak_S = float(Ss[n - 1])
