@@ -65,6 +65,14 @@ def parse_score(text: Any) -> float:
     return x
 
 
+def fmt_time(iso: Any) -> str:
+    """An ISO-8601 UTC time for people: "2026-11-27 18:31 UTC" ("-" for None)."""
+    if not iso:
+        return "-"
+    text = str(iso)
+    return text[:16].replace("T", " ") + " UTC" if text.endswith("Z") and "T" in text else text
+
+
 def fmt_score(x: Any) -> str:
     """A score as typed back: the shortest text that reads back to the same float ("75",
     "7.5", "74.123456789"); "-" for None."""
@@ -186,6 +194,7 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["score"] = fmt_score
+    env.filters["when"] = fmt_time
     templates = Jinja2Templates(env=env)
     from . import _views
 

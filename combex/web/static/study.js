@@ -121,7 +121,7 @@
       "') after each told evaluation (solid blue) and the stopping threshold (dashed red)" +
       (op ? "; the study stops when " + op + "." : ".");
     var data = [h.evaluations, h.statistic, h.threshold];
-    var key = statName + "|" + box.clientWidth;
+    var key = statName + "|" + box.clientWidth + "|" + (h.evaluations.length <= 40);
     if (chart && chartKey === key) {
       chart.setData(data);
       return;
@@ -138,8 +138,8 @@
       ],
       series: [
         {label: "evaluations told"},
-        {label: statName, stroke: "#1f5fbf", width: 2},
-        {label: "threshold", stroke: "#d62728", width: 2, dash: [8, 5]}
+        {label: statName, stroke: "#1f5fbf", width: 2, points: {show: h.evaluations.length <= 40}},
+        {label: "threshold", stroke: "#d62728", width: 2, dash: [8, 5], points: {show: false}}
       ],
       legend: {show: true}
     }, data, box);
@@ -173,7 +173,7 @@
         bar.appendChild(svg("line", {x1: X(r.low), x2: X(r.high), y1: 7, y2: 7, "class": "interval-line"}));
       }
       if (r.estimate !== null) bar.appendChild(svg("circle", {cx: X(r.estimate), cy: 7, r: 3.5, "class": "interval-dot"}));
-      var tr = el("tr", {cls: "member" + (leader.indexOf(r.name) >= 0 ? " in-leader" : "")},
+      var tr = el("tr", {cls: "member-row" + (leader.indexOf(r.name) >= 0 ? " in-leader" : "")},
         el("td", {cls: "member-name", text: r.name}),
         el("td", {cls: "num", text: num(r.n)}),
         el("td", {cls: "num estimate", text: num(r.estimate, 2)}),
@@ -184,7 +184,7 @@
     var table = el("table", {cls: "estimates"},
       el("thead", null, el("tr", null, el("th", {text: "name"}), el("th", {cls: "num", text: "evaluations"}),
         el("th", {cls: "num", text: "estimate"}), el("th", {cls: "num", text: "interval"}),
-        el("th", {text: "[" + num(lo, 1) + " \u2026 " + num(hi, 1) + "]"}))),
+        el("th", {cls: "scale", text: "scale " + num(lo, 1) + " to " + num(hi, 1)}))),
       tbody);
     fill("estimates", table);
     document.getElementById("estimates-validity").textContent =
