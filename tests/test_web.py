@@ -231,3 +231,376 @@ def test_a_foreign_host_header_is_refused(tmp_path):
     with served(db, allowed_host=["lab-pc.example.org"]) as base:
         assert raw_request(base, "GET", "/api/studies", {"Host": "lab-pc.example.org"})[0] == 200
         assert raw_request(base, "GET", "/api/studies", {"Host": "other.example.org"})[0] == 400
+
+
+# ============================================================================ writes: sign-in, CSRF, origin
+def _tickets(db, name="lab"):
+    return cs.load_study(storage=db, name=name).summary()["tickets"]
+
+
+def test_writes_need_a_sign_in_a_csrf_token_and_the_same_origin(tmp_path):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=2)
+    token = study.add_assistant("Ravi")
+    before = _tickets(db)
+    with served(db) as base:
+        anon = Client(base)
+        csrf = anon.csrf("/study/lab/assistant")
+        # no sign-in
+        status, _, text = anon.post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403 and "sign in to this study first" in text
+        # a wrong token, an empty token, another study's token
+        for bad in ("not-a-token", "", token[:-1], OWNER[:-1]):
+            status, _, text = anon.post("/study/lab/signin", {"csrf": csrf, "token": bad})
+            assert status == 403 and "not an assistant token of this study" in text
+        status, _, _ = anon.post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403
+        # signed in, but the CSRF token is missing, wrong, or another session's
+        c = Client(base)
+        csrf = c.csrf("/study/lab/assistant")
+        status, headers, _ = c.post("/study/lab/signin", {"csrf": csrf, "token": token})
+        assert status == 303 and headers["location"].endswith("/study/lab/assistant")
+        csrf = c.csrf("/study/lab/assistant")  # a new one after sign-in
+        other = Client(base).csrf("/study/lab/assistant")
+        for form in ({}, {"csrf": ""}, {"csrf": "x" * 32}, {"csrf": other}):
+            status, _, text = c.post("/study/lab/ask", form)
+            assert status == 403 and "security token" in text, form
+        # the right token, from a page of another site
+        for headers in ({"Origin": "http://evil.example"}, {"Origin": f"http://localhost:{base.rsplit(':', 1)[1]}"},
+                        {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):
+            status, _, text = c.post("/study/lab/ask", {"csrf": csrf}, headers=headers)
+            assert status == 403 and "another site" in text, headers
+        # the sign-in form too is refused from another site
+        status, _, _ = anon.post("/study/lab/signin", {"csrf": anon.csrf("/study/lab/assistant"), "token": token},
+                                 headers={"Origin": "http://evil.example"})
+        assert status == 403
+        assert _tickets(db) == before  # nothing was written
+        # the same form from this server's page goes through
+        status, _, _ = c.post("/study/lab/ask", {"csrf": csrf}, headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+        assert status == 303
+        assert _tickets(db)["pending"] == before["pending"] + 1
+
+
+def test_a_removed_assistant_can_no_longer_write(tmp_path):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db)
+    token = study.add_assistant("Zoe")
+    with served(db) as base:
+        c = Client(base)
+        c.post("/study/lab/signin", {"csrf": c.csrf("/study/lab/assistant"), "token": token})
+        csrf = c.csrf("/study/lab/assistant")
+        study.remove_assistant("Zoe")
+        status, _, text = c.post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403 and "no longer valid" in text
+    assert _tickets(db)["pending"] == 0
+
+
+def test_no_page_or_json_names_the_storage_or_a_secret(tmp_path):
+    db = str(tmp_path / "secret-place" / "lab.db")
+    os.makedirs(os.path.dirname(db))
+    study = lab_study(db, told=3)
+    token = study.add_assistant("Ana")
+    with served(db) as base:
+        c = Client(base)
+        c.post("/study/lab/signin", {"csrf": c.csrf("/study/lab/assistant"), "token": token})
+        csrf = c.csrf("/study/lab/assistant")
+        c.post("/study/lab/ask", {"csrf": csrf})
+        pages = ["/", "/api/studies", "/study/lab", "/api/study/lab", "/study/lab/assistant", "/study/nope",
+                 "/api/study/nope"]
+        texts = [c.get(p)[2] for p in pages] + [Client(base).get(p)[2] for p in pages]
+        status, _, text = c.post("/study/lab/enter", {"csrf": csrf, "ticket": "999", "score": "50"})
+        texts.append(text)
+    for text in texts:
+        assert "secret-place" not in text and str(tmp_path) not in text
+        assert token not in text and OWNER not in text
+
+
+# ============================================================================ in a real browser
+CHROME_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                "--window-size=1200,1000"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    if not (chromium and driver):
+        msg = "chromium / chromedriver not installed (apt-get install chromium chromium-driver)"
+        if os.environ.get("CI"):
+            pytest.fail(msg + "; CI must run the browser tests")
+        pytest.skip(msg)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    profile = tempfile.mkdtemp(prefix="combex-chrome-")
+    for f in CHROME_FLAGS + [f"--user-data-dir={profile}"]:
+        opts.add_argument(f)
+    d = webdriver.Chrome(service=Service(driver), options=opts)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _by():
+    from selenium.webdriver.common.by import By
+
+    return By
+
+
+def _wait(d, cond, timeout=30):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # the study page re-draws its sections at every poll: reads retry on a stale element
+    return WebDriverWait(d, timeout, ignored_exceptions=[StaleElementReferenceException,
+                                                         NoSuchElementException]).until(cond)
+
+
+def _text(d, css):
+    return d.find_element(_by().CSS_SELECTOR, css).text
+
+
+def _sign_in(d, base, token, study="lab"):
+    By = _by()
+    d.delete_all_cookies()
+    d.get(f"{base}/study/{study}/assistant")
+    d.find_element(By.ID, "token").send_keys(token)
+    d.find_element(By.ID, "signin").click()
+    _wait(d, lambda d: d.find_elements(By.ID, "assistant-name"))
+
+
+def _ask(d):
+    By = _by()
+    d.find_element(By.ID, "ask").click()
+    el = _wait(d, lambda d: d.find_element(By.CSS_SELECTOR, ".ticket"))
+    tid = int(el.get_attribute("data-ticket"))
+    team = [m.text for m in el.find_elements(By.CSS_SELECTOR, ".member")]
+    return tid, team
+
+
+def _enter(d, tid, text):
+    By = _by()
+    box = d.find_element(By.ID, f"score-{tid}")
+    box.clear()
+    box.send_keys(text)
+    d.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
+
+
+def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=8)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert _text(browser, "#assistant-name") == "Ravi"
+        tid, team = _ask(browser)
+        (ticket,) = study.pending()
+        assert ticket.id == tid and ticket.assistant == "Ravi"
+        assert team == list(ticket.labels) and len(team) == 4 and set(team) <= set(WORKERS)
+        assert "from 0 to 100" in _text(browser, f"#ticket-{tid} form.enter label")
+        # 7.5 typed for 75: the confirmation shows it and warns; back, fix, confirm
+        _enter(browser, tid, "7.5")
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm-score"))
+        assert _text(browser, "#confirm-score") == "7.5"
+        assert "decimal point" in _text(browser, "#confirm-warning")
+        browser.find_element(By.ID, "change").click()
+        assert study.summary()["evaluations"] == 8  # nothing recorded yet
+        _enter(browser, tid, "75")
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "75")
+        assert not browser.find_elements(By.ID, "confirm-warning")
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "Recorded 75 for ticket" in _text(d, ".flash"))
+        row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{tid}']")
+        assert "75" in row.text and "Ravi" in row.text
+        assert study.summary()["evaluations"] == 9 and study.pending() == []
+        # the study page shows it (and updates by itself when another assistant tells)
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "Ravi" in _text(d, f"#log tr.log-row[data-ticket='{tid}']"))
+        assert "75" in _text(browser, f"#log tr.log-row[data-ticket='{tid}'] .score")
+        t = study.ask()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"#pending tr[data-ticket='{t.id}']"))
+        study.tell(t.id, 60.0)
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"#log tr.log-row[data-ticket='{t.id}']"))
+        # a bad score is refused on the form, nothing recorded
+        browser.get(f"{base}/study/lab/assistant")
+        tid, _ = _ask(browser)
+        for bad, msg in (("7,5", "decimal point, not a comma"), ("abc", "must be a number"),
+                         ("101", "must lie in [0, 100]"), ("-1", "must lie in [0, 100]"), ("nan", "finite")):
+            _enter(browser, tid, bad)
+            _wait(browser, lambda d: msg in _text(d, f"#ticket-{tid} .field-error"))
+        assert study.summary()["evaluations"] == 10
+
+
+class _EvilSite:
+    """Another site (another origin) serving one page whose script posts a form to the app."""
+
+    def __init__(self, html):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        body = html.encode()
+
+        class H(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = f"http://localhost:{self.srv.server_address[1]}/"
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def test_a_form_posted_from_a_page_of_another_site_is_refused(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=2)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        csrf = browser.find_element(By.CSS_SELECTOR, "input[name=csrf]").get_attribute("value")
+        # even with the session's CSRF token (say it leaked), the other site's post is refused
+        evil = _EvilSite(f"""<html><body><form id="f" method="post" action="{base}/study/lab/ask">
+            <input type="hidden" name="csrf" value="{csrf}"></form>
+            <script>document.getElementById('f').submit();</script></body></html>""")
+        try:
+            browser.get(evil.url)
+            _wait(browser, lambda d: d.current_url.startswith(base))
+            assert "another site" in _text(browser, "#refused")
+        finally:
+            evil.close()
+        assert study.pending() == []
+        # a script of the other site cannot read the studies either (no CORS header)
+        evil = _EvilSite(f"""<html><body><p id="out">waiting</p><script>
+            fetch("{base}/api/study/lab").then(r => r.text()).then(t => {{document.getElementById('out').textContent =
+            'read ' + t.length}}).catch(e => {{document.getElementById('out').textContent = 'blocked'}});
+            </script></body></html>""")
+        try:
+            browser.get(evil.url)
+            _wait(browser, lambda d: _text(d, "#out") != "waiting")
+            assert _text(browser, "#out") == "blocked"
+        finally:
+            evil.close()
+
+
+def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=24)
+    token = study.add_assistant("Ravi")
+    t = study.ask(assistant="Ravi")
+    study.tell(t.id, 95.0, assistant="Ravi")
+    other = study.ask()
+    study.tell(other.id, 50.0)  # told by the owner at a terminal
+    est_before = {r["name"]: r["estimate"] for r in _rows(study.member_estimates())}
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert not browser.find_elements(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{other.id}']")  # not Ravi's
+        row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{t.id}']")
+        row.find_element(By.TAG_NAME, "summary").click()
+        row.find_element(By.NAME, "score").send_keys("5")
+        row.find_element(By.NAME, "reason").send_keys("typed 95 for 5")
+        row.find_element(By.CSS_SELECTOR, "form.correct button").click()
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "5")
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, ".flash"))
+        est_after = {r["name"]: r["estimate"] for r in _rows(study.member_estimates())}
+        for name in t.labels:
+            assert est_after[name] < est_before[name]
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, f"#log tr.log-row[data-ticket='{t.id}']"))
+        assert "typed 95 for 5" in _text(browser, f"#log tr.log-row[data-ticket='{t.id}'] .corrections")
+        for name in t.labels:
+            cell = _wait(browser, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#estimates tr.member-row")
+                                             if r.find_element(By.CSS_SELECTOR, ".member-name").text == name])[0]
+            shown = float(cell.find_element(By.CSS_SELECTOR, ".estimate").text)
+            assert shown == pytest.approx(est_after[name], abs=0.01)
+        # Ravi cannot correct the owner's tell
+        c = Client(base)
+        c.post("/study/lab/signin", {"csrf": c.csrf("/study/lab/assistant"), "token": token})
+        status, _, text = c.post("/study/lab/correct", {"csrf": c.csrf("/study/lab/assistant"), "ticket": other.id,
+                                                        "score": "1", "reason": "no"})
+        assert status == 403 and "corrects their own scores" in text
+
+
+def _rows(est):
+    return est["rows"] if isinstance(est, dict) else est
+
+
+def test_a_release_puts_the_ticket_back(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, team = _ask(browser)
+        browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.release button").click()
+        _wait(browser, lambda d: f"Released ticket #{tid}" in _text(d, ".flash"))
+        assert browser.find_elements(By.ID, "no-tickets") and study.pending() == []
+        tid2, team2 = _ask(browser)
+        assert tid2 != tid and team2 == team  # handed out again
+        assert study.summary()["evaluations"] == 4
+
+
+def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    lab_study(db, told=30)
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: d.execute_script("return !!window.combexChart"))
+        axes = browser.execute_script("return window.combexChart.axes.map(a => a.label)")
+        series = browser.execute_script("return window.combexChart.series.map(s => s.label)")
+        assert axes[0] == "evaluations told" and axes[1] and axes[1] == series[1]
+        assert series[2] == "threshold"
+        n = browser.execute_script("return window.combexChart.data[0].length")
+        thr = browser.execute_script("return window.combexChart.data[2]")
+        assert n >= 1 and all(v is not None for v in thr[-5:])
+        red = browser.execute_script("""
+            const c = document.querySelector('#chart canvas'); const g = c.getContext('2d');
+            const px = g.getImageData(0, 0, c.width, c.height).data; let k = 0;
+            for (let i = 0; i < px.length; i += 4) if (px[i] > 180 && px[i+1] < 90 && px[i+2] < 90) k++;
+            return k;""")
+        assert red > 100  # the dashed red threshold line is drawn
+        cap = _text(browser, "#chart-caption")
+        assert "Top-Two" in cap and "'top-two'" in cap and "threshold" in cap and "stops when" in cap
+
+
+def test_a_team_study_shows_names(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=20)
+    t = study.ask()
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        leader = _wait(browser, lambda d: _text(d, "#verdict .leader .card-value"))
+        names = leader.split(", ")
+        assert len(names) == 4 and set(names) <= set(WORKERS)
+        assert names == list(study.best()["leader"]) or set(names) == set(_names(study.best()["leader"]))
+        rows = browser.find_elements(By.CSS_SELECTOR, "#estimates tr.member-row .member-name")
+        assert [r.text for r in rows] == WORKERS
+        assert _text(browser, f"#pending tr[data-ticket='{t.id}']").count(",") == 3
+        assert all(n in _text(browser, f"#pending tr[data-ticket='{t.id}']") for n in t.labels)
+        assert not re.search(r"\[\d+(, \d+)*\]", _text(browser, "#study"))  # no index lists anywhere
+        browser.get(base + "/")
+        assert "Top-Two" in _text(browser, "tr.study-row[data-name='lab']")
+        assert set(_text(browser, "tr.study-row[data-name='lab'] .leader").split(", ")) == set(names)
+
+
+def _names(leader):
+    return leader["names"] if isinstance(leader, dict) else leader
