@@ -38,33 +38,82 @@ def _assignments(items: Any, option: str) -> dict[str, Any]:
     return out
 
 
+def _floats(text: str, option: str, n: int) -> list[float | None]:
+    """``n`` comma-separated numbers (an empty field or "none" for an open end)."""
+    parts = [p.strip() for p in text.split(",")]
+    out: list[float | None] = []
+    for p in parts:
+        if p.lower() in ("", "none"):
+            out.append(None)
+            continue
+        try:
+            out.append(float(p))
+        except ValueError:
+            out = []
+            break
+    if len(out) != n or len(parts) != n:
+        raise InvalidParameterError(f"The {option} option takes {n} comma-separated numbers (LOW,HIGH). "
+                                    f"Got {text!r} instead.")
+    return out
+
+
+def _names(text: str, option: str) -> list[str]:
+    names = [p.strip() for p in text.split(",")]
+    if not all(names):
+        raise InvalidParameterError(f"The {option} option takes comma-separated non-empty names. Got {text!r} instead.")
+    return names
+
+
 def _problem(args: argparse.Namespace) -> dict[str, Any]:
     from ._problem import problem_spec
 
+    lab = [o for o, v in (("--workers", args.workers), ("--team-size", args.team_size)) if v is not None]
     if args.problem:
+        if lab or args.n_arms is not None:
+            raise InvalidParameterError("Give the problem either as --problem JSON or with options "
+                                        "(--workers/--team-size or --n-arms), not both.")
         text = args.problem
         if text.startswith("@"):
-            with open(text[1:], encoding="utf-8") as fh:
-                text = fh.read()
+            try:
+                with open(text[1:], encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise InvalidParameterError(f"The --problem option names a file that cannot be read: "
+                                            f"{text[1:]!r} ({exc.strerror}).") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParameterError(f"The --problem option must be a JSON object ({exc}).") from None
         if not isinstance(doc, dict):
             raise InvalidParameterError(f"The --problem option must be a JSON object. Got {doc!r} instead.")
+        known = {"n_arms", "workers", "team_size", "score_range", "noise_scale", "noise", "arm_type",
+                 "decision_class", "reward_range", "labels"}
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise InvalidParameterError(f"The --problem option has unknown keys {unknown}; known keys: "
+                                        f"{sorted(known)}.")
         return problem_spec(**doc)
+    noise: Any = None if args.noise is None else args.noise
+    if args.sigma is not None:
+        noise = {"kind": args.noise or "gaussian", "sigma": args.sigma}
+    sr = _floats(args.score_range, "--score-range", 2) if args.score_range else None
+    rr = _floats(args.reward_range, "--reward-range", 2) if args.reward_range else None
+    if lab:
+        if args.workers is None or args.team_size is None:
+            raise InvalidParameterError("A team study needs both --workers NAME,NAME,... and --team-size K.")
+        if args.n_arms is not None or args.labels or args.decision_class:
+            raise InvalidParameterError("--workers replaces --n-arms, --labels and --decision-class; give one form.")
+        return problem_spec(workers=_names(args.workers, "--workers"), team_size=args.team_size, score_range=sr,
+                            noise_scale=args.noise_scale, noise=noise, reward_range=rr)
     if args.n_arms is None:
-        raise InvalidParameterError("Give the problem: --problem JSON (or @file) or --n-arms N [--noise ...].")
+        raise InvalidParameterError("Give the problem: --workers NAMES --team-size K [--score-range LOW,HIGH], "
+                                    "--problem JSON (or @file), or --n-arms N [--noise ...].")
     dc = None
     if args.decision_class:
         dc = {"name": args.decision_class, "params": _assignments(args.dc_param, "--dc-param")}
-    noise: Any = args.noise
-    if args.sigma is not None:
-        noise = {"kind": args.noise, "sigma": args.sigma}
-    labels = args.labels.split(",") if args.labels else None
-    rr = [float(x) for x in args.reward_range.split(",")] if args.reward_range else None
-    return problem_spec(args.n_arms, noise=noise, arm_type=args.arm_type, decision_class=dc,
-                        reward_range=rr, labels=labels)
+    labels = _names(args.labels, "--labels") if args.labels else None
+    return problem_spec(args.n_arms, noise=noise, noise_scale=args.noise_scale, arm_type=args.arm_type,
+                        decision_class=dc, score_range=sr, reward_range=rr, labels=labels)
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -138,6 +187,8 @@ def add_study_command(sub: Any) -> None:
         description="Run a live study through a storage (a file path for SQLite, or a SQLAlchemy URL such as "
                     "postgresql+psycopg://user@host/db). Every command prints JSON.",
         epilog="Examples:\n"
+               "  combex study create lab.db --name lab --workers Ana,Ben,Cleo,Dev,Eli,Fay,Gus,Hana,Ivo,Jun,Kai,Lea "
+               "--team-size 4 --score-range 0,100 --solver top-two --param delta=0.1 --param epsilon=5\n"
                "  combex study create lab.db --name quiz --n-arms 8 --noise bernoulli --solver lil-clucb "
                "--param K=2 --param nu=0.05\n"
                "  combex study ask lab.db --name quiz --n 4\n"
@@ -152,11 +203,19 @@ def add_study_command(sub: Any) -> None:
     c.add_argument("--name", required=True)
     c.add_argument("--solver", required=True, help="solver name (see `combex list`)")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting (repeatable)")
+    c.add_argument("--workers", default=None, metavar="NAME,NAME,...",
+                   help="a team study: the workers' names (with --team-size; arms are teams)")
+    c.add_argument("--team-size", type=int, default=None, help="members of a team (with --workers)")
+    c.add_argument("--score-range", default=None, metavar="LOW,HIGH",
+                   help="range of one observation (one session's score of a team)")
+    c.add_argument("--noise-scale", type=float, default=None,
+                   help="known standard deviation of one observation (default: unknown, estimated)")
     c.add_argument("--problem", help="problem spec as JSON, or @file.json")
     c.add_argument("--n-arms", type=int, help="number of base arms (workers), instead of --problem")
-    c.add_argument("--noise", default="bernoulli", help="noise kind (default bernoulli)")
-    c.add_argument("--sigma", type=float, default=None, help="noise sigma (non-Bernoulli)")
-    c.add_argument("--arm-type", default="index", choices=["index", "mask"])
+    c.add_argument("--noise", default=None,
+                   help="noise kind: bernoulli (default), gaussian (team studies' default), rademacher")
+    c.add_argument("--sigma", type=float, default=None, help="noise sigma (a gaussian kind's known scale)")
+    c.add_argument("--arm-type", default=None, choices=["index", "mask"])
     c.add_argument("--decision-class", default=None, help="registered decision class name")
     c.add_argument("--dc-param", action="append", metavar="KEY=VALUE", help="decision class parameter")
     c.add_argument("--reward-range", default=None, help="LOW,HIGH of one observation of one arm")

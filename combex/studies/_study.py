@@ -49,9 +49,9 @@ from ._problem import (
     build_problem,
     build_solver,
     check_lease,
+    check_reward,
     check_seed,
     problem_spec,
-    reward_bounds,
     solver_spec,
 )
 from ._storage import BaseStorage, InMemoryStorage, StudyRecord, TicketRow
@@ -425,17 +425,7 @@ class Study:
                         f"{row.lease_deadline:.3f} < now {now:.3f}, state {row.state!r}); its evaluation "
                         "is handed out again, ask for a new ticket."
                     )
-                try:
-                    x = float(r)
-                except (TypeError, ValueError):
-                    raise TicketError(f"The 'reward_sum' of ticket {tid} must be a number. Got {r!r} instead.") from None
-                lo, hi = reward_bounds(self._record.problem, row.arm, row.count)
-                if not (math.isfinite(x) and lo <= x <= hi):
-                    raise TicketError(
-                        f"The 'reward_sum' of ticket {tid} must be a finite number in [{lo}, {hi}] "
-                        f"({row.count} observation(s) of {row.arm!r} in the noise model's range "
-                        f"{self._record.problem['reward_range']}). Got {x!r} instead."
-                    )
+                x = check_reward(self._record.problem, row.arm, row.count, r, f"ticket {tid}")
                 seen.add(tid)
                 checked.append((row, x))
             rp = self._sync(tx)
