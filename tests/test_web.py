@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKERS = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea"]
 QUALITY = dict(zip(WORKERS, (14.0, 9.0, 20.0, 12.0, 17.0, 8.0, 19.0, 11.0, 15.0, 10.0, 18.0, 13.0)))
 OWNER = "owner-token-for-the-tests-0123456789"
+#: The session's standard deviation, declared (Top-Two on teams needs a known noise scale).
+NOISE_SCALE = 10.0
 
 
 # ============================================================================ helpers
@@ -115,13 +117,9 @@ def raw_request(base, method, path, headers, body=b""):
 
 
 def lab_study(storage, name="lab", *, seed=0, told=0, rng=0):
-    """The lab case: 12 workers, teams of 4, a session's score in [0, 100], unknown noise;
-    ``told`` sessions told by the owner (scores: member qualities + N(0, 10^2), clipped)."""
-    try:
-        problem = cs.problem_spec(workers=WORKERS, team_size=4, score_range=(0, 100))
-    except TypeError:  # TEMP until study-service lands
-        from combex.environments._instances_full import lab_teams
-        problem = cs.problem_spec(lab_teams(known_noise=True), reward_range=(0, 25), labels=WORKERS)
+    """The lab case: 12 workers, teams of 4, a session's score in [0, 100]; ``told``
+    sessions told by the owner (scores: member qualities + N(0, 10^2), rounded, clipped)."""
+    problem = cs.problem_spec(workers=WORKERS, team_size=4, score_range=(0, 100), noise_scale=NOISE_SCALE)
     study = cs.create_study(storage=storage, name=name, problem=problem,
                             solver="top-two", solver_params={"delta": 0.05}, seed=seed)
     gen = np.random.default_rng(rng)
@@ -132,7 +130,7 @@ def lab_study(storage, name="lab", *, seed=0, told=0, rng=0):
 
 
 def session_score(ticket, gen):
-    names = getattr(ticket, "labels", None) or [WORKERS[i] for i in ticket.arm]
+    names = ticket.labels
     return float(np.clip(round(sum(QUALITY[n] for n in names) + gen.normal(0, 10), 1), 0, 100))
 
 
