@@ -143,6 +143,11 @@ class WebApp:
             h.snapshot = (now, snap)
             return snap
 
+    def names(self) -> list[str]:
+        from ..studies import get_all_study_names
+
+        return get_all_study_names(self.storage)
+
     def studies(self) -> list[dict[str, Any]]:
         return studies_list(self.storage, lambda n: self.handle(n).reader, self.scrub)
 

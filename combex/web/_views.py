@@ -154,17 +154,19 @@ class Views:
 
     # ------------------------------------------------------------------ reads
     async def index(self, request: Any) -> Any:
-        rows = await self._run(self.web.studies)
         if self.web.remote and not self._is_owner(request):
-            rows = [{"name": r["name"], "hidden": True} for r in rows]
+            rows = [{"name": n, "hidden": True} for n in await self._run(self.web.names)]
+        else:
+            rows = await self._run(self.web.studies)
         return self._render(request, "index.html", studies=rows, interval=self.web.interval)
 
     async def api_studies(self, request: Any) -> Any:
         from starlette.responses import JSONResponse
 
-        rows = await self._run(self.web.studies)
         if self.web.remote and not self._is_owner(request):
-            rows = [{"name": r["name"]} for r in rows]
+            rows = [{"name": n} for n in await self._run(self.web.names)]
+        else:
+            rows = await self._run(self.web.studies)
         return JSONResponse({"studies": rows})
 
     async def study(self, request: Any) -> Any:
@@ -231,6 +233,7 @@ class Views:
             s.studies[name] = (str(who), token)
         request.session["sid"] = sid
         request.session["csrf"] = new_token()
+        log.info("study %r: %s signed in", name, "the owner" if owner else repr(who))
         self._flash(request, "ok", f"Signed in as {'the owner' if owner else who}.")
         return self._redirect(study_path(name, "/assistant"))
 
@@ -278,8 +281,9 @@ class Views:
             h.snapshot = None
         return self.web.snapshot(name)
 
-    async def _write(self, request: Any, name: str, fn: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
-        """Run a write under the study's write lock; (True, result) or (False, message)."""
+    async def _write(self, name: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+        """Run a write under the study's write lock; (True, result) or (False, message).
+        ``what`` (who did what) goes to the server's log."""
         from ..exceptions import CombexError
 
         h = self.web.handle(name)
@@ -293,16 +297,20 @@ class Views:
                         h.snapshot = None
 
         try:
-            return True, await self._run(call)
+            res = await self._run(call)
         except CombexError as exc:
-            return False, self.web.scrub(exc)
+            msg = self.web.scrub(exc)
+            log.info("study %r: not done: %s: %s", name, what, msg)
+            return False, msg
+        log.info("study %r: %s", name, what)
+        return True, res
 
     async def ask(self, request: Any) -> Any:
         name = self._name(request)
         form, who = await self._guard(request, name)
         h = self.web.handle(name)
         fn = self._needs(h, "ask")
-        ok, res = await self._write(request, name, fn, assistant=who.recorded)
+        ok, res = await self._write(name, f"{who.label} asked for a ticket", fn, assistant=who.recorded)
         if not ok:
             self._flash(request, "error", f"No ticket: {res}")
         else:
@@ -356,7 +364,8 @@ class Views:
             x = parse_score(form.get("score"))
         except ValueError as exc:
             raise Refused(400, f"Refused: {exc}") from None
-        ok, res = await self._write(request, name, fn, tid, x, assistant=who.recorded)
+        ok, res = await self._write(name, f"{who.label} told ticket #{tid}: {_g(x)}", fn, tid, x,
+                                    assistant=who.recorded)
         if ok:
             self._flash(request, "ok", f"Recorded {_g(x)} for ticket #{tid} ({', '.join(t['team'])}) by "
                                        f"{who.label}. The study is {res}.")
@@ -375,7 +384,7 @@ class Views:
         if t is None or not (who.owner or t.get("assistant") == who.assistant):
             self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets; nothing was released.")
             return self._redirect(study_path(name, "/assistant"))
-        ok, res = await self._write(request, name, fn, tid, assistant=who.recorded)
+        ok, res = await self._write(name, f"{who.label} released ticket #{tid}", fn, tid, assistant=who.recorded)
         self._flash(request, "ok" if ok else "error",
                     f"Released ticket #{tid} ({', '.join(t['team'])}): it is handed out again." if ok
                     else f"Not released: {res}")
@@ -422,7 +431,8 @@ class Views:
         fn = self._needs(h, "correct")
         snap = await self._run(self._fresh, name)
         row, x, reason = self._correction(form, snap, who, tid)
-        ok, res = await self._write(request, name, fn, tid, x, reason=reason, assistant=who.recorded)
+        ok, res = await self._write(name, f"{who.label} corrected ticket #{tid} to {_g(x)} ({reason!r})", fn, tid, x,
+                                    reason=reason, assistant=who.recorded)
         what = "voided" if x is None else f"corrected to {_g(x)}"
         self._flash(request, "ok" if ok else "error",
                     f"Ticket #{tid} {what} by {who.label} (reason: {reason})." if ok else f"Not corrected: {res}")
