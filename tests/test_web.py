@@ -130,7 +130,7 @@ def lab_study(storage, name="lab", *, seed=0, told=0, rng=0):
 
 
 def session_score(ticket, gen):
-    names = ticket.labels
+    names = [WORKERS[i] for i in ticket.arm]
     return float(np.clip(round(sum(QUALITY[n] for n in names) + gen.normal(0, 10), 1), 0, 100))
 
 
@@ -602,3 +602,147 @@ def test_a_team_study_shows_names(tmp_path, browser):
 
 def _names(leader):
     return leader["names"] if isinstance(leader, dict) else leader
+
+
+# ============================================================================ reads: no write lock, degraded sections
+@pytest.fixture(scope="module")
+def pg():
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _studies_helpers import PgCluster
+
+    cluster = PgCluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_polls_answer_while_a_writer_holds_the_study_lock(tmp_path, request, backend):
+    """A writer frozen inside the study's write transaction does not hold up the page."""
+    url = str(tmp_path / "lab.db") if backend == "sqlite" else request.getfixturevalue("pg").new_database()
+    study = lab_study(url, told=12)
+    locked, release = threading.Event(), threading.Event()
+
+    def writer():
+        with study.storage.transaction("lab"):
+            locked.set()
+            release.wait(20)
+
+    with served(url) as base:
+        th = threading.Thread(target=writer)
+        th.start()
+        try:
+            assert locked.wait(30)
+            c = Client(base)
+            for path in ("/api/study/lab", "/study/lab", "/api/studies", "/"):
+                t0 = time.perf_counter()
+                status, _, text = c.get(path)
+                assert status == 200, text[:300]
+                assert time.perf_counter() - t0 < 5.0, path
+            snap = json.loads(c.get("/api/study/lab")[2])
+            assert snap["summary"]["evaluations"] == 12 and snap["best"]["available"]
+        finally:
+            release.set()
+            th.join(30)
+
+
+def test_a_read_the_study_api_lacks_or_fails_is_a_note_not_a_crash(tmp_path):
+    from combex.web._data import Scrubber, study_snapshot
+
+    db = str(tmp_path / "lab.db")
+    lab_study(db, told=3)
+
+    class Partial(cs.Study):
+        member_estimates = None  # a read this API does not have
+
+        def history(self):
+            raise cs.StorageError(f"cannot read {db}")
+
+    st = cs.get_storage(db)
+    study = Partial(st, st.get_study("lab"))
+    snap = study_snapshot(study, Scrubber(db, st), now=time.time())
+    assert snap["estimates"] == {"available": False, "reason": "not available: this version of combex.studies has no "
+                                                                "Study.member_estimates()"}
+    assert snap["history"]["available"] is False
+    assert snap["history"]["reason"].startswith("Study.history() failed: cannot read the storage")
+    assert db not in json.dumps(snap) and snap["best"]["available"] and snap["summary"]["evaluations"] == 3
+
+
+# ============================================================================ small pieces
+@pytest.mark.parametrize("text,value", [("75", 75.0), (" 7.5 ", 7.5), ("-3e1", -30.0), ("0", 0.0),
+                                        ("74.123456789012", 74.123456789012)])
+def test_a_typed_score_is_read_exactly(text, value):
+    from combex.web._app import fmt_score, parse_score
+
+    assert parse_score(text) == value
+    assert parse_score(fmt_score(value)) == value  # what the confirmation form sends back
+
+
+@pytest.mark.parametrize("text,msg", [("", "Enter the score"), ("7,5", "decimal point, not a comma"),
+                                      ("seventy", "must be a number"), ("inf", "finite"), ("nan", "finite"),
+                                      (None, "Enter the score")])
+def test_a_bad_typed_score_is_refused_with_a_message(text, msg):
+    from combex.web._app import parse_score
+
+    with pytest.raises(ValueError, match=msg):
+        parse_score(text)
+
+
+@pytest.mark.parametrize("x", [0.1, 1 / 3, 99.99999999999, 1e-7, 123456789.125, -0.0, 2.0 ** 60])
+def test_a_score_shown_reads_back_to_the_same_float(x):
+    from combex.web._app import fmt_score
+
+    assert float(fmt_score(x)) == x
+
+
+@pytest.mark.parametrize("host,local", [("127.0.0.1", True), ("127.3.4.5", True), ("localhost", True),
+                                        ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("::", False),
+                                        ("192.168.1.20", False), ("lab-pc", False), ("localhost.evil.example", False)])
+def test_loopback_addresses(host, local):
+    from combex.web._security import is_loopback
+
+    assert is_loopback(host) is local
+
+
+@pytest.mark.parametrize("bad", ["http://lab-pc", "lab-pc:8050", "lab pc", "", "*", "a/b", 7])
+def test_an_allowed_host_must_be_a_bare_name(bad):
+    from combex.exceptions import InvalidParameterError
+    from combex.web._security import allowed_hosts
+
+    with pytest.raises(InvalidParameterError, match="The 'allowed_host' parameter of combex dashboard must be"):
+        allowed_hosts("127.0.0.1", [bad])
+
+
+def test_allowed_hosts_add_the_bound_address_and_the_given_names():
+    from combex.web._security import allowed_hosts
+
+    assert allowed_hosts("127.0.0.1") == ["localhost", "127.0.0.1", "[::1]"]
+    assert allowed_hosts("0.0.0.0", ["Lab-PC.example.org", "192.0.2.7", "2001:db8::1"]) == [
+        "localhost", "127.0.0.1", "[::1]", "lab-pc.example.org", "192.0.2.7", "[2001:db8::1]"]
+    assert allowed_hosts("192.0.2.7") == ["localhost", "127.0.0.1", "[::1]", "192.0.2.7"]
+
+
+@pytest.mark.parametrize("headers,ok", [
+    ({}, True), ({"origin": "http://127.0.0.1:8050"}, True), ({"sec-fetch-site": "same-origin"}, True),
+    ({"sec-fetch-site": "none"}, True), ({"origin": "http://127.0.0.1:8051"}, False),
+    ({"origin": "http://evil.example"}, False), ({"origin": "null"}, False), ({"sec-fetch-site": "cross-site"}, False),
+    ({"sec-fetch-site": "same-site"}, False), ({"origin": "https://127.0.0.1:8050"}, True),
+])
+def test_same_origin(headers, ok):
+    from combex.web._security import same_origin
+
+    assert same_origin(headers, "127.0.0.1:8050") is ok
+
+
+def test_a_sign_in_expires_unused_and_changes_id():
+    from combex.web._security import SignIns
+
+    now = [1000.0]
+    table = SignIns(max_age=60, clock=lambda: now[0])
+    sid, s = table.start(None)
+    s.studies["lab"] = ("Ravi", "tok")
+    now[0] += 59
+    assert table.get(sid) is s  # used: the clock restarts
+    sid2, s2 = table.start(sid)
+    assert sid2 != sid and table.get(sid) is None and s2.studies == {"lab": ("Ravi", "tok")}
+    now[0] += 61
+    assert table.get(sid2) is None
