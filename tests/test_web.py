@@ -29,12 +29,12 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("sqlalchemy")
 
 import combex.studies as cs  # noqa: E402
+from combex.environments._instances_full import LAB_QUALITIES, LAB_WORKERS  # noqa: E402
 from combex.web import create_app  # noqa: E402
 from combex.web._cli import bind_socket  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKERS = ["Ana", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea"]
-QUALITY = dict(zip(WORKERS, (14.0, 9.0, 20.0, 12.0, 17.0, 8.0, 19.0, 11.0, 15.0, 10.0, 18.0, 13.0)))
+WORKERS = list(LAB_WORKERS)  # the lab case: 12 workers, the best team of 4 scores 74, the second 72
 OWNER = "owner-token-for-the-tests-0123456789"
 #: The session's standard deviation, declared (Top-Two on teams needs a known noise scale).
 NOISE_SCALE = 10.0
@@ -130,8 +130,7 @@ def lab_study(storage, name="lab", *, seed=0, told=0, rng=0):
 
 
 def session_score(ticket, gen):
-    names = [WORKERS[i] for i in ticket.arm]
-    return float(np.clip(round(sum(QUALITY[n] for n in names) + gen.normal(0, 10), 1), 0, 100))
+    return float(np.clip(round(sum(LAB_QUALITIES[i] for i in ticket.arm) + gen.normal(0, 10), 1), 0, 100))
 
 
 # ============================================================================ bind, port, host
