@@ -745,3 +745,36 @@ def test_a_sign_in_expires_unused_and_changes_id():
     assert sid2 != sid and table.get(sid) is None and s2.studies == {"lab": ("Ravi", "tok")}
     now[0] += 61
     assert table.get(sid2) is None
+
+
+def test_names_typed_by_people_are_shown_not_run(tmp_path, browser):
+    """Worker and assistant names with markup are text on every page (escaped templates,
+    textContent in the page script)."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    evil = ['<img src=x onerror="document.title=\'pwned\'">', "<script>document.title='pwned'</script>", "Cleo & Co",
+            'Dev "quoted"']
+    workers = evil + WORKERS[4:]
+    study = cs.create_study(storage=db, name="lab <b>bold</b>",
+                            problem=cs.problem_spec(workers=workers, team_size=4, score_range=(0, 100),
+                                                    noise_scale=NOISE_SCALE),
+                            solver="top-two", solver_params={"delta": 0.05})
+    gen = np.random.default_rng(0)
+    for _ in range(14):
+        t = study.ask()
+        study.tell(t.id, session_score(t, gen))
+    token = study.add_assistant("<i>Ravi</i>")
+    name = urllib.parse.quote("lab <b>bold</b>", safe="")
+    with served(db) as base:
+        _sign_in(browser, base, token, study=name)
+        assert _text(browser, "#assistant-name") == "<i>Ravi</i>"
+        tid, team = _ask(browser)
+        assert set(team) <= set(workers)
+        for path in ("/", f"/study/{name}", f"/study/{name}/assistant"):
+            browser.get(base + path)
+            time.sleep(0.8)
+            assert browser.title != "pwned" and not browser.find_elements(By.CSS_SELECTOR, "main img, main b, main i")
+        browser.get(f"{base}/study/{name}")
+        _wait(browser, lambda d: evil[0] in _text(d, "#estimates"))
+        assert "lab <b>bold</b>" in _text(browser, "#study-name")
+        assert browser.title != "pwned"
