@@ -399,7 +399,7 @@ def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path,
         tid, team = _ask(browser)
         (ticket,) = study.pending()
         assert ticket.id == tid and ticket.assistant == "Ravi"
-        assert team == list(ticket.labels) and len(team) == 4 and set(team) <= set(WORKERS)
+        assert team == list(ticket.names) and len(team) == 4 and set(team) <= set(WORKERS)
         assert "from 0 to 100" in _text(browser, f"#ticket-{tid} form.enter label")
         # 7.5 typed for 75: the confirmation shows it and warns; back, fix, confirm
         _enter(browser, tid, "7.5")
@@ -516,12 +516,12 @@ def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
         browser.find_element(By.ID, "confirm").click()
         _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, ".flash"))
         est_after = {r["name"]: r["estimate"] for r in _rows(study.member_estimates())}
-        for name in t.labels:
+        for name in t.names:
             assert est_after[name] < est_before[name]
         browser.get(f"{base}/study/lab")
         _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, f"#log tr.log-row[data-ticket='{t.id}']"))
         assert "typed 95 for 5" in _text(browser, f"#log tr.log-row[data-ticket='{t.id}'] .corrections")
-        for name in t.labels:
+        for name in t.names:
             cell = _wait(browser, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#estimates tr.member-row")
                                              if r.find_element(By.CSS_SELECTOR, ".member-name").text == name])[0]
             shown = float(cell.find_element(By.CSS_SELECTOR, ".estimate").text)
@@ -588,11 +588,11 @@ def test_a_team_study_shows_names(tmp_path, browser):
         leader = _wait(browser, lambda d: _text(d, "#verdict .leader .card-value"))
         names = leader.split(", ")
         assert len(names) == 4 and set(names) <= set(WORKERS)
-        assert names == list(study.best()["leader"]) or set(names) == set(_names(study.best()["leader"]))
+        assert names == _names(study.best()["leader"])
         rows = browser.find_elements(By.CSS_SELECTOR, "#estimates tr.member-row .member-name")
         assert [r.text for r in rows] == WORKERS
         assert _text(browser, f"#pending tr[data-ticket='{t.id}']").count(",") == 3
-        assert all(n in _text(browser, f"#pending tr[data-ticket='{t.id}']") for n in t.labels)
+        assert all(n in _text(browser, f"#pending tr[data-ticket='{t.id}']") for n in t.names)
         assert not re.search(r"\[\d+(, \d+)*\]", _text(browser, "#study"))  # no index lists anywhere
         browser.get(base + "/")
         assert "Top-Two" in _text(browser, "tr.study-row[data-name='lab']")

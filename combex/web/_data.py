@@ -237,7 +237,27 @@ def _noise_check(nc: Any) -> Any:
     return str(nc)
 
 
-def _estimates_section(est: Any, labels: Any) -> dict[str, Any]:
+def validity_text(problem: dict[str, Any]) -> str:
+    """What the intervals of ``Study.member_estimates()`` mean, in words (its docstring's
+    statement, for the page)."""
+    sigma = (problem.get("noise") or {}).get("sigma")
+    scale = (f"the declared standard deviation of one evaluation ({sigma:g})" if isinstance(sigma, (int, float))
+             else "the residual variance of the fit (the noise level is not declared)")
+    if problem.get("arm_type") == "mask":
+        what = ("each member's contribution to a session's score: least squares over the told sessions (a "
+                "team's expected score is the sum of its members' contributions)")
+        tail = (" A member whose contribution the teams told so far cannot separate from the others has no "
+                "interval.")
+    else:
+        what = "each arm's mean: the mean of its told evaluations"
+        tail = ""
+    return (f"pointwise 95% confidence intervals of {what}, with {scale}. They treat the evaluations chosen so "
+            "far as a fixed design although the study chose them from the scores (an approximation), and they "
+            "are neither simultaneous over the members nor valid at any time: the stopping rule, not these "
+            f"intervals, carries the study's guarantee.{tail}")
+
+
+def _estimates_section(est: Any, labels: Any, problem: dict[str, Any]) -> dict[str, Any]:
     if _is_unavailable(est):
         return est
     validity = None
@@ -252,7 +272,7 @@ def _estimates_section(est: Any, labels: Any) -> dict[str, Any]:
             name = _label(r.get("arm", i), labels)
         out.append({"name": str(name), "n": r.get("n"), "estimate": _num(r.get("estimate")),
                     "low": _num(r.get("low")), "high": _num(r.get("high"))})
-    return {"available": True, "rows": out, "validity": validity}
+    return {"available": True, "rows": out, "validity": validity or validity_text(problem)}
 
 
 def _history_section(hist: Any) -> dict[str, Any]:
@@ -294,10 +314,12 @@ def _ticket_dict(t: Any, labels: Any, problem: dict[str, Any], now: float) -> di
     count = int(get("count", 1) or 1)
     lo, hi = score_range(problem, arm, count)
     issued_s = _seconds(issued)
+    age = _num(get("age_seconds"))
+    if age is None and issued_s is not None:
+        age = now - issued_s
     return {"id": get("id"), "team": names, "count": count, "assistant": get("assistant"),
             "issued_at": iso_time(issued), "lease_deadline": iso_time(get("lease_deadline")),
-            "age": age_text(now - issued_s if issued_s is not None else None),
-            "low": lo, "high": hi}
+            "age": age_text(age), "overdue": bool(get("overdue")), "low": lo, "high": hi}
 
 
 def _pending_section(pend: Any, labels: Any, problem: dict[str, Any], now: float) -> dict[str, Any]:
@@ -320,9 +342,9 @@ def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, A
         corr = []
         for c in get("corrections") or []:
             cg = c.get if isinstance(c, dict) else (lambda k, d=None, c=c: getattr(c, k, d))
-            corr.append({"score": _num(cg("score", cg("reward_sum"))), "reason": cg("reason"),
-                         "assistant": cg("assistant"), "at": iso_time(cg("at", cg("corrected_at"))),
-                         "voided": cg("score", cg("reward_sum")) is None})
+            value = cg("score", cg("reward_sum"))
+            corr.append({"score": _num(value), "reason": cg("reason"), "assistant": cg("assistant"),
+                         "at": iso_time(cg("at", cg("created_at"))), "voided": value is None})
         count = int(get("count", 1) or 1)
         lo, hi = score_range(problem, get("arm"), count)
         out.append({"seq": get("told_seq", get("seq")), "id": get("id", get("ticket")), "team": names,
@@ -331,6 +353,43 @@ def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, A
                     "assistant": get("assistant", get("told_by")), "told_at": iso_time(get("told_at")),
                     "voided": bool(get("voided", False)), "corrections": corr})
     return {"available": True, "rows": out}
+
+
+def told_tail(study: Any, last: int) -> list[dict[str, Any]]:
+    """The newest ``last`` told evaluations (newest first) with their corrections, from one
+    read transaction of the study's storage (``told_at`` of those rows and the correction
+    records; the told log itself is never read whole)."""
+    with study.storage.read(study.name) as rx:
+        n = int(rx.study.n_told)
+        rows = rx.told_at(list(range(max(1, n - last + 1), n + 1)))
+        corrections = rx.corrections()
+    by_seq: dict[int, list[Any]] = {}
+    for c in corrections:
+        by_seq.setdefault(int(c.told_seq), []).append(c)
+    out = []
+    for r in sorted(rows, key=lambda r: -int(r.told_seq)):
+        cs = sorted(by_seq.get(int(r.told_seq), []), key=lambda c: c.seq)
+        final = cs[-1].reward_sum if cs else r.reward_sum
+        out.append({"told_seq": r.told_seq, "id": r.id, "arm": r.arm, "count": r.count, "score": final,
+                    "original_score": r.reward_sum, "voided": bool(cs) and final is None,
+                    "assistant": r.told_by, "told_at": r.told_at,
+                    "corrections": [{"score": c.reward_sum, "reason": c.reason, "assistant": c.assistant,
+                                     "at": c.created_at} for c in cs]})
+    return out
+
+
+def _log_read(study: Any, scrub: Scrubber) -> Any:
+    if getattr(study, "told_log", None) is not None:
+        return _read(study, "told_log", scrub, last=LOG_ROWS)
+    if getattr(study.storage, "read", None) is None:
+        return unavailable("not available: this version of combex.studies has no read transactions "
+                           "(BaseStorage.read) to list the told evaluations")
+    try:
+        return told_tail(study, LOG_ROWS)
+    except Exception as exc:  # noqa: BLE001 - one broken section never takes the page down
+        if not _is_combex_error(exc):
+            log.exception("reading the told log failed")
+        return unavailable(f"Reading the told evaluations failed: {scrub(exc)}")
 
 
 def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]:
@@ -357,10 +416,10 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
                     "workers": labels},
         "summary": head,
         "best": _best_section(_read(study, "best", scrub), labels, solver),
-        "estimates": _estimates_section(_read(study, "member_estimates", scrub), labels),
+        "estimates": _estimates_section(_read(study, "member_estimates", scrub), labels, problem),
         "history": _history_section(_read(study, "history", scrub)),
         "pending": _pending_section(_read(study, "pending", scrub), labels, problem, now),
-        "log": _log_section(_read(study, "told_log", scrub, last=LOG_ROWS), labels, problem),
+        "log": _log_section(_log_read(study, scrub), labels, problem),
         "updated_at": iso_time(now),
     }
 

@@ -320,7 +320,7 @@ class Views:
                                              "Ask again when pending tickets are told.")
             else:
                 labels = (getattr(h.writer, "_record", None) and h.writer._record.problem.get("labels")) or None
-                names = getattr(t, "labels", None) or team_names(getattr(t, "arm", None), labels)
+                names = team_names(getattr(t, "names", None) or getattr(t, "arm", None), labels)
                 self._flash(request, "ok", f"Ticket #{t.id}: evaluate {', '.join(map(str, names))}.")
         return self._redirect(study_path(name, "/assistant"))
 

@@ -214,7 +214,7 @@
         el("td", {cls: "num", text: "#" + t.id}),
         el("td", {text: names(t.team)}),
         el("td", {cls: "assistant", text: t.assistant || "the owner"}),
-        el("td", {cls: "age", text: t.age}),
+        el("td", {cls: "age" + (t.overdue ? " overdue" : ""), text: t.age + (t.overdue ? " (held long)" : "")}),
         el("td", {text: when(t.issued_at)}),
         el("td", {text: when(t.lease_deadline)})));
     });
