@@ -273,7 +273,8 @@ def test_writes_need_a_sign_in_a_csrf_token_and_the_same_origin(tmp_path):
         assert status == 403
         assert _tickets(db) == before  # nothing was written
         # the same form from this server's page goes through
-        status, _, _ = c.post("/study/lab/ask", {"csrf": csrf}, headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+        status, _, _ = c.post("/study/lab/ask", {"csrf": csrf},
+                              headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
         assert status == 303
         assert _tickets(db)["pending"] == before["pending"] + 1
 
@@ -776,7 +777,8 @@ def test_names_typed_by_people_are_shown_not_run(tmp_path, browser):
         for path in ("/", f"/study/{name}", f"/study/{name}/assistant"):
             browser.get(base + path)
             time.sleep(0.8)
-            assert browser.title != "pwned" and not browser.find_elements(By.CSS_SELECTOR, "img[src=x], script:not([src]):not([type='application/json'])")
+            assert browser.title != "pwned"
+            assert not browser.find_elements(By.CSS_SELECTOR, "img[src=x], script:not([src]):not([type='application/json'])")
             assert not [e for e in browser.find_elements(By.CSS_SELECTOR, "b, i") if e.text in ("bold", "Ravi")]
         browser.get(f"{base}/study/{name}")
         _wait(browser, lambda d: evil[0] in _text(d, "#estimates"))
