@@ -778,7 +778,8 @@ def test_names_typed_by_people_are_shown_not_run(tmp_path, browser):
             browser.get(base + path)
             time.sleep(0.8)
             assert browser.title != "pwned"
-            assert not browser.find_elements(By.CSS_SELECTOR, "img[src=x], script:not([src]):not([type='application/json'])")
+            run = "img[src=x], script:not([src]):not([type='application/json'])"
+            assert not browser.find_elements(By.CSS_SELECTOR, run)
             assert not [e for e in browser.find_elements(By.CSS_SELECTOR, "b, i") if e.text in ("bold", "Ravi")]
         browser.get(f"{base}/study/{name}")
         _wait(browser, lambda d: evil[0] in _text(d, "#estimates"))
