@@ -1,7 +1,7 @@
 """Make the web app's screenshots of the user guide (docs/guide/studies.md) from the lab case.
 
 Twelve workers, teams of 4, a session's score in [0, 100], three assistants (Ravi, Mia,
-Tom) telling about ten sessions a day; then a real server and headless Chromium: the
+Tom) telling about ten sessions a day, Mia correcting a slipped decimal point; then a real server and headless Chromium: the
 assistant's page with a ticket, the confirmation page of 7.5 typed for 75, the study page.
 
 Run from the repository root:  python docs/guide/img/make_web_screenshots.py
@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-import combex.studies as cs
-from combex.environments._instances_full import LAB_QUALITIES, LAB_WORKERS
-from combex.web import create_app
-from combex.web._cli import bind_socket
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # this checkout's combex
+
+import combex.studies as cs  # noqa: E402
+from combex.environments._instances_full import LAB_QUALITIES, LAB_WORKERS  # noqa: E402
+from combex.web import create_app  # noqa: E402
+from combex.web._cli import bind_socket  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 ASSISTANTS = ("Ravi", "Mia", "Tom")
@@ -36,22 +38,21 @@ def build(storage: str, sessions: int = 94) -> dict[str, str]:
                             solver="top-two", solver_params={"delta": 0.05}, seed=3)
     tokens = {a: study.add_assistant(a) for a in ASSISTANTS}
     rng = np.random.default_rng(7)
-    start = time.time() - 9.5 * DAY
+    start = (time.time() // DAY - 10) * DAY  # midnight (UTC) ten days ago
     wrong = None
     for i in range(sessions):
-        now = start + (i // 10) * DAY + 9 * 3600 + (i % 10) * 2400.0
-        study.clock = lambda now=now: now  # the session's time (ten a day, 40 minutes apart)
+        begin = start + (i // 10) * DAY + 9 * 3600 + (i % 10) * 3600.0  # ten sessions a day, hourly
         who = ASSISTANTS[i % 3]
+        study.clock = lambda at=begin: at
         t = study.ask(assistant=who)
         score = float(np.clip(round(sum(LAB_QUALITIES[j] for j in t.arm) + rng.normal(0, 10), 1), 0, 100))
-        if i == 40:  # Mia's decimal point slips (a tenth of the score); she corrects it the same day
+        if who == "Mia" and i >= sessions - 3:  # her decimal point slips (a tenth of the score)
             wrong = (t.id, score)
             score = round(score / 10, 2)
+        study.clock = lambda at=begin + 1800.0 + 60.0 * float(rng.integers(0, 20)): at  # told 30-50 min later
         study.tell(t.id, score, assistant=who)
     study.clock = time.time
     study.correct(wrong[0], wrong[1], reason="decimal point slipped", assistant="Mia")
-    study.ask(assistant="Mia")
-    study.ask(assistant="Tom")
     return tokens
 
 
