@@ -219,6 +219,7 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "delta": _num(best.get("delta")),
         "delta_achieved": _num(best.get("delta_achieved")),
         "evaluations_left": _num(best.get("evaluations_left")),
+        "evaluations_left_note": best.get("evaluations_left_note"),
         "evaluations": best.get("evaluations"), "budget": best.get("budget"),
         "noise_check": _noise_check(best.get("noise_check")),
         "certificate_text": best.get("certificate_text"),

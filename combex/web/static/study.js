@@ -97,7 +97,8 @@
         : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)",
       "delta-achieved"));
     cards.push(card("Evaluations left", b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
-      b.evaluations_left === null ? "no estimate from this solver" : "an estimate, not a promise", "evaluations-left"));
+      b.evaluations_left === null ? "no estimate from this solver" : (b.evaluations_left_note || "an estimate, not a promise"),
+      "evaluations-left"));
     var nodes = cards;
     var v = fill("verdict");
     nodes.forEach(function (c) { v.appendChild(c); });
@@ -119,7 +120,9 @@
     var op = b.available && b.stops_when ? b.stops_when : null;
     caption.textContent = "The " + statName + " of " + s.solver_title + " ('" + s.solver +
       "') after each told evaluation (solid blue) and the stopping threshold (dashed red)" +
-      (op ? "; the study stops when " + op + "." : ".");
+      (op ? "; the study stops when " + op + "." : ".") +
+      (h.statistic.every(function (v) { return v === null; }) ? " " + s.solver_title +
+        " has reported no statistic so far: only the threshold is drawn." : "");
     var data = [h.evaluations, h.statistic, h.threshold];
     var key = statName + "|" + box.clientWidth + "|" + (h.evaluations.length <= 40);
     if (chart && chartKey === key) {
