@@ -419,6 +419,8 @@ def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path,
         row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{tid}']")
         assert "75" in row.text and "Ravi" in row.text
         assert study.summary()["evaluations"] == 9 and study.pending() == []
+        told = study.trials_dataframe().set_index("id").loc[tid]
+        assert (told["asked_by"], told["told_by"], told["reward_sum"]) == ("Ravi", "Ravi", 75.0)  # who wrote
         # the study page shows it (and updates by itself when another assistant tells)
         browser.get(f"{base}/study/lab")
         _wait(browser, lambda d: "Ravi" in _text(d, f"#log tr.log-row[data-ticket='{tid}']"))
