@@ -540,6 +540,19 @@ def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
         status, _, text = c.post("/study/lab/correct", {"csrf": c.csrf("/study/lab/assistant"), "ticket": other.id,
                                                         "score": "1", "reason": "no"})
         assert status == 403 and "corrects their own scores" in text
+        # the owner corrects anyone's: voided here, recorded as the owner's correction
+        o = Client(base)
+        o.post("/study/lab/signin", {"csrf": o.csrf("/study/lab/assistant"), "token": OWNER})
+        csrf = o.csrf("/study/lab/assistant")
+        status, _, text = o.post("/study/lab/correct", {"csrf": csrf, "ticket": t.id, "void": "1",
+                                                        "reason": "session not held"})
+        assert status == 200 and "void" in text  # the confirmation page
+        status, _, _ = o.post("/study/lab/correct/confirm", {"csrf": csrf, "ticket": t.id, "void": "1",
+                                                             "reason": "session not held"})
+        assert status == 303
+        row = [r for r in json.loads(o.get("/api/study/lab")[2])["log"]["rows"] if r["id"] == t.id][0]
+        assert row["voided"] and [(c["assistant"], c["voided"]) for c in row["corrections"]] == [
+            ("Ravi", False), (None, True)]
 
 
 def _rows(est):
