@@ -31,8 +31,29 @@ from ._errors import (
     TicketError,
 )
 from ._problem import problem_spec
-from ._storage import SCHEMA_VERSION, BaseStorage, InMemoryStorage, StudyRecord, StudyTransaction, TicketRow
-from ._study import Study, Ticket, create_study, delete_study, get_all_study_names, get_storage, load_study
+from ._storage import (
+    SCHEMA_VERSION,
+    AssistantRow,
+    BaseStorage,
+    CorrectionRow,
+    InMemoryStorage,
+    SnapshotRow,
+    StudyRecord,
+    StudyTransaction,
+    TicketRow,
+)
+from ._study import (
+    DEFAULT_LEASE_SECONDS,
+    MAX_ASK,
+    Study,
+    Ticket,
+    create_study,
+    delete_study,
+    get_all_study_names,
+    get_storage,
+    iso_time,
+    load_study,
+)
 
 
 def __getattr__(name: str):  # SQLStorage needs SQLAlchemy: imported on first use
@@ -45,7 +66,8 @@ def __getattr__(name: str):  # SQLStorage needs SQLAlchemy: imported on first us
 
 __all__ = [
     "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec",
-    "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "InMemoryStorage",
+    "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "CorrectionRow",
+    "AssistantRow", "SnapshotRow", "InMemoryStorage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time",
     "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",
     "DuplicatedStudyError", "TicketError", "StudyFinishedError",
 ]
