@@ -1,4 +1,5 @@
-"""``combex study create|ask|tell|status|export|list|delete``: live studies from scripts.
+"""``combex study create|ask|tell|release|correct|pending|status|history|estimates|add-assistant|
+remove-assistant|assistants|export|list|delete``: live studies from scripts.
 
 Every command prints one JSON document on stdout (errors: a message on stderr, exit 2).
 STORAGE is a file path (SQLite) or a SQLAlchemy URL.
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..exceptions import InvalidParameterError
 from ._errors import StudyFinishedError
+from ._study import DEFAULT_LEASE_SECONDS
 
 __all__ = ["add_study_command"]
 
@@ -116,6 +118,40 @@ def _problem(args: argparse.Namespace) -> dict[str, Any]:
                         decision_class=dc, score_range=sr, reward_range=rr, labels=labels)
 
 
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidParameterError(f"The {what} must be a number. Got {text!r} instead.") from None
+
+
+def _ticket(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidParameterError(f"The {what} must be a ticket id (an int). Got {text!r} instead.") from None
+
+
+def _export(study: Any, out: str | None) -> None:
+    import os
+
+    df = study.trials_dataframe()
+    if not out:
+        print(df.to_json(orient="records"))
+        return
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise InvalidParameterError(f"The --out option names a file in a folder that does not exist: {folder!r}.")
+    try:
+        if out.endswith(".csv"):
+            df.to_csv(out, index=False)
+        else:
+            df.to_json(out, orient="records")
+    except OSError as exc:
+        raise InvalidParameterError(f"The --out file {out!r} cannot be written ({exc.strerror}).") from None
+    _print({"written": out, "rows": len(df)})
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from . import _study as S
 
@@ -127,7 +163,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if action == "create":
         study = S.create_study(storage=args.storage, name=args.name, problem=_problem(args), solver=args.solver,
                                solver_params=_assignments(args.param, "--param"), seed=args.seed,
-                               lease_seconds=args.lease, snapshot_every=args.snapshot_every,
+                               budget=args.budget, lease_seconds=args.lease, snapshot_every=args.snapshot_every,
                                load_if_exists=args.load_if_exists)
         _print(study.summary())
         return 0
@@ -136,45 +172,72 @@ def _cmd(args: argparse.Namespace) -> int:
         _print({"deleted": args.name})
         return 0
     study = S.load_study(storage=args.storage, name=args.name)
+    who = getattr(args, "assistant", None)
     if action == "ask":
         try:
-            tickets = study.ask(n=args.n)
+            tickets = study.ask(n=args.n, assistant=who)
         except StudyFinishedError as exc:
             _print({"status": study.status, "tickets": [], "message": str(exc), "best": study.best()})
             return 0
         _print({"status": "running", "tickets": [t.to_dict() for t in tickets]})
         return 0
     if action == "tell":
-        pairs = []
+        pairs: list[tuple[int, Any]] = []
         for item in args.result or []:
             tid, sep, val = item.partition("=")
             if not sep:
                 raise InvalidParameterError(f"The --result option takes TICKET=REWARD_SUM. Got {item!r} instead.")
-            pairs.append((int(tid), _value(val)))
+            pairs.append((_ticket(tid.strip(), "ticket of --result"), _number(val.strip(), "score of --result")))
         if args.ticket is not None:
             if args.reward_sum is None:
                 raise InvalidParameterError("--ticket needs --reward-sum.")
             pairs.append((args.ticket, args.reward_sum))
+        elif args.reward_sum is not None:
+            raise InvalidParameterError("--reward-sum needs --ticket.")
         if not pairs:
             raise InvalidParameterError("Give --ticket ID --reward-sum X, or --result ID=X (repeatable).")
-        status = study.tell_many(pairs)
+        status = study.tell_many(pairs, assistant=who)
         _print({"status": status, "told": [p[0] for p in pairs]})
+        return 0
+    if action == "release":
+        status = study.release(args.ticket, assistant=who)
+        _print({"status": status, "released": args.ticket})
+        return 0
+    if action == "correct":
+        if (args.reward_sum is None) == (not args.void):
+            raise InvalidParameterError("Give exactly one of --reward-sum X (the right score) and --void.")
+        status = study.correct(args.ticket, None if args.void else args.reward_sum, reason=args.reason,
+                               assistant=who)
+        _print({"status": status, "corrected": args.ticket, "best": study.best()})
+        return 0
+    if action == "pending":
+        _print([t.to_dict() for t in study.pending()])
         return 0
     if action == "status":
         doc = study.summary()
         doc["best"] = study.best()
         _print(doc)
         return 0
+    if action == "history":
+        _print(study.history(max_points=args.max_points))
+        return 0
+    if action == "estimates":
+        _print(study.member_estimates())
+        return 0
+    if action == "add-assistant":
+        token = study.add_assistant(args.assistant)
+        _print({"assistant": args.assistant, "token": token,
+                "note": "the token is shown once (only a salted hash is stored): give it to the assistant"})
+        return 0
+    if action == "remove-assistant":
+        study.remove_assistant(args.assistant)
+        _print({"removed": args.assistant})
+        return 0
+    if action == "assistants":
+        _print(study.assistants())
+        return 0
     if action == "export":
-        df = study.trials_dataframe()
-        if args.out:
-            if args.out.endswith(".csv"):
-                df.to_csv(args.out, index=False)
-            else:
-                df.to_json(args.out, orient="records")
-            _print({"written": args.out, "rows": len(df)})
-        else:
-            print(df.to_json(orient="records"))
+        _export(study, args.out)
         return 0
     raise InvalidParameterError(f"Unknown study action {action!r}.")  # pragma: no cover
 
@@ -182,7 +245,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_study_command(sub: Any) -> None:
     """Register ``combex study ...`` on the ``combex`` parser's subparsers."""
     p = sub.add_parser(
-        "study", help="live studies: create, ask, tell, status, export, list, delete (JSON output)",
+        "study", help="live studies: create, ask, tell, release, correct, status, assistants, export... (JSON)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a live study through a storage (a file path for SQLite, or a SQLAlchemy URL such as "
                     "postgresql+psycopg://user@host/db). Every command prints JSON.",
@@ -191,8 +254,12 @@ def add_study_command(sub: Any) -> None:
                "--team-size 4 --score-range 0,100 --solver top-two --param delta=0.1 --param epsilon=5\n"
                "  combex study create lab.db --name quiz --n-arms 8 --noise bernoulli --solver lil-clucb "
                "--param K=2 --param nu=0.05\n"
-               "  combex study ask lab.db --name quiz --n 4\n"
-               "  combex study tell lab.db --name quiz --ticket 3 --reward-sum 1\n"
+               "  combex study add-assistant lab.db --name lab --assistant ann\n"
+               "  combex study ask lab.db --name lab --assistant ann\n"
+               "  combex study tell lab.db --name lab --ticket 3 --reward-sum 64.5 --assistant ann\n"
+               "  combex study correct lab.db --name lab --ticket 3 --reward-sum 46.5 --reason 'digits swapped'\n"
+               "  combex study release lab.db --name lab --ticket 4\n"
+               "  combex study pending lab.db --name lab\n"
                "  combex study status lab.db --name quiz\n"
                "  combex study export lab.db --name quiz --out trials.csv\n"
                "  combex dashboard lab.db --port 8050",
@@ -221,31 +288,49 @@ def add_study_command(sub: Any) -> None:
     c.add_argument("--reward-range", default=None, help="LOW,HIGH of one observation of one arm")
     c.add_argument("--labels", default=None, help="comma-separated arm names")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--lease", type=float, default=3600.0, help="ticket lease in seconds (default 3600)")
+    c.add_argument("--budget", type=int, default=None, help="stop after this many evaluations told")
+    c.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,
+                   help="ticket lease in seconds (default one day)")
     c.add_argument("--snapshot-every", type=int, default=1000)
     c.add_argument("--load-if-exists", action="store_true")
-    a = acts.add_parser("ask", help="hand out tickets")
-    a.add_argument("storage")
-    a.add_argument("--name", required=True)
+
+    def cmd(name: str, help: str, assistant: bool = False) -> Any:
+        q = acts.add_parser(name, help=help)
+        q.add_argument("storage")
+        q.add_argument("--name", required=True, help="the study")
+        if assistant:
+            q.add_argument("--assistant", default=None, help="the assistant acting (default: the owner)")
+        return q
+
+    a = cmd("ask", "hand out tickets", assistant=True)
     a.add_argument("--n", type=int, default=1, help="number of tickets (default 1)")
-    t = acts.add_parser("tell", help="record reward sums")
-    t.add_argument("storage")
-    t.add_argument("--name", required=True)
+    t = cmd("tell", "record scores (reward sums)", assistant=True)
     t.add_argument("--ticket", type=int, default=None)
     t.add_argument("--reward-sum", type=float, default=None)
     t.add_argument("--result", action="append", metavar="TICKET=REWARD_SUM", help="repeatable; one transaction")
-    s = acts.add_parser("status", help="status, ticket counts, leader / result")
-    s.add_argument("storage")
-    s.add_argument("--name", required=True)
-    e = acts.add_parser("export", help="every ticket (JSON records, or --out .csv/.json)")
-    e.add_argument("storage")
-    e.add_argument("--name", required=True)
+    r = cmd("release", "hand a ticket back unevaluated", assistant=True)
+    r.add_argument("--ticket", type=int, required=True)
+    co = cmd("correct", "replace (or void) a told score, with a reason", assistant=True)
+    co.add_argument("--ticket", type=int, required=True)
+    co.add_argument("--reward-sum", type=float, default=None, help="the right score")
+    co.add_argument("--void", action="store_true", help="void the told score (the evaluation did not count)")
+    co.add_argument("--reason", required=True)
+    cmd("pending", "the tickets out: assistant, age, lease deadline")
+    cmd("status", "status, ticket counts, leader / result, certificate in words")
+    h = cmd("history", "the stopping statistic over the evaluations")
+    h.add_argument("--max-points", type=int, default=400)
+    cmd("estimates", "per-worker estimates with intervals")
+    aa = cmd("add-assistant", "add an assistant; prints their token (shown once)")
+    aa.add_argument("--assistant", required=True, help="the assistant's name")
+    ra = cmd("remove-assistant", "remove an assistant (their token stops working)")
+    ra.add_argument("--assistant", required=True, help="the assistant's name")
+    cmd("assistants", "the assistants: name, created, last seen, evaluations told")
+    e = cmd("export", "every ticket (JSON records, or --out .csv/.json)")
     e.add_argument("--out", default=None)
     li = acts.add_parser("list", help="the studies of a storage")
     li.add_argument("storage")
-    d = acts.add_parser("delete", help="delete a study and its log")
-    d.add_argument("storage")
-    d.add_argument("--name", required=True)
+    d = cmd("delete", "delete a study and its logs")
+    del d
     p.set_defaults(func=_cmd)
 
 
