@@ -22,7 +22,6 @@ a slow write never holds up a poll). The security model is in :mod:`combex.web._
 from __future__ import annotations
 
 import inspect
-import logging
 import math
 import threading
 import time
@@ -30,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ._data import Scrubber, studies_list, study_snapshot
-from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token, same_origin, tokens_equal
+from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token
 
 __all__ = ["create_app", "parse_score", "fmt_score", "accepts_assistant", "WebApp"]
 
-log = logging.getLogger("combex.web")
 HERE = Path(__file__).resolve().parent
 
 #: Content-Security-Policy of every response: scripts, styles and images from this server only.
