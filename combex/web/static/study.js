@@ -72,8 +72,9 @@
     var range = (p.low !== null && p.high !== null) ? ("; one " + (p.team ? "session's" : "evaluation's") +
                 " score in [" + num(p.low) + ", " + num(p.high) + "]") : "";
     var delta = s.summary.available && s.summary.solver_params ? s.summary.solver_params.delta : null;
+    var eps = s.summary.available && s.summary.solver_params ? s.summary.solver_params.epsilon : null;
     fill("subtitle", document.createTextNode(
-      s.solver_title + " looks for " + what + range +
+      s.solver_title + " looks for " + what + (eps ? " (or one within \u03b5 = " + eps + " of it)" : "") + range +
       (delta !== null && delta !== undefined ? "; target error probability \u03b4 = " + delta : "") + "."));
   }
 

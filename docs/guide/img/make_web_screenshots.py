@@ -1,7 +1,8 @@
-"""Make the web app's screenshots of the user guide (docs/guide/studies.md) from the lab case.
+"""Make the web app's screenshots of the user guide (docs/guide/studies.md): the lab case.
 
-Twelve workers, teams of 4, a session's score in [0, 100], three assistants (Ravi, Mia,
-Tom) telling about ten sessions a day, Mia correcting a slipped decimal point; then a real server and headless Chromium: the
+Twelve workers, teams of 4, a session's score in [0, 100], the noise level unknown, a budget
+of 140 sessions; three assistants (Ravi, Mia, Tom) telling about ten sessions a day, Mia
+correcting a slipped decimal point; then a real server and headless Chromium: the
 assistant's page with a ticket, the confirmation page of 7.5 typed for 75, the study page.
 
 Run from the repository root:  python docs/guide/img/make_web_screenshots.py
@@ -33,9 +34,8 @@ DAY = 86400.0
 
 def build(storage: str, sessions: int = 94) -> dict[str, str]:
     study = cs.create_study(storage=storage, name="lab",
-                            problem=cs.problem_spec(workers=list(LAB_WORKERS), team_size=4, score_range=(0, 100),
-                                                    noise_scale=10.0),
-                            solver="top-two", solver_params={"delta": 0.05}, seed=3)
+                            problem=cs.problem_spec(workers=list(LAB_WORKERS), team_size=4, score_range=(0, 100)),
+                            solver="top-two", solver_params={"delta": 0.1, "epsilon": 5.0}, budget=140, seed=3)
     tokens = {a: study.add_assistant(a) for a in ASSISTANTS}
     rng = np.random.default_rng(7)
     start = (time.time() // DAY - 10) * DAY  # midnight (UTC) ten days ago
