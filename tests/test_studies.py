@@ -436,7 +436,8 @@ def test_budget_stops_an_eager_study_with_the_recommendation(tmp_path):
 
 
 def test_budget_stops_a_batch_study_mid_batch():
-    """Batch policy: the told entries of the open batch are folded at the budget."""
+    """Batch policy: at the budget the solver has seen the complete batches; the told
+    entries of the unfinished one stay in the log (and the member estimates)."""
     study = cs.create_study(name="b", problem=full_problem(), solver="icb", solver_params=ICB, budget=20)
     first = study.ask(n=MAX)
     assert len(first) == 15  # ICB's first batch: every team of 2 among 6
@@ -445,7 +446,8 @@ def test_budget_stops_a_batch_study_mid_batch():
     assert len(more) == 5  # the budget leaves 5
     assert study.tell_many([(t, reward(t)) for t in more]) == "budget_exhausted"
     res = study.storage.get_study("b").result
-    assert res["evaluations"] == 20 and res["samples"] == 20 and res["status"] == "budget_exhausted"
+    assert res["evaluations"] == 20 and res["samples"] == 15 and res["status"] == "budget_exhausted"
+    assert sum(e["n"] for e in study.member_estimates()) == 2 * 20
 
 
 def test_budget_of_the_lab_case_from_the_cli(tmp_path, capsys):

@@ -47,7 +47,9 @@ an ask is one short transaction holding the study's lock).
 
 **Budget.** With ``budget=B`` the study stops after ``B`` told evaluations (status
 ``budget_exhausted``, the recommendation, and what the solver reports of its confidence,
-e.g. ``delta_achieved``); no ticket is handed out beyond it.
+e.g. ``delta_achieved``); no ticket is handed out beyond it. (Batch policy: the solver has
+seen the complete batches; the scores of an unfinished batch stay in the log and the member
+estimates.)
 
 **Corrections.** ``correct(ticket, score_or_None, reason=...)`` appends a correction
 record (the told row is never edited); every process notices it and replays the corrected
