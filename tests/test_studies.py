@@ -436,7 +436,8 @@ def test_budget_stops_an_eager_study_with_the_recommendation(tmp_path):
 
 
 def test_budget_stops_a_batch_study_mid_batch():
-    """Batch policy: the told entries of the open batch are folded at the budget."""
+    """Batch policy: at the budget the solver has seen the complete batches; the told
+    entries of the unfinished one stay in the log (and the member estimates)."""
     study = cs.create_study(name="b", problem=full_problem(), solver="icb", solver_params=ICB, budget=20)
     first = study.ask(n=MAX)
     assert len(first) == 15  # ICB's first batch: every team of 2 among 6
@@ -445,7 +446,8 @@ def test_budget_stops_a_batch_study_mid_batch():
     assert len(more) == 5  # the budget leaves 5
     assert study.tell_many([(t, reward(t)) for t in more]) == "budget_exhausted"
     res = study.storage.get_study("b").result
-    assert res["evaluations"] == 20 and res["samples"] == 20 and res["status"] == "budget_exhausted"
+    assert res["evaluations"] == 20 and res["samples"] == 15 and res["status"] == "budget_exhausted"
+    assert sum(e["n"] for e in study.member_estimates()) == 2 * 20
 
 
 def test_budget_of_the_lab_case_from_the_cli(tmp_path, capsys):
@@ -484,3 +486,89 @@ def test_budget_of_the_lab_case_from_the_cli(tmp_path, capsys):
 def test_a_bad_budget_is_refused(budget):
     with pytest.raises(combex.InvalidParameterError, match="'budget'"):
         cs.create_study(name="b", problem=semi_problem(), solver="lucb", solver_params={"K": 1}, budget=budget)
+
+
+# ----------------------------------------------------------------------------- many assistants
+BERNOULLI4 = np.array([0.9, 0.4, 0.3, 0.2])
+
+
+def _bernoulli4_score(t, rng):
+    return float(rng.binomial(t.count, BERNOULLI4[t.arm]))
+
+
+def test_a_held_ticket_neither_blocks_nor_stalls_an_eager_study():
+    """One ticket taken and never told: the study stops within 1.5x the evaluations of the
+    same study without it (the held arm still gets tickets when LUCB needs it)."""
+    from combex.studies.testing import simulate_assistants
+
+    with_held, without = [], []
+    for seed in range(3):
+        for hold, out in ((0, without), (1, with_held)):
+            study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb",
+                                    solver_params={"K": 1, "nu": 0.1}, seed=seed)
+            r = simulate_assistants(study, _bernoulli4_score, assistants=1, hold=hold, rng=seed,
+                                    max_evaluations=5000)
+            assert r["status"] == "identified" and r["answer"] == [0] and r["empty_asks"] == 0
+            out.append(r["evaluations"])
+    assert sum(with_held) <= 1.5 * sum(without), (with_held, without)
+
+
+def test_eager_assistants_get_distinct_useful_tickets_and_never_an_empty_ask():
+    from combex.studies.testing import simulate_assistants
+
+    study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "nu": 0.1})
+    pair = set(np.asarray(study.exploration_state().batch().arms).tolist())
+    tickets = study.ask(n=6)
+    assert len({t.id for t in tickets}) == 6 and {t.arm for t in tickets} == pair  # the arms LUCB asks for
+    assert [t.arm for t in tickets[:2]] != [tickets[0].arm] * 2  # spread over them, least pending first
+    study2 = cs.create_study(name="s2", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "nu": 0.1})
+    r = simulate_assistants(study2, _bernoulli4_score, assistants=8, rng=0, max_evaluations=5000)
+    assert r["status"] == "identified" and r["empty_asks"] == 0
+
+
+def test_a_batch_study_does_not_wait_for_a_held_ticket_until_its_lease_ends():
+    """Batch policy: once a held ticket is overdue (3x the median time-to-tell), the next
+    idle assistant gets its evaluation again; the study ends well within the one-day lease
+    of the held ticket, with the answer of the sequential run."""
+    from combex.studies.testing import simulate_assistants
+
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB, seed=5)
+    held = study.ask()  # taken by someone who never comes back
+
+    def score(t, rng):
+        return reward(t)
+
+    r = simulate_assistants(study, score, assistants=3, rng=0, mean_minutes=30)
+    assert r["status"] == "identified" and r["answer"] == [0, 1]
+    rows = study.storage.tickets("s")
+    dup = [x for x in rows if x.reissue_of == held.id]
+    assert dup and dup[0].issued_at - held.issued_at < 6 * 3600 < study.storage.get_study("s").lease_seconds
+    ref = sequential_reference("icb", ICB, full_problem(), seed=5)
+    assert study.storage.get_study("s").result["samples"] == ref.samples
+
+
+def test_ask_is_capped():
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB)
+    for n in (cs.MAX_ASK + 1, 20000, 0, -1, "3", 2.5, True):
+        with pytest.raises(combex.InvalidParameterError, match="'n' parameter of Study.ask"):
+            study.ask(n=n)
+    assert study.storage.tickets("s") == []
+    assert len(study.ask(n=cs.MAX_ASK)) == 15
+
+
+def test_default_propose_is_least_pending_and_changes_nothing():
+    problem = cs._problem.build_problem(cs.problem_spec(4))
+    exp = combex.solvers.get_solver("lucb")(K=1).start(problem, rng=1)
+    batch = exp.ask()
+    entries = [int(a) for a in batch.arms]
+    before = exp.state_dict()
+    rng = np.random.default_rng(0)
+    assert exp.propose(0) == []
+    got = exp.propose(2 * len(entries), [], rng)
+    assert sorted(got) == sorted(entries * 2) and sorted(got[:len(entries)]) == sorted(entries)  # once, then twice
+    got = exp.propose(len(entries) - 1, [entries[0]], rng)
+    assert sorted(got) == sorted(entries[1:])  # the entries with fewer pending first
+    _assert_same_state(before, exp.state_dict())  # neither the state nor the exploration's rng moved
+    assert exp.ask() is batch
+    with pytest.raises(combex.InvalidParameterError, match="'n'"):
+        exp.propose(-1)

@@ -42,10 +42,14 @@ counted as out (eager). A ticket is *overdue* well before that when it has been 
 ``OVERDUE_FACTOR`` (3) times longer than the median time-to-tell of recent evaluations, or
 while ``2 m + 2`` evaluations were told (``m`` tickets out). A late score is accepted all
 the same (the evaluation was made). ``release(ticket)`` hands a ticket back unevaluated.
+One ``ask(n=...)`` hands out at most ``MAX_ASK`` (1000) tickets (a larger ``n`` is refused:
+an ask is one short transaction holding the study's lock).
 
 **Budget.** With ``budget=B`` the study stops after ``B`` told evaluations (status
 ``budget_exhausted``, the recommendation, and what the solver reports of its confidence,
-e.g. ``delta_achieved``); no ticket is handed out beyond it.
+e.g. ``delta_achieved``); no ticket is handed out beyond it. (Batch policy: the solver has
+seen the complete batches; the scores of an unfinished batch stay in the log and the member
+estimates.)
 
 **Corrections.** ``correct(ticket, score_or_None, reason=...)`` appends a correction
 record (the told row is never edited); every process notices it and replays the corrected

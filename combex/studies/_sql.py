@@ -466,10 +466,12 @@ class SQLStorage(BaseStorage):
         msg = str(getattr(exc, "orig", exc)).strip().splitlines()
         return StorageError(f"Cannot reach the storage {self._safe_url()!r}: {msg[0] if msg else exc}")
 
-    def _init_schema(self) -> None:
+    def _init_schema(self, write: bool = False) -> None:
+        """Check the schema in a read transaction; create it (a write transaction) only in
+        a database without it."""
         sa = self.sa
         try:
-            with self.engine.begin() as conn:
+            with (self.engine if write else self._read_engine).begin() as conn:
                 insp = sa.inspect(conn)
                 names = set(insp.get_table_names())
                 if "combex_schema" in names:
@@ -498,8 +500,14 @@ class SQLStorage(BaseStorage):
                         f"The storage {self._safe_url()!r} has combex tables but no combex_schema "
                         "version row; refusing to guess its layout."
                     )
-                self._md.create_all(conn)
-                conn.execute(self._schema.insert().values(version=SCHEMA_VERSION))
+                if not write:
+                    create = True
+                else:
+                    create = False
+                    self._md.create_all(conn)
+                    conn.execute(self._schema.insert().values(version=SCHEMA_VERSION))
+            if create:
+                return self._init_schema(write=True)
         except SchemaVersionError:
             raise
         except sa.exc.IntegrityError:  # pragma: no cover - two processes created it at once

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import json
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
@@ -52,8 +51,8 @@ TICKET_STATES = ("pending", "told", "expired", "released", "cancelled")
 def row_checksum(ticket_id: int, arm: Any, count: int, batch: int, entry: int, told_seq: int,
                  reward_sum: float) -> str:
     """Checksum of a told row's content (what the replay reads): 16 hex digits of BLAKE2b."""
-    doc = json.dumps([int(ticket_id), arm, int(count), int(batch), int(entry), int(told_seq), float(reward_sum).hex()],
-                     separators=(",", ":"))
+    a = ",".join(map(str, arm)) if isinstance(arm, list) else str(int(arm))
+    doc = f"{int(ticket_id)}|{a}|{int(count)}|{int(batch)}|{int(entry)}|{int(told_seq)}|{float(reward_sum).hex()}"
     return hashlib.blake2b(doc.encode(), digest_size=8).hexdigest()
 
 

@@ -331,9 +331,9 @@ class _Replay:
                     self.buffer.setdefault(r.batch, {})[r.entry] = float(value)
                     self._fold_complete(source)
             if budget is not None and self.seq >= budget and not self.exp.done:
-                self._fold_partial(source)
-                if not self.exp.done:
-                    self.exp.stop("budget_exhausted", f"budget of {budget} evaluations told")
+                # (batch policy: the told entries of an unfinished batch stay in the log and
+                # the member estimates; the solver saw the complete batches)
+                self.exp.stop("budget_exhausted", f"budget of {budget} evaluations told")
             self._check(r, rounds)
 
     def _fold_complete(self, source: Callable[[int], Any] | None) -> None:
@@ -348,26 +348,6 @@ class _Replay:
             del self.buffer[self.batch_no]
             self.batch_no += 1
             self._after_fold()
-
-    def _fold_partial(self, source: Callable[[int], Any] | None) -> None:
-        """At the budget: fold the told entries of the open batch (the solver sees a batch
-        of those entries only)."""
-        from ..solvers import Batch
-
-        entries = self.buffer.get(self.batch_no)
-        if self.record.policy != "batch" or not entries:
-            return
-        batch = self._recorded(self.batch_no, source)
-        keep = sorted(e for e in entries if e < len(batch))
-        part = Batch(batch.arms[keep], batch.counts[keep])
-        try:
-            self.exp.tell_batch(part, np.array([entries[e] for e in keep]))
-        except InvalidParameterError:  # a static design refusing a partial batch: stop without it
-            return
-        del self.buffer[self.batch_no]
-        self.batch_no += 1
-        self.diverged = True
-        self._after_fold()
 
     def filled(self, b: int, e: int) -> bool:
         """Whether batch slot ``(b, e)`` holds a (live) told value."""

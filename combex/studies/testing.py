@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ._errors import DuplicatedStudyError, StorageError, StudyNotFoundError
 from ._storage import AssistantRow, BaseStorage, StudyRecord, payload_checksum, row_checksum
 
-__all__ = ["check_storage"]
+__all__ = ["check_storage", "simulate_assistants"]
 
 
 def _record(name: str) -> StudyRecord:
@@ -224,3 +224,74 @@ def check_storage(make_storage: Callable[[], BaseStorage]) -> None:
             "delete_study must remove corrections, assistants and batches"
         tx.add_assistant(AssistantRow("bob", "k1", b"s", b"h", now))  # its key id was freed
     st.close()
+
+
+def simulate_assistants(
+    study: Any,
+    score: Callable[[Any, Any], float],
+    *,
+    assistants: int = 3,
+    mean_minutes: float = 60.0,
+    retry_minutes: float = 15.0,
+    hold: int = 0,
+    rng: Any = None,
+    max_evaluations: int = 1_000_000,
+) -> dict[str, Any]:
+    """Run ``study`` to its stop with simulated assistants on a simulated clock.
+
+    Each of ``assistants`` people asks for one ticket, takes an exponential time of mean
+    ``mean_minutes`` to evaluate it, tells ``score(ticket, rng)`` and asks again; one who
+    gets no ticket checks back after ``retry_minutes``. ``hold`` more tickets are taken at
+    the start by people who never come back (held tickets). The study's ``clock`` is set to
+    the simulated clock.
+
+    Returns
+    -------
+    dict
+        ``status``, ``answer`` (the recommendation), ``evaluations`` (told), ``empty_asks``
+        (asks that got no ticket while the study ran), ``hours`` (simulated time).
+    """
+    import heapq
+
+    import numpy as np
+
+    from ._errors import StudyFinishedError
+
+    rng = np.random.default_rng(rng)
+    now = [0.0]
+    study.clock = lambda: now[0]
+    events: list[tuple[float, int, Any]] = []
+    empty = 0
+    for _ in range(hold):
+        study.ask()
+
+    def ask(who: int) -> bool:
+        nonlocal empty
+        try:
+            t = study.ask()
+        except StudyFinishedError:
+            return False
+        if t is None:
+            empty += 1
+            heapq.heappush(events, (now[0] + 60.0 * retry_minutes, who, None))
+        else:
+            heapq.heappush(events, (now[0] + 60.0 * float(rng.exponential(mean_minutes)), who, t))
+        return True
+
+    running = all(ask(i) for i in range(assistants))
+    told = 0
+    while running and events and told < max_evaluations:
+        when, who, t = heapq.heappop(events)
+        now[0] = when
+        if t is not None:
+            try:
+                if study.tell(t, score(t, rng)) != "running":
+                    break
+            except StudyFinishedError:
+                break
+            told += 1
+        running = ask(who)
+    best = study.best()
+    rec = study.storage.get_study(study.name)
+    return {"status": rec.status, "answer": best["leader"]["arm"], "evaluations": rec.n_told, "empty_asks": empty,
+            "hours": now[0] / 3600.0}
