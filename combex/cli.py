@@ -550,9 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
     sd.add_argument("--out-dir", default=".", help="where to save the plot (default .)")
     sd.set_defaults(func=_cmd_demo)
 
-    from .dashboard import add_dashboard_command  # live studies (combex.studies) and their dashboard
     from .studies._cli import add_study_command
     from .studies._plan import add_plan_command
+    from .web import add_dashboard_command  # live studies (combex.studies) and their web app
 
     add_study_command(sub)
     add_plan_command(sub)

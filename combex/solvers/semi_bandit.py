@@ -161,6 +161,9 @@ class _SemiBanditSolver(Solver):
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
     families: ClassVar[tuple[str, ...]] = ("semi-bandit", "mips")
+    #: The confidence bounds hold for any sampling adapted to the told history: a live
+    #: study folds each told evaluation at once (the eager policy of combex.studies).
+    eager_tells: ClassVar[bool] = True
 
     def __init__(
         self,
