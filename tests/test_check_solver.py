@@ -418,6 +418,9 @@ class _RelativeRadiusExp(_RRExploration):
 
 
 class _TrustsNoiseExp(_RRExploration):
+    # claims a test of its own (so the base exploration's test is off) and never runs it
+    _own_noise_check = True
+
     def _noise_test(self):
         pass  # takes the declared noise scale on trust
 

@@ -56,11 +56,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["ResidualVariance", "DeclaredScaleWatch", "variance_upper_bound", "declared_scale_rejected", "observed_scale_lower",
-           "NOISE_CHECK_ALPHA"]
+           "NOISE_CHECK_ALPHA", "MIN_TESTED_DOF"]
 
 #: Error budget of the test of a declared noise scale: the probability that a true declaration
 #: is ever flagged over a whole run.
 NOISE_CHECK_ALPHA = 0.01
+
+#: Residual degrees of freedom a declared scale must have been tested on before a run may stop
+#: under it (the solvers defer a stop until then).
+MIN_TESTED_DOF = 5
 
 #: Mixture grids (uniform weights): ``l`` for the variance upper bound and for the test.
 _L_LOW = np.geomspace(1e-3, 3.0, 24)

@@ -650,8 +650,27 @@ class Exploration(ABC):
                 raise param_error("arm", owner, f"an int in the range [0, {n - 1}]", bad)
 
     def stop(self, status: str, message: str = "") -> None:
+        if status == "identified" and self._untested_declared_scale():
+            return  # the rule holds, but the declared scale is not checked yet: the next checks stop
         self.status = status
         self.message = message
+
+    def _untested_declared_scale(self) -> bool:
+        """Whether a declared noise scale (Gaussian-type noise, not a range's own scale) has
+        fewer than :data:`~combex.estimation._variance.MIN_TESTED_DOF` residual degrees of
+        freedom behind it: a stop is then deferred, so a misdeclared scale is caught before it
+        can end a run (a few more samples, on the easiest instances only)."""
+        if self._own_noise_check:
+            return False
+        noise = getattr(self.problem, "noise", None)
+        if noise is None or noise.kind in ("bernoulli", "rademacher", "pm1"):
+            return False
+        w = self.noise_watch
+        if w is None or self._declared_scale() is None:
+            return False
+        from ..estimation._variance import MIN_TESTED_DOF
+
+        return w.dof() < MIN_TESTED_DOF
 
     def record(self, **values: Any) -> None:
         """Append stopping statistics to the trace (when tracing)."""

@@ -100,7 +100,7 @@ from ..allocations import AdaHedge
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
 from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
-from ..estimation._variance import scale_check_dict
+from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
@@ -113,9 +113,7 @@ LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
 _DIVERGENCES = ("auto", "gaussian", "bernoulli", "unknown-variance")
-#: Degrees of freedom of the residuals (told entries beyond one per sampled arm) the test of a
-#: declared Gaussian scale has seen before a stop under that scale is allowed.
-MIN_TESTED_DOF = 5
+
 _UV = "unknown-variance"
 
 

@@ -50,11 +50,10 @@ from numpy.typing import NDArray
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_probability, param_error
 from ..allocations import AdaHedge, apportion
-from ..estimation._variance import ResidualVariance
+from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._linear_glr import THRESHOLDS, linear_glr
-from .optimal import MIN_TESTED_DOF
 from ._lower_bound import check_features
 from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
@@ -588,7 +587,7 @@ class _GLRExploration(Exploration):
 
     def _untested_scale(self) -> bool:
         """A declared scale not yet checked by the data (fewer than
-        :data:`~combex.solvers.optimal.MIN_TESTED_DOF` residual degrees of freedom): no stop
+        :data:`~combex.estimation._variance.MIN_TESTED_DOF` residual degrees of freedom): no stop
         yet, so a misdeclared scale is caught before it can end the run."""
         return self.declared is not None and not self.uv and self._rv.n - self.X.shape[1] < MIN_TESTED_DOF
 
@@ -1792,6 +1791,12 @@ class RAGEExploration(Exploration):
     def __init__(self, solver: RAGE, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self.X, self.masks, self.sigma = _team_arms(self.problem, solver.max_enumerate, "RAGE")
+        if self.sigma is None:
+            raise InvalidParameterError(
+                "RAGE needs a known noise scale (its rounds' sample sizes are proportional to sigma^2), but the "
+                "problem's noise model declares none. Declare the scale, or use a GLR solver ('top-two', "
+                "'fw-sampling', 'lingame'), which estimates it."
+            )
         self._round: dict[str, Any] = {}
         self.active = np.arange(self.X.shape[0])
         self.level = 1
@@ -1828,8 +1833,14 @@ class RAGEExploration(Exploration):
         counts = apportion(des.weights, N)
         idx = np.flatnonzero(counts)
         self._round = {"rho": rho, "N": N}
-        arms = self.masks[idx] if self.masks is not None else idx
-        return Batch(arms, counts[idx].astype(np.int64))
+        # each arm's pulls told in up to 4 sums, so the declared noise scale can be tested
+        # (a single sum per arm leaves no degree of freedom); the round's estimate is the same
+        parts = np.minimum(counts[idx], 4)
+        rep = np.repeat(idx, parts)
+        split = np.concatenate([np.diff(np.linspace(0, c, p + 1).round().astype(np.int64))
+                                for c, p in zip(counts[idx].tolist(), parts.tolist())])
+        arms = self.masks[rep] if self.masks is not None else rep
+        return Batch(arms, split.astype(np.int64))
 
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
         arms = np.asarray(batch.arms)
