@@ -79,8 +79,8 @@ by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 (:mod:`combex.solvers._lower_bound_bandit`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
-linear implementations of issue 15b (:data:`LINEAR_DISPATCH`); until they are merged a
-:class:`~combex.exceptions.InvalidParameterError` says so.
+linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
+where one is missing a :class:`~combex.exceptions.InvalidParameterError` says so.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ from ._lower_bound_uv import uv_lower_bound_info
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
-#: Linear problems: registry name -> "module:Class" of the linear exploration (issue 15b).
+#: Linear problems: registry name -> "module:Class" of the linear exploration.
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
@@ -345,7 +345,7 @@ class _OptimalExploration(Exploration):
         # variances of the class sampling rules (unknown variances): the upper confidence
         # bounds U_a of the stopping statistic. The plug-in variances starve arms: an arm
         # whose first two rewards are close gets a tiny variance, is never sampled again, and
-        # its U_a (huge at N_a = 2) keeps the class GLR near 0 forever (issue 15h).
+        # its U_a (huge at N_a = 2) keeps the class GLR near 0 forever.
         self._svar = np.ones(self.N)
         self._uv_cache: Any = None
         self.var = np.ones(self.N)
@@ -1189,7 +1189,7 @@ class TopTwo(_OptimalSolver):
     the leader side of the chosen pair (i, j) with probability ``h_i / (h_i + h_j)``,
     ``h_a = N_a d(mu_hat_a, lambda_a)`` at the pair's closest alternative (Gaussian: ``N_j /
     (N_i + N_j)``); or ``"optimal"``: the answer's share of the optimal allocation
-    ``w*(mu_hat)`` (issue 15e). ``"ids"`` and ``"optimal"`` apply to the best arm, Best-K and
+    ``w*(mu_hat)``. ``"ids"`` and ``"optimal"`` apply to the best arm, Best-K and
     matroid bases; other decision classes use 1/2. Measured (100 runs, delta = 0.01, valid
     thresholds, the seeds of benchmarks/optimal.py), ids / optimal / 1/2: jiang-1sparse
     N = 20, K = 2: 855 / 1,066 / 1,068 (the median of ``"optimal"`` is 866: it had two
