@@ -6,6 +6,7 @@ Usage::
     python benchmarks/semi_bandit.py --quick         # small N, few runs (about a minute)
     python benchmarks/semi_bandit.py --sections speed
     python benchmarks/semi_bandit.py --sections fig1 fig2 --Ns 10 20 50 100 --runs 20
+    python benchmarks/semi_bandit.py --sections fig1 fig2 --Ns 10 20 50 100 --runs 8 --lilucb-max-n 20 --figures docs/figures
 
 Sections
 --------
@@ -28,6 +29,7 @@ import argparse
 import time
 from typing import Any, Callable
 
+import _figures
 import networkx as nx
 import numpy as np
 
@@ -52,7 +54,7 @@ def run_setting(
     correct: Callable[[Any, Any], bool] | None = None,
 ) -> dict[str, Any]:
     """Mean samples, errors and budget-exhausted runs of ``solver`` over ``runs`` seeds."""
-    samples, errors, exhausted, wall = [], 0, 0, 0.0
+    samples, errors, exhausted, wall, bound = [], 0, 0, 0.0, []
     for child in np.random.SeedSequence(seed).spawn(runs):
         env_rng, alg_rng = np.random.default_rng(child).spawn(2)
         env = make_env(env_rng)
@@ -60,9 +62,36 @@ def run_setting(
         res = solver.run(env, rng=alg_rng, budget=BUDGET)
         wall += time.perf_counter() - t0
         samples.append(res.samples)
+        bound.append(_figures.bound_samples(res))
         exhausted += res.status != "identified"
         errors += not (correct(env, res.answer) if correct else env.is_correct(res.answer))
-    return {"mean": float(np.mean(samples)), "errors": errors, "exhausted": exhausted, "wall": wall, "runs": runs}
+    return {"mean": float(np.mean(samples)), "errors": errors, "exhausted": exhausted, "wall": wall, "runs": runs,
+            "bound": float(np.mean(bound))}
+
+
+def figure(args: argparse.Namespace, name: str, title: str,
+           panels: list[tuple[str, list[str], dict[tuple[int, str], dict[str, Any]]]]) -> None:
+    """One panel per instance: mean samples against N (faithful mode), one line per algorithm,
+    and the lower bound T* log(1/delta) of the instance (black dashes)."""
+    if args.figures is None:
+        return
+    plt = _figures.pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.4), squeeze=False)
+    for ax, (ptitle, cols, cells) in zip(axes[0], panels):
+        for c in cols:
+            ns = [n for n in args.Ns if (n, c) in cells]
+            ax.plot(ns, [cells[(n, c)]["mean"] for n in ns], label=c, **_figures.style(c))
+        ns = [n for n in args.Ns if (n, cols[0]) in cells]
+        ax.plot(ns, [cells[(n, cols[0])]["bound"] for n in ns], "k--", label="T* log(1/nu)")
+        ax.set(xscale="log", yscale="log", xlabel="N arms", title=ptitle)
+        ax.set_xticks(args.Ns, [str(n) for n in args.Ns])
+        ax.minorticks_off()
+    axes[0, 0].set_ylabel(f"samples (mean of {args.runs} runs)")
+    handles, labels = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.06))
+    fig.suptitle(title)
+    fig.tight_layout()
+    _figures.save(fig, args.figures, __file__, name)
 
 
 def print_table(title: str, Ns: list[int], cols: list[str], cells: dict[tuple[int, str], dict[str, Any]]) -> None:
@@ -126,6 +155,7 @@ def section_fig1(args: argparse.Namespace) -> None:
         ("0.3-Exponential, K=2", lambda n, r: jiang_exponential(n, 2, 0.3, rng=r), "K2"),
         ("0.3-Exponential, K=N/2", lambda n, r: jiang_exponential(n, n // 2, 0.3, rng=r), "KN2"),
     ]
+    shown = []
     for title, make, kind in panels:
         for mode in ("faithful", "heuristic"):
             cells: dict[tuple[int, str], dict[str, Any]] = {}
@@ -137,6 +167,8 @@ def section_fig1(args: argparse.Namespace) -> None:
                         continue
                     cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(K, delta=DELTA, mode=mode), args.runs, args.seed)
             print_table(f"({mode.capitalize()}) {title}", args.Ns, cols, cells)
+            if mode == "faithful":
+                shown.append((title, cols, cells))
             n = args.Ns[-1]
             m = {c: cells[(n, c)]["mean"] for c in cols}
             rand = m["lil'RandLUCB"]
@@ -153,6 +185,7 @@ def section_fig1(args: argparse.Namespace) -> None:
                 if mode == "heuristic":
                     same = cells[(n, "LUCB++")]["mean"] == cells[(n, "lil'LUCB")]["mean"]
                     verdict(same, "K=N/2 heuristic: LUCB++ coincides with lil'LUCB (identical runs)")
+    figure(args, "figure1", f"Best-K (Jiang et al. Figure 1), faithful mode, nu = {NU}", shown)
 
 
 # ---------------------------------------------------------------------- figure 2
@@ -164,6 +197,7 @@ def section_fig2(args: argparse.Namespace) -> None:
         ("alpha=0.6, K=1", lambda n, r: lil_exponential(n, 0.6, rng=r)),
     ]
     algs = BEST_K_ALGS + [("lil'UCB", LilUCB)]
+    shown = []
     for title, make in panels:
         for mode in ("faithful", "heuristic"):
             cells: dict[tuple[int, str], dict[str, Any]] = {}
@@ -176,6 +210,8 @@ def section_fig2(args: argparse.Namespace) -> None:
                         continue
                     cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(1, delta=DELTA, mode=mode), args.runs, args.seed)
             print_table(f"({mode.capitalize()}) {title}", args.Ns, cols, cells)
+            if mode == "faithful":
+                shown.append((title, cols, cells))
             ns = [n for n in args.Ns if (n, "lil'UCB") in cells]
             n = args.Ns[-1]
             m = {c: cells[(n, c)]["mean"] for c in cols if (n, c) in cells}
@@ -196,6 +232,7 @@ def section_fig2(args: argparse.Namespace) -> None:
             slow = [m[c] for c in ("LUCB", "lil'CLUCB") if c in m]
             fast = [m[c] for c in ("lil'RandLUCB", "LUCB++") if c in m]
             verdict(max(fast) < min(slow), f"N={n}: lil'RandLUCB and LUCB++ below LUCB and lil'CLUCB")
+    figure(args, "figure2", f"Best-1 (Jiang et al. Figure 2), faithful mode, nu = {NU}", shown)
 
 
 # ---------------------------------------------------------------------- CPE
@@ -237,6 +274,7 @@ def main() -> None:
     ap.add_argument("--lilucb-max-n", type=int, default=50, help="largest N for faithful lil'UCB (costly)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="N in {10, 20, 50}, 4 runs")
+    _figures.add_option(ap)
     args = ap.parse_args()
     if args.quick:
         args.Ns, args.runs, args.cpe_runs, args.lilucb_max_n = [10, 20, 50], 4, 5, 20

@@ -83,7 +83,7 @@ COLUMN_GATHER_LINE = 2.0
 # exact search (round by round: 6 %); on 10^4 x 10^5, 0.1 %; on a 200 x 5,000 V more than
 # an exact search itself.
 #
-# Planned queries: on an index with numba a query reuses a plan (its arguments checked, the cost
+# The planned query: on an index with numba a query reuses a plan (its arguments checked, the cost
 # model's choice and the schedule made once per set of argument values) and runs as one
 # compiled call, q's check and permutation and the ranking included. Measured per query
 # besides the reads (64-1,024 x 256 float32 index, 6-10 rounds, load 2.7): 15-20 us
@@ -100,7 +100,7 @@ COLUMN_GATHER_LINE = 2.0
 # 160 MB = 11 MB of streaming per query (11 rounds of 5 us at 32 GB/s, the rest charged
 # to the query). Conservative for small V: cold, a whole 64-1,024 x 256 query costs
 # 250-440 us, less than this fixed cost (about 0.6 ms at 2,000 x 20,000 speeds). The
-# round-by-round constants above come from the round-by-round measurements, not re-fitted.
+# round-by-round constants above were fitted separately and are not re-fitted here.
 STREAM_BYTES_PER_SECOND = 32e9
 ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
 ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND

@@ -79,8 +79,8 @@ by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 (:mod:`combex.solvers._lower_bound_bandit`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
-linear implementations of :mod:`combex.solvers.optimal_linear` (:data:`LINEAR_DISPATCH`); the
-other solvers refuse linear problems with an :class:`~combex.exceptions.InvalidParameterError`.
+linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
+where one is missing a :class:`~combex.exceptions.InvalidParameterError` says so.
 """
 
 from __future__ import annotations
