@@ -153,6 +153,10 @@ def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
 #: (not valid). Results say which one ran (``info["threshold"]``).
 SOLVER_THRESHOLDS = ("valid", "mixture", "fixed-design", *[t for t in THRESHOLDS if t != "mixture"])
 
+#: With unknown variance, rounds are asked one sample per entry until this many observations
+#: (the variance bound's degrees of freedom), in sums afterwards.
+SINGLE_ENTRIES_UNTIL = 2000
+
 #: Ratio ``1 + eta`` between the fixed-design threshold's checkpoints ``c_m = 10 n (1 + eta)^(m-1)``.
 FIXED_DESIGN_SPACING = 0.2
 
@@ -887,9 +891,10 @@ class _GLRExploration(Exploration):
 
     def _next_batch(self) -> Batch:
         b = self._next_batch_rule()
-        if self.uv and b.counts.size and int(b.counts.max()) > 1:
-            # one entry per sample: each observation brings its own degree of freedom to the
-            # variance bound (a sum of c rewards brings one)
+        if self.uv and b.counts.size and int(b.counts.max()) > 1 and self._rv.n < SINGLE_ENTRIES_UNTIL:
+            # one entry per sample while the observations are few: each brings its own degree of
+            # freedom to the variance bound (a sum of c rewards brings one); past that the
+            # bound is tight anyway and the per-entry work is saved
             arms = np.repeat(np.asarray(b.arms), b.counts, axis=0)
             return Batch(arms, np.ones(arms.shape[0], dtype=np.int64))
         return b
