@@ -15,7 +15,8 @@ from combex.oracles import TopK
 from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame, get_solver
 from combex.solvers._linear_glr import heuristic_threshold, linear_glr, mixture_beta0, oracle_glr_lower_bound
 from combex.solvers._lower_bound import characteristic_time
-from combex.solvers.optimal_linear import AdaHedge, OracleSampler
+from combex.allocations import AdaHedge
+from combex.solvers.optimal_linear import OracleSampler
 from combex.testing._solver import _loop
 
 GLR_SOLVERS = [LinGame, LinearTopTwo, LinearFWSampling]

@@ -57,7 +57,7 @@ from ._linear_glr import THRESHOLDS, linear_glr
 from ._lower_bound import check_features
 from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
-__all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE", "AdaHedge", "glr_team_sigma",
+__all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE", "glr_team_sigma",
            "team_T_star_lower_bound", "team_lower_bound_info"]
 
 
