@@ -572,3 +572,76 @@ def test_default_propose_is_least_pending_and_changes_nothing():
     assert exp.ask() is batch
     with pytest.raises(combex.InvalidParameterError, match="'n'"):
         exp.propose(-1)
+
+
+# ----------------------------------------------------------------------------- no hang
+def test_a_frozen_worker_does_not_hang_the_others_on_postgresql(pg):
+    """A worker frozen (SIGSTOP) inside its tell transaction holds the study's lock: the
+    others get a clear StorageError naming the lock within the lock timeout, then proceed
+    once the server ended the frozen session; after SIGCONT the frozen worker's transaction
+    fails (nothing of it written) and the study finishes like an uninterrupted run."""
+    url = pg.new_database()
+    study = cs.create_study(storage=url, name="k", problem=full_problem(), solver="icb", solver_params=ICB, seed=4)
+    for t in study.ask(n=5):
+        study.tell(t, reward(t))
+    p = subprocess.Popen([sys.executable, WORKER, url, "k", "hang-tell", "45"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get(
+                             "PYTHONPATH")]))))
+    try:
+        assert p.stdout.readline().strip() == "READY"
+        os.kill(p.pid, signal.SIGSTOP)
+        other = cs.load_study(storage=url, name="k")
+        t0 = time.time()
+        with pytest.raises(cs.StorageError, match="locked by another process.*lock_timeout"):
+            other.ask(n=3)
+        waited = time.time() - t0
+        assert waited < 30, waited
+        assert other.storage.get_study("k").n_told == 5  # reads never waited
+        deadline = time.time() + 60
+        while True:  # the server ends the frozen session after idle_in_transaction_timeout
+            try:
+                tickets = other.ask(n=3)
+                break
+            except cs.StorageError:
+                assert time.time() < deadline
+        recovered = time.time() - t0
+        assert tickets and recovered < 60, recovered
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=120)  # it wakes; its transaction is gone: a clear error, no commit
+    assert p.returncode != 0 and "COMMITTED" not in out
+    assert "StorageError" in err and "ended this process's transaction" in err
+    st = other.storage
+    rows = _check_log(st, "k")
+    assert st.get_study("k").n_told == 5 and sum(r.state == "told" for r in rows) == 5
+    for t in tickets:
+        other.tell(t, reward(t))
+    run_to_end(other)
+    res = st.get_study("k").result
+    ref = sequential_reference("icb", ICB, full_problem(), seed=4)
+    assert res["answer"] == [0, 1] and res["samples"] == ref.samples
+    print(f"frozen worker: StorageError after {waited:.1f} s, others proceeding after {recovered:.1f} s")
+
+
+def test_a_frozen_worker_wakes_to_a_clear_error(pg):
+    """The frozen worker itself: when it wakes, its commit fails with a StorageError."""
+    url = pg.new_database()
+    st = cs.SQLStorage(url, idle_in_transaction_timeout=1.0)
+    cs.create_study(storage=st, name="k", problem=semi_problem(), solver="lucb", solver_params={"K": 1})
+    study = cs.load_study(storage=st, name="k")
+    t = study.ask()
+    with pytest.raises(cs.StorageError, match="ended this process's transaction|Cannot reach"):
+        with st.transaction("k") as tx:
+            tx.tell(t.id, 1.0, time.time())
+            time.sleep(3)  # frozen longer than the idle timeout
+    assert st.get_study("k").n_told == 0
+    assert study.tell(t, 1.0) == "running"
+
+
+@pytest.mark.parametrize("kwargs, name", [({"lock_timeout": 0}, "lock_timeout"),
+                                          ({"statement_timeout": -1}, "statement_timeout"),
+                                          ({"idle_in_transaction_timeout": "5"}, "idle_in_transaction_timeout")])
+def test_bad_timeouts_are_refused(kwargs, name, tmp_path):
+    with pytest.raises(combex.InvalidParameterError, match=f"'{name}'"):
+        cs.SQLStorage(tmp_path / "s.db", **kwargs)
