@@ -645,3 +645,30 @@ def test_a_frozen_worker_wakes_to_a_clear_error(pg):
 def test_bad_timeouts_are_refused(kwargs, name, tmp_path):
     with pytest.raises(combex.InvalidParameterError, match=f"'{name}'"):
         cs.SQLStorage(tmp_path / "s.db", **kwargs)
+
+
+# ----------------------------------------------------------------------------- durability
+def test_sqlite_commits_are_durable_by_default(tmp_path):
+    """Every write connection syncs the write-ahead log at each commit (synchronous=FULL:
+    a tell that returned survives a power loss) unless durability="normal" is asked."""
+    for durability, level in ((None, 2), ("full", 2), ("normal", 1)):
+        kw = {} if durability is None else {"durability": durability}
+        st = cs.SQLStorage(tmp_path / f"d{level}{durability}.db", **kw)
+        cs.create_study(storage=st, name="s", problem=semi_problem(), solver="lucb", solver_params={"K": 1})
+        with st.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == level
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        st.close()
+    with pytest.raises(combex.InvalidParameterError, match="'durability'.*Got 'fast'"):
+        cs.SQLStorage(tmp_path / "x.db", durability="fast")
+
+
+def test_postgresql_commits_are_durable_by_default(pg):
+    url = pg.new_database()
+    for durability, setting in ((None, "on"), ("normal", "off")):
+        st = cs.SQLStorage(url, **({} if durability is None else {"durability": durability}))
+        with st.engine.connect() as conn:
+            assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == setting
+            assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "10s"
+            assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "20s"
+        st.close()
