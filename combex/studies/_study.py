@@ -222,6 +222,10 @@ class _Replay:
     # ------------------------------------------------------------------ corrections
     def add_corrections(self, rows: Any) -> None:
         for c in rows:
+            if not (isinstance(c.told_seq, int) and c.told_seq >= 1) or (
+                    c.reward_sum is not None and not math.isfinite(c.reward_sum)):
+                raise StorageError(f"Correction {c.seq} of study {self.record.name!r} is damaged (told_seq "
+                                   f"{c.told_seq!r}, reward_sum {c.reward_sum!r}).")
             self.values[int(c.told_seq)] = c.reward_sum
             self.n_corr = max(self.n_corr, int(c.seq))
 
@@ -323,6 +327,12 @@ class _Replay:
             if r.told_seq in self.values:
                 value = self.values[r.told_seq]
                 self.diverged = True
+                if value is not None:
+                    try:
+                        check_reward(self.record.problem, r.arm, r.count, value, "")
+                    except TicketError as exc:
+                        raise StorageError(f"A correction of told row {r.told_seq} (ticket {r.id}) of study "
+                                           f"{self.record.name!r} is damaged: {exc}") from None
             rounds = self.exp.rounds
             if value is not None:
                 if self.record.policy == "eager":
