@@ -391,6 +391,9 @@ class SQLStorage(BaseStorage):
     statement_timeout : float or None, default 60
         PostgreSQL cancels a statement running longer (``statement_timeout``); None: no
         limit.
+    allow_foreign_tables : bool, default False
+        combex adds its tables only to a database without tables of other programs (an
+        application's SQLite file, an optuna database...) unless this is True.
     durability : {"full", "normal"}, default "full"
         ``"full"``: a change that returned survives a power loss (SQLite: the write-ahead
         log is synced at every commit, ``synchronous=FULL``; PostgreSQL:
@@ -421,7 +424,8 @@ class SQLStorage(BaseStorage):
 
     def __init__(self, url: Any, *, connect_timeout: float = 10.0, lock_timeout: float = 10.0,
                  idle_in_transaction_timeout: float | None = 20.0, statement_timeout: float | None = 60.0,
-                 durability: str = "full", engine_kwargs: dict | None = None) -> None:
+                 durability: str = "full", allow_foreign_tables: bool = False,
+                 engine_kwargs: dict | None = None) -> None:
         from .._validation import check_float
 
         sa = self.sa = _sa()
@@ -438,6 +442,10 @@ class SQLStorage(BaseStorage):
             raise InvalidParameterError(f"The 'durability' parameter of SQLStorage must be 'full' or 'normal'. "
                                         f"Got {durability!r} instead.")
         self.durability = durability
+        if not isinstance(allow_foreign_tables, bool):
+            raise InvalidParameterError(f"The 'allow_foreign_tables' parameter of SQLStorage must be a bool. Got "
+                                        f"{allow_foreign_tables!r} instead.")
+        self.allow_foreign_tables = allow_foreign_tables
         text = os.fspath(url)
         if "://" not in text:
             text = "sqlite:///" + os.path.abspath(text)
@@ -559,6 +567,15 @@ class SQLStorage(BaseStorage):
                         f"The storage {self._safe_url()!r} has combex tables but no combex_schema "
                         "version row; refusing to guess its layout."
                     )
+                foreign = sorted(n for n in names if not n.startswith(("combex_", "sqlite_")))
+                if foreign and not self.allow_foreign_tables:
+                    what = ("an optuna database" if {"studies", "trials"} <= set(foreign) else
+                            "tables of another program")
+                    shown = ", ".join(foreign[:8]) + (", ..." if len(foreign) > 8 else "")
+                    raise StorageError(
+                        f"The database {self._safe_url()!r} holds {what} ({shown}); combex does not add its tables "
+                        "to it. Use a database of its own, or SQLStorage(url, allow_foreign_tables=True) to share "
+                        "this one.")
                 if not write:
                     create = True
                 else:

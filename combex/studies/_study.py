@@ -24,7 +24,7 @@ import numpy as np
 from .._state import join_arrays, split_arrays
 from .._validation import check_int, param_error
 from ..exceptions import CombexWarning, InvalidParameterError
-from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, TicketError
+from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
 from ._problem import (
     build_problem,
     build_solver,
@@ -1258,7 +1258,15 @@ def create_study(
 
 
 def load_study(*, storage: Any, name: str) -> Study:
-    """Open an existing study (:class:`StudyNotFoundError` when absent)."""
+    """Open an existing study (:class:`StudyNotFoundError` when absent; a SQLite file that
+    does not exist is not created)."""
+    if isinstance(storage, str) or hasattr(storage, "__fspath__"):
+        import os
+
+        text = os.fspath(storage)
+        path = text[len("sqlite:///"):] if text.startswith("sqlite:///") else (None if "://" in text else text)
+        if path and path != ":memory:" and not os.path.exists(path):
+            raise StudyNotFoundError(f"No study named {name!r}: the storage file {path!r} does not exist.")
     st = get_storage(storage)
     return Study(st, st.get_study(name))
 
