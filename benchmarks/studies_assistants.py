@@ -43,7 +43,7 @@ LAB_BEST = float(np.sort(LAB)[-4:].sum())
 def _case(solver: str, unknown_noise: bool, seed: int) -> tuple:
     if solver in ("lucb", "lil-lucb", "lucb++", "lil-ucb", "lil-randlucb", "lil-clucb"):
         study = cs.create_study(name="s", problem=cs.problem_spec(4, noise="bernoulli"), solver=solver,
-                                solver_params={"K": 1, "nu": 0.1}, seed=seed)
+                                solver_params={"K": 1, "delta": 0.1}, seed=seed)
 
         def score(t, rng):
             return float(rng.binomial(t.count, BERNOULLI[t.arm]))

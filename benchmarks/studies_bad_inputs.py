@@ -149,7 +149,7 @@ for _cid, _kw, _e in [
     ("lease-str", {"lease_seconds": "60"}, "lease_seconds"), ("snapshot-every-zero", {"snapshot_every": 0}, "snapshot"),
     ("solver-unknown", {"solver": "nope"}, "nope"), ("solver-regret", {"solver": "sub-ts", "solver_params": {}}, "pac"),
     ("solver-param-unknown", {"solver_params": {"K": 1, "bogus": 1}}, "bogus"),
-    ("solver-delta-2", {"solver_params": {"K": 1, "nu": 2.0}}, "nu"),
+    ("solver-delta-2", {"solver_params": {"K": 1, "delta": 2.0}}, "delta"),
     ("solver-K-too-big", {"solver_params": {"K": 5}}, "K"),
 ]:
     case(_cid, expect=_e)(_create(**_kw))
@@ -209,7 +209,7 @@ def _(url: str) -> Any:
 
 @case("tell-finished", expect="identified")
 def _(url: str) -> Any:
-    s = _study(url, solver_params={"K": 1, "nu": 0.5})
+    s = _study(url, solver_params={"K": 1, "delta": 0.5})
     while True:
         try:
             t = s.ask()
@@ -338,7 +338,7 @@ for _cid, _argv, _e in [
     ("cli-n-arms-zero", ("--n-arms", "0"), "n_arms"),
     ("cli-labels-short", ("--n-arms", "3", "--labels", "a,b"), "labels"),
     ("cli-param-no-equals", ("--n-arms", "3", "--param", "K"), "--param"),
-    ("cli-param-bad-value", ("--n-arms", "3", "--param", "nu=abc"), "nu"),
+    ("cli-param-bad-value", ("--n-arms", "3", "--param", "delta=abc"), "delta"),
     ("cli-seed-negative", ("--n-arms", "3", "--seed", "-1"), "seed"),
     ("cli-lease-zero", ("--n-arms", "3", "--lease", "0"), "lease"),
     ("cli-dc-unknown", ("--n-arms", "3", "--arm-type", "mask", "--decision-class", "nope"), "nope"),

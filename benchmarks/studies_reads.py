@@ -37,7 +37,7 @@ def build(url: str, n: int) -> dict[str, float]:
     from combex.studies._study import _Replay, _add_to_aggregates, _new_aggregates
 
     spec = cs.problem_spec(8, noise="bernoulli", labels=[f"w{i}" for i in range(8)])
-    study = cs.create_study(storage=url, name="big", problem=spec, solver="lucb", solver_params={"K": 1, "nu": 0.01},
+    study = cs.create_study(storage=url, name="big", problem=spec, solver="lucb", solver_params={"K": 1, "delta": 0.01},
                             snapshot_every=10 * n)
     st = study.storage
     study.add_assistant("Ann")

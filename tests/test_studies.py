@@ -133,7 +133,7 @@ def test_unreachable_storage_is_a_clear_error():
 def test_eager_study_identifies_and_stores_the_result(where, tmp_path):
     storage = None if where == "memory" else str(tmp_path / "s.db")
     study = cs.create_study(storage=storage, name="s", problem=semi_problem(), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1}, seed=3, snapshot_every=50)
+                            solver_params={"K": 1, "delta": 0.1}, seed=3, snapshot_every=50)
     st = study.storage
     n = run_to_end(study)
     rec = st.get_study("s")
@@ -303,13 +303,13 @@ def test_user_decision_class_is_stored_by_name(tmp_path):
 @pytest.mark.slow
 def test_error_rate_under_heavy_concurrency():
     """Eager policy with 16 tickets out and results told in random order: the error rate
-    stays within nu (LUCB, nu = 0.1; a one-sided binomial bound over 60 studies)."""
+    stays within delta (LUCB, delta = 0.1; a one-sided binomial bound over 60 studies)."""
     errors = 0
     runs = 60
     problem = cs.problem_spec(4, noise="bernoulli")
     means = np.array([0.8, 0.5, 0.4, 0.3])
     for r in range(runs):
-        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "nu": 0.1},
+        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "delta": 0.1},
                                 seed=r)
         rng = np.random.default_rng(1000 + r)
         out = []
@@ -410,7 +410,7 @@ def test_budget_stops_an_eager_study_with_the_recommendation(tmp_path):
     budget_exhausted, the leader, what progress() reports, and no ticket past the budget."""
     problem = cs.problem_spec(2, noise="bernoulli", labels=["ann", "bob"])
     study = cs.create_study(storage=str(tmp_path / "b.db"), name="b", problem=problem, solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1}, budget=25)
+                            solver_params={"K": 1, "delta": 0.1}, budget=25)
     rng = np.random.default_rng(0)
     out = study.ask(n=30)
     assert len(out) == 25  # no ticket beyond the budget
@@ -505,7 +505,7 @@ def test_a_held_ticket_neither_blocks_nor_stalls_an_eager_study():
     for seed in range(3):
         for hold, out in ((0, without), (1, with_held)):
             study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb",
-                                    solver_params={"K": 1, "nu": 0.1}, seed=seed)
+                                    solver_params={"K": 1, "delta": 0.1}, seed=seed)
             r = simulate_assistants(study, _bernoulli4_score, assistants=1, hold=hold, rng=seed,
                                     max_evaluations=5000)
             assert r["status"] == "identified" and r["answer"] == [0] and r["empty_asks"] == 0
@@ -516,12 +516,12 @@ def test_a_held_ticket_neither_blocks_nor_stalls_an_eager_study():
 def test_eager_assistants_get_distinct_useful_tickets_and_never_an_empty_ask():
     from combex.studies.testing import simulate_assistants
 
-    study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "nu": 0.1})
+    study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "delta": 0.1})
     pair = set(np.asarray(study.exploration_state().batch().arms).tolist())
     tickets = study.ask(n=6)
     assert len({t.id for t in tickets}) == 6 and {t.arm for t in tickets} == pair  # the arms LUCB asks for
     assert [t.arm for t in tickets[:2]] != [tickets[0].arm] * 2  # spread over them, least pending first
-    study2 = cs.create_study(name="s2", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "nu": 0.1})
+    study2 = cs.create_study(name="s2", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "delta": 0.1})
     r = simulate_assistants(study2, _bernoulli4_score, assistants=8, rng=0, max_evaluations=5000)
     assert r["status"] == "identified" and r["empty_asks"] == 0
 
@@ -677,7 +677,7 @@ def test_postgresql_commits_are_durable_by_default(pg):
 # ----------------------------------------------------------------------------- damage
 def _lucb_study(url, n=30, snapshot_every=10):
     study = cs.create_study(storage=url, name="s", problem=semi_problem(), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.01}, snapshot_every=snapshot_every, seed=1)
+                            solver_params={"K": 1, "delta": 0.01}, snapshot_every=snapshot_every, seed=1)
     rng = np.random.default_rng(0)
     for _ in range(n):
         t = study.ask()

@@ -258,7 +258,7 @@ def eager_reference(study):
 
 def test_a_correction_is_a_record_and_every_process_replays_it(storage):
     study = cs.create_study(storage=storage, name="s", problem=cs.problem_spec(4), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.01}, snapshot_every=5, seed=2)
+                            solver_params={"K": 1, "delta": 0.01}, snapshot_every=5, seed=2)
     rng = np.random.default_rng(0)
     told = []
     for _ in range(12):
@@ -343,7 +343,7 @@ def _run_lucb_to_the_stop(study, rng):
 
 def test_a_correction_after_the_stop_keeps_it_when_it_still_holds(tmp_path):
     study = cs.create_study(storage=str(tmp_path / "s.db"), name="s", problem=cs.problem_spec(3), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1})
+                            solver_params={"K": 1, "delta": 0.1})
     told = _run_lucb_to_the_stop(study, np.random.default_rng(0))
     rec = study.storage.get_study("s")
     assert rec.status == "identified"
@@ -360,7 +360,7 @@ def test_a_correction_after_the_stop_keeps_it_when_it_still_holds(tmp_path):
 def test_a_correction_after_the_stop_reopens_the_study_when_it_no_longer_holds(tmp_path, capsys):
     db = str(tmp_path / "s.db")
     study = cs.create_study(storage=db, name="s", problem=cs.problem_spec(3), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1})
+                            solver_params={"K": 1, "delta": 0.1})
     rng = np.random.default_rng(0)
     told = _run_lucb_to_the_stop(study, rng)
     n = len(told)

@@ -122,7 +122,7 @@ def test_reads_read_a_bounded_part_of_the_log(tmp_path):
 # ----------------------------------------------------------------------------- best()
 def test_best_says_where_the_study_stands():
     study = cs.create_study(name="s", problem=cs.problem_spec(3, labels=["ann", "bob", "cy"]), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1}, budget=500)
+                            solver_params={"K": 1, "delta": 0.1}, budget=500)
     b = study.best()
     keys = {"status", "leader", "challenger", "statistic", "threshold", "stops_when", "delta_achieved",
             "evaluations_left", "evaluations_left_note", "evaluations", "budget", "noise_check", "certificate",
@@ -206,7 +206,7 @@ def test_history_holds_a_statistic_only_where_the_replay_checks(solver, params):
 
 
 def test_history_is_sampled():
-    study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "nu": 0.01})
+    study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "delta": 0.01})
     rng = np.random.default_rng(0)
     for _ in range(300):
         t = study.ask()

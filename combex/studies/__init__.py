@@ -85,7 +85,7 @@ Examples
 --------
 >>> import combex
 >>> study = combex.studies.create_study(
-...     storage=None, name="demo", solver="lucb", solver_params={"K": 1, "nu": 0.1},
+...     storage=None, name="demo", solver="lucb", solver_params={"K": 1, "delta": 0.1},
 ...     problem=combex.studies.problem_spec(3, noise="bernoulli"), seed=0)
 >>> t = study.ask()
 >>> (t.arm, t.count)
@@ -116,6 +116,7 @@ from ._storage import (
     StudyTransaction,
     TicketRow,
 )
+from ._plan import StudyPlan, plan
 from ._study import (
     DEFAULT_LEASE_SECONDS,
     MAX_ASK,
@@ -139,7 +140,8 @@ def __getattr__(name: str):  # SQLStorage needs SQLAlchemy: imported on first us
 
 
 __all__ = [
-    "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec",
+    "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec", "plan",
+    "StudyPlan",
     "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "CorrectionRow",
     "AssistantRow", "SnapshotRow", "InMemoryStorage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time",
     "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",

@@ -253,7 +253,7 @@ def add_study_command(sub: Any) -> None:
                "  combex study create lab.db --name lab --workers Ana,Ben,Cleo,Dev,Eli,Fay,Gus,Hana,Ivo,Jun,Kai,Lea "
                "--team-size 4 --score-range 0,100 --solver top-two --param delta=0.1 --param epsilon=5\n"
                "  combex study create lab.db --name quiz --n-arms 8 --noise bernoulli --solver lil-clucb "
-               "--param K=2 --param nu=0.05\n"
+               "--param K=2 --param delta=0.05\n"
                "  combex study add-assistant lab.db --name lab --assistant ann\n"
                "  combex study ask lab.db --name lab --assistant ann\n"
                "  combex study tell lab.db --name lab --ticket 3 --reward-sum 64.5 --assistant ann\n"

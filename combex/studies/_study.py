@@ -621,13 +621,10 @@ class Study:
                 want = min(want, budget - n_told - len(outstanding))
             if want <= 0:
                 return out
-            batch = rp.batch()
-            counts = {_arm_key(_from_arm(a)): int(c) for a, c in zip(batch.arms, batch.counts)}
             rng = np.random.default_rng([int(tx.study.seed), int(n_told), 0x5EED])
             pending_arms = [_to_arm(t.arm, self.problem.n_arms) for t in outstanding]
             for a in rp.exp.propose(want, pending_arms, rng):
-                arm = _from_arm(a)
-                add(arm, counts.get(_arm_key(arm), 1), -1, 0)
+                add(_from_arm(a), 1, -1, 0)  # one evaluation (one session) per ticket
             return out
         # batch policy: the missing entries of the open batches, then duplicates of overdue ones
         last = tx.last_batch()

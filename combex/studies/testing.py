@@ -23,7 +23,7 @@ def _record(name: str) -> StudyRecord:
         problem={"n_arms": 3, "arm_type": "index", "noise": {"kind": "bernoulli", "sigma": 0.5, "bound": 0.5,
                                                                "independent": True},
                  "reward_range": [0.0, 1.0], "decision_class": None, "labels": ["a", "b", "é"]},
-        solver="lucb", solver_params={"K": 1, "nu": 0.1}, seed=7, lease_seconds=60.0, snapshot_every=10,
+        solver="lucb", solver_params={"K": 1, "delta": 0.1}, seed=7, lease_seconds=60.0, snapshot_every=10,
         policy="eager", created_at=time.time(), budget=2**40, progress={"leader": [0]},
         aggregates={"kind": "index", "n": [0, 0, 0]}, history=[{"event": "created"}],
     )
