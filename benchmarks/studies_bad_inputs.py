@@ -209,7 +209,12 @@ def _(url: str) -> Any:
 
 @case("tell-finished", expect="identified")
 def _(url: str) -> Any:
-    s = _study(url, solver_params={"K": 1, "delta": 0.5})
+    import inspect
+
+    from combex.solvers import get_solver
+
+    level = "delta" if "delta" in inspect.signature(get_solver("lucb")).parameters else "nu"  # older combex: nu
+    s = _study(url, solver_params={"K": 1, level: 0.5})
     while True:
         try:
             t = s.ask()
@@ -456,12 +461,17 @@ def main() -> None:
                 if new and not hasattr(cs.Study, "correct"):
                     counts["n/a"] += 1
                     continue
-                if kind == "cli":
-                    d = tmp_root / f"c{next(counter)}"
-                    d.mkdir()
-                    verdict, detail = classify_cli(fn, d, expect)
-                else:
-                    verdict, detail = classify_storage(fn, fresh(), expect)
+                try:
+                    if kind == "cli":
+                        d = tmp_root / f"c{next(counter)}"
+                        d.mkdir()
+                        verdict, detail = classify_cli(fn, d, expect)
+                    else:
+                        verdict, detail = classify_storage(fn, fresh(), expect)
+                except Exception as exc:  # noqa: BLE001 - the case's set-up failed (not the bad input)
+                    counts["n/a"] += 1
+                    print(f"  {label:<10} {cid:<28} n/a      set-up failed: {type(exc).__name__}: {exc}", flush=True)
+                    continue
                 counts[verdict] += 1
                 if args.verbose or verdict != "clear":
                     print(f"  {label:<10} {cid:<28} {verdict:<8} {detail}", flush=True)
