@@ -3,14 +3,19 @@
 Throughput: W worker processes (1, 4, 16) each loop ``ask(n=B)`` + ``tell_many`` of the B
 tickets (batched tickets, B = 16) on one eager study that never stops (8 arms of equal
 mean), for ``--seconds`` seconds; the figure is told evaluations per second (one ask and
-one tell each). PostgreSQL runs on a temporary cluster started like the test fixture
-(``tests/_studies_helpers.py``; needs Debian's postgresql-15).
+one tell each). SQLite runs with the durable default (``durability="full"``: the
+write-ahead log synced at every commit) and, as the peer of the same run, with
+``durability="normal"`` (a power loss may undo the last commits); the ratio is printed.
+PostgreSQL runs on a temporary cluster started like the test fixture
+(``tests/_studies_helpers.py``; needs Debian's postgresql-15; that cluster runs with
+fsync off, so its figures are not those of a durable server).
 
 Resume: a SQLite study with ``--resume-n`` told evaluations (10^6 by default) and a
 snapshot ``snapshot_every`` tells old at most; the figure is the time of
-``load_study(...).best()`` in a fresh process state (snapshot load + replay of the rest).
+``load_study(...).exploration_state()`` in a fresh process state (snapshot load + replay
+of the rest).
 
-Run: python benchmarks/studies_throughput.py [--seconds 5] [--resume-n 1000000]
+Run: python benchmarks/studies_throughput.py [--seconds 5] [--resume-n 1000000] [--dir FOLDER]
 """
 
 from __future__ import annotations
@@ -31,15 +36,19 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBLEM = cs.problem_spec(8, noise="bernoulli")
 
 
-def _worker(url: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> None:
+def _storage(url: str, durability: str) -> object:
+    return cs.SQLStorage(url, durability=durability, lock_timeout=60.0)
+
+
+def _worker(url: str, durability: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> None:
     try:
-        _work(url, seconds, batch, seed, q)
+        _work(url, durability, seconds, batch, seed, q)
     except BaseException as exc:  # report, never hang the parent
         q.put((0, 1.0, repr(exc)))
 
 
-def _work(url: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> None:
-    study = cs.load_study(storage=url, name="bench")
+def _work(url: str, durability: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> None:
+    study = cs.load_study(storage=_storage(url, durability), name="bench")
     rng = np.random.default_rng(seed)
     study.ask(n=1)  # warm up (replay)
     n = 0
@@ -51,16 +60,16 @@ def _work(url: str, seconds: float, batch: int, seed: int, q: "mp.Queue") -> Non
     q.put((n, time.perf_counter() - t0, None))
 
 
-def throughput(url: str, workers: int, seconds: float, batch: int) -> float:
+def throughput(url: str, workers: int, seconds: float, batch: int, durability: str = "full") -> float:
     try:
         cs.delete_study(storage=url, name="bench")
     except cs.StudyNotFoundError:
         pass
-    cs.create_study(storage=url, name="bench", problem=PROBLEM, solver="lucb",
+    cs.create_study(storage=_storage(url, durability), name="bench", problem=PROBLEM, solver="lucb",
                     solver_params={"K": 1, "delta": 0.01}, lease_seconds=3600, snapshot_every=5000)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(url, seconds, batch, i, q)) for i in range(workers)]
+    procs = [ctx.Process(target=_worker, args=(url, durability, seconds, batch, i, q)) for i in range(workers)]
     for p in procs:
         p.start()
     res = [q.get(timeout=seconds + 300) for _ in procs]
@@ -77,7 +86,8 @@ def throughput(url: str, workers: int, seconds: float, batch: int) -> float:
 
 
 def resume_time(n: int, path: str) -> tuple[float, float]:
-    import sqlalchemy as sa
+    from combex.studies._storage import row_checksum
+    from combex.studies._study import _Replay
 
     study = cs.create_study(storage=path, name="big", problem=PROBLEM, solver="lucb",
                             solver_params={"K": 1, "delta": 0.01}, snapshot_every=n)
@@ -90,20 +100,21 @@ def resume_time(n: int, path: str) -> tuple[float, float]:
     with st.engine.begin() as conn:
         conn.execute(st._t.insert(), [
             dict(study_id=sid, arm=str(int(a)), count=1, batch=-1, entry=0, state="told", issued_at=0.0,
-                 lease_deadline=1e18, told_seq=i + 1, reward_sum=float(r), told_at=0.0)
+                 lease_deadline=1e18, told_seq=i + 1, reward_sum=float(r), told_at=0.0, issued_seq=i,
+                 checksum=row_checksum(i + 1, int(a), 1, -1, 0, i + 1, float(r)))
             for i, (a, r) in enumerate(zip(arms, rewards))])
-        conn.execute(st._s.update().where(st._s.c.id == sid).values(n_told=n))
+        conn.execute(st._s.update().where(st._s.c.id == sid).values(n_told=n, progress=None))
     build = time.perf_counter() - t0
     # the snapshot 500 tells before the end: store it by replaying n - 500 tells
     fresh = cs.load_study(storage=path, name="big")
     with st.transaction("big") as tx:
-        rp = cs._study._Replay(tx.study, fresh.problem, fresh.solver)
+        rp = _Replay(tx.study, fresh.problem, fresh.solver)
         rp.fold(tx.told_since(0)[: n - 500])
         tx.save_snapshot(rp.seq, rp.snapshot())
     t0 = time.perf_counter()
-    best = cs.load_study(storage=path, name="big").best()
+    rp = cs.load_study(storage=path, name="big").exploration_state()
     resume = time.perf_counter() - t0
-    assert best["evaluations"] == n
+    assert rp.seq == n
     return build, resume
 
 
@@ -114,23 +125,30 @@ def main() -> None:
     ap.add_argument("--workers", default="1,4,16")
     ap.add_argument("--resume-n", type=int, default=1_000_000)
     ap.add_argument("--no-postgresql", action="store_true")
+    ap.add_argument("--dir", default=None, help="folder of the SQLite files (default: a temporary folder; "
+                                                 "a memory file system makes syncing free)")
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp()
-    backends = [("SQLite", os.path.join(tmp, "bench.db"))]
+    tmp = tempfile.mkdtemp(dir=args.dir)
+    backends = [("SQLite", os.path.join(tmp, "bench.db"), "full"),
+                ("SQLite normal", os.path.join(tmp, "bench-normal.db"), "normal")]
     cluster = None
     if not args.no_postgresql:
         sys.path.insert(0, str(ROOT / "tests"))
         from _studies_helpers import PgCluster
 
         cluster = PgCluster()
-        backends.append(("PostgreSQL", cluster.new_database()))
+        backends.append(("PostgreSQL", cluster.new_database(), "full"))
     try:
         print(f"asks+tells per second (batched tickets, B={args.batch}, {args.seconds:g} s, {os.cpu_count()} cores)",
               flush=True)
-        print(f"{'backend':<12}" + "".join(f"{w + ' workers':>14}" for w in args.workers.split(",")))
-        for label, url in backends:
-            figs = [throughput(url, int(w), args.seconds, args.batch) for w in args.workers.split(",")]
-            print(f"{label:<12}" + "".join(f"{f:>14,.0f}" for f in figs), flush=True)
+        print(f"{'backend':<14}" + "".join(f"{w + ' workers':>14}" for w in args.workers.split(",")))
+        figures = {}
+        for label, url, durability in backends:
+            figs = [throughput(url, int(w), args.seconds, args.batch, durability) for w in args.workers.split(",")]
+            figures[label] = figs
+            print(f"{label:<14}" + "".join(f"{f:>14,.0f}" for f in figs), flush=True)
+        ratio = [a / b for a, b in zip(figures["SQLite"], figures["SQLite normal"])]
+        print("SQLite durable (synchronous=FULL) / normal: " + ", ".join(f"{r:.2f}" for r in ratio), flush=True)
         if args.resume_n:
             build, resume = resume_time(args.resume_n, os.path.join(tmp, "big.db"))
             print(f"resume of a SQLite study with {args.resume_n:,} told evaluations (snapshot 500 tells old): "

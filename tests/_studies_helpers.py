@@ -75,3 +75,59 @@ class PgCluster:
         subprocess.run(self.prefix + [str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w",
                                       "stop"], capture_output=True, timeout=60)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def make_v1_storage(url: str, studies: list) -> None:
+    """Write ``studies`` (Study objects of any storage) into ``url`` in the layout of
+    storage schema 1 (the tables and columns combex wrote before schema 2), with a snapshot
+    in the old format: what ``combex study upgrade`` meets."""
+    import json
+
+    import sqlalchemy as sa
+
+    md = sa.MetaData()
+    schema = sa.Table("combex_schema", md, sa.Column("version", sa.Integer, nullable=False))
+    st = sa.Table(
+        "combex_studies", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("name", sa.String(255), nullable=False, unique=True), sa.Column("problem", sa.Text, nullable=False),
+        sa.Column("solver", sa.String(255), nullable=False), sa.Column("solver_params", sa.Text, nullable=False),
+        sa.Column("seed", sa.BigInteger, nullable=False), sa.Column("lease_seconds", sa.Float, nullable=False),
+        sa.Column("snapshot_every", sa.Integer, nullable=False), sa.Column("policy", sa.String(16), nullable=False),
+        sa.Column("status", sa.String(32), nullable=False), sa.Column("result", sa.Text, nullable=True),
+        sa.Column("n_told", sa.Integer, nullable=False), sa.Column("created_at", sa.Float, nullable=False))
+    tk = sa.Table(
+        "combex_tickets", md, sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), nullable=False),
+        sa.Column("arm", sa.Text, nullable=False), sa.Column("count", sa.Integer, nullable=False),
+        sa.Column("batch", sa.Integer, nullable=False), sa.Column("entry", sa.Integer, nullable=False),
+        sa.Column("state", sa.String(16), nullable=False), sa.Column("issued_at", sa.Float, nullable=False),
+        sa.Column("lease_deadline", sa.Float, nullable=False), sa.Column("told_seq", sa.Integer, nullable=True),
+        sa.Column("reward_sum", sa.Float, nullable=True), sa.Column("told_at", sa.Float, nullable=True),
+        sa.Column("stat", sa.Text, nullable=True), sa.Column("reissue_of", sa.Integer, nullable=True),
+        sa.UniqueConstraint("study_id", "told_seq", name="uq_combex_told_seq"),
+        sa.Index("ix_combex_tickets_state", "study_id", "state"), sa.Index("ix_combex_tickets_batch", "study_id", "batch"))
+    sn = sa.Table(
+        "combex_snapshots", md,
+        sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), primary_key=True),
+        sa.Column("told_seq", sa.Integer, primary_key=True), sa.Column("payload", sa.LargeBinary, nullable=False))
+    eng = sa.create_engine(url if "://" in url else "sqlite:///" + url)
+    with eng.begin() as conn:
+        md.create_all(conn)
+        conn.execute(schema.insert().values(version=1))
+        for study in studies:
+            rec = study.storage.get_study(study.name)
+            sid = conn.execute(st.insert().returning(st.c.id).values(
+                name=rec.name, problem=json.dumps(rec.problem), solver=rec.solver,
+                solver_params=json.dumps(rec.solver_params), seed=rec.seed, lease_seconds=rec.lease_seconds,
+                snapshot_every=rec.snapshot_every, policy=rec.policy, status=rec.status,
+                result=None if rec.result is None else json.dumps(rec.result), n_told=rec.n_told,
+                created_at=rec.created_at)).scalar_one()
+            for r in study.storage.tickets(study.name):
+                conn.execute(tk.insert().values(
+                    study_id=sid, arm=json.dumps(r.arm), count=r.count, batch=r.batch, entry=r.entry, state=r.state,
+                    issued_at=r.issued_at, lease_deadline=r.lease_deadline, told_seq=r.told_seq,
+                    reward_sum=r.reward_sum, told_at=r.told_at, stat=None if r.stat is None else json.dumps(r.stat),
+                    reissue_of=r.reissue_of))
+            if rec.n_told:
+                conn.execute(sn.insert().values(study_id=sid, told_seq=rec.n_told, payload=b"schema-1 snapshot"))
+    eng.dispose()

@@ -2,7 +2,7 @@
 
 Usage: python _study_worker.py STORAGE NAME MODE [ARG]
 MODE: "work" (ask / tell until identified, rewards from reward()),
-      "hang-tell" (tell one ticket inside a transaction, then hang before commit),
+      "hang-tell" (tell one ticket inside a transaction, then hang ARG seconds before commit),
       "hang-ask" (hang inside an ask transaction after the ticket was written).
 Prints "READY" when it hangs.
 """
@@ -34,12 +34,14 @@ def reward(ticket, means=MEANS):
 def main() -> None:
     storage, name, mode = sys.argv[1:4]
     study = cs.load_study(storage=storage, name=name)
-    if mode == "hang-tell":
+    if mode == "hang-tell":  # ARG: seconds to hang (default 600)
         t = study.ask()
         with study.storage.transaction(name) as tx:
             tx.tell(t.id, reward(t), time.time())
             print("READY", flush=True)
-            time.sleep(600)
+            time.sleep(float(sys.argv[4]) if len(sys.argv) > 4 else 600)
+        print("COMMITTED", flush=True)
+        return
     if mode == "hang-ask":
         orig = study._issue
 

@@ -572,3 +572,201 @@ def test_default_propose_is_least_pending_and_changes_nothing():
     assert exp.ask() is batch
     with pytest.raises(combex.InvalidParameterError, match="'n'"):
         exp.propose(-1)
+
+
+# ----------------------------------------------------------------------------- no hang
+def test_a_frozen_worker_does_not_hang_the_others_on_postgresql(pg):
+    """A worker frozen (SIGSTOP) inside its tell transaction holds the study's lock: the
+    others get a clear StorageError naming the lock within the lock timeout, then proceed
+    once the server ended the frozen session; after SIGCONT the frozen worker's transaction
+    fails (nothing of it written) and the study finishes like an uninterrupted run."""
+    url = pg.new_database()
+    study = cs.create_study(storage=url, name="k", problem=full_problem(), solver="icb", solver_params=ICB, seed=4)
+    for t in study.ask(n=5):
+        study.tell(t, reward(t))
+    p = subprocess.Popen([sys.executable, WORKER, url, "k", "hang-tell", "45"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get(
+                             "PYTHONPATH")]))))
+    try:
+        assert p.stdout.readline().strip() == "READY"
+        os.kill(p.pid, signal.SIGSTOP)
+        other = cs.load_study(storage=url, name="k")
+        t0 = time.time()
+        with pytest.raises(cs.StorageError, match="locked by another process.*lock_timeout"):
+            other.ask(n=3)
+        waited = time.time() - t0
+        assert waited < 30, waited
+        assert other.storage.get_study("k").n_told == 5  # reads never waited
+        deadline = time.time() + 60
+        while True:  # the server ends the frozen session after idle_in_transaction_timeout
+            try:
+                tickets = other.ask(n=3)
+                break
+            except cs.StorageError:
+                assert time.time() < deadline
+        recovered = time.time() - t0
+        assert tickets and recovered < 60, recovered
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=120)  # it wakes; its transaction is gone: a clear error, no commit
+    assert p.returncode != 0 and "COMMITTED" not in out
+    assert "StorageError" in err and "ended this process's transaction" in err
+    st = other.storage
+    rows = _check_log(st, "k")
+    assert st.get_study("k").n_told == 5 and sum(r.state == "told" for r in rows) == 5
+    for t in tickets:
+        other.tell(t, reward(t))
+    run_to_end(other)
+    res = st.get_study("k").result
+    ref = sequential_reference("icb", ICB, full_problem(), seed=4)
+    assert res["answer"] == [0, 1] and res["samples"] == ref.samples
+    print(f"frozen worker: StorageError after {waited:.1f} s, others proceeding after {recovered:.1f} s")
+
+
+def test_a_frozen_worker_wakes_to_a_clear_error(pg):
+    """The frozen worker itself: when it wakes, its commit fails with a StorageError."""
+    url = pg.new_database()
+    st = cs.SQLStorage(url, idle_in_transaction_timeout=1.0)
+    cs.create_study(storage=st, name="k", problem=semi_problem(), solver="lucb", solver_params={"K": 1})
+    study = cs.load_study(storage=st, name="k")
+    t = study.ask()
+    with pytest.raises(cs.StorageError, match="ended this process's transaction|Cannot reach"):
+        with st.transaction("k") as tx:
+            tx.tell(t.id, 1.0, time.time())
+            time.sleep(3)  # frozen longer than the idle timeout
+    assert st.get_study("k").n_told == 0
+    assert study.tell(t, 1.0) == "running"
+
+
+@pytest.mark.parametrize("kwargs, name", [({"lock_timeout": 0}, "lock_timeout"),
+                                          ({"statement_timeout": -1}, "statement_timeout"),
+                                          ({"idle_in_transaction_timeout": "5"}, "idle_in_transaction_timeout")])
+def test_bad_timeouts_are_refused(kwargs, name, tmp_path):
+    with pytest.raises(combex.InvalidParameterError, match=f"'{name}'"):
+        cs.SQLStorage(tmp_path / "s.db", **kwargs)
+
+
+# ----------------------------------------------------------------------------- durability
+def test_sqlite_commits_are_durable_by_default(tmp_path):
+    """Every write connection syncs the write-ahead log at each commit (synchronous=FULL:
+    a tell that returned survives a power loss) unless durability="normal" is asked."""
+    for durability, level in ((None, 2), ("full", 2), ("normal", 1)):
+        kw = {} if durability is None else {"durability": durability}
+        st = cs.SQLStorage(tmp_path / f"d{level}{durability}.db", **kw)
+        cs.create_study(storage=st, name="s", problem=semi_problem(), solver="lucb", solver_params={"K": 1})
+        with st.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == level
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        st.close()
+    with pytest.raises(combex.InvalidParameterError, match="'durability'.*Got 'fast'"):
+        cs.SQLStorage(tmp_path / "x.db", durability="fast")
+
+
+def test_postgresql_commits_are_durable_by_default(pg):
+    url = pg.new_database()
+    for durability, setting in ((None, "on"), ("normal", "off")):
+        st = cs.SQLStorage(url, **({} if durability is None else {"durability": durability}))
+        with st.engine.connect() as conn:
+            assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == setting
+            assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "10s"
+            assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "20s"
+        st.close()
+
+
+# ----------------------------------------------------------------------------- damage
+def _lucb_study(url, n=30, snapshot_every=10):
+    study = cs.create_study(storage=url, name="s", problem=semi_problem(), solver="lucb",
+                            solver_params={"K": 1, "delta": 0.01}, snapshot_every=snapshot_every, seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(n):
+        t = study.ask()
+        study.tell(t, float(rng.integers(0, 2)))
+    return study
+
+
+def _raw(url, sql, *params):
+    eng = sa.create_engine(url if "://" in url else "sqlite:///" + url)
+    with eng.begin() as conn:
+        conn.exec_driver_sql(sql, params) if params else conn.exec_driver_sql(sql)
+    eng.dispose()
+
+
+sa = pytest.importorskip("sqlalchemy")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return str(tmp_path / "d.db")
+    return request.getfixturevalue("pg").new_database()
+
+
+def test_a_damaged_or_missing_snapshot_falls_back_to_the_log(url):
+    study = _lucb_study(url)
+    ref = study.exploration_state().exp.state_dict()
+    # damage the newest snapshot's bytes: the older one is used, with a warning
+    _raw(url, "UPDATE combex_snapshots SET payload = %s WHERE told_seq = 30" if "postgresql" in url else
+         "UPDATE combex_snapshots SET payload = ? WHERE told_seq = 30", b"garbage")
+    with pytest.warns(combex.exceptions.CombexWarning, match="after 30 tells is damaged.*checksum"):
+        got = cs.load_study(storage=url, name="s").exploration_state()
+    _assert_same_state(got.exp.state_dict(), ref)
+    # a snapshot whose checksum matches but whose content is not a state: a warning too
+    import hashlib
+
+    good = b"PK\x03\x04 not an npz"
+    ck = hashlib.sha256(good).hexdigest()
+    _raw(url, ("UPDATE combex_snapshots SET payload = %s, checksum = %s" if "postgresql" in url else
+               "UPDATE combex_snapshots SET payload = ?, checksum = ?"), good, ck)
+    with pytest.warns(combex.exceptions.CombexWarning, match="is damaged"):
+        got = cs.load_study(storage=url, name="s").exploration_state()
+    _assert_same_state(got.exp.state_dict(), ref)
+    # no snapshot at all: the log is replayed, silently
+    _raw(url, "DELETE FROM combex_snapshots")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = cs.load_study(storage=url, name="s").exploration_state()
+    _assert_same_state(got.exp.state_dict(), ref)
+    t = study.ask()  # and the study goes on
+    assert study.tell(t, 1.0) == "running"
+
+
+@pytest.mark.parametrize("damage, match", [
+    ("UPDATE combex_tickets SET reward_sum = 0.5 WHERE told_seq = 7", "told row 7 .*damaged.*checksum"),
+    ("UPDATE combex_tickets SET arm = '9' WHERE told_seq = 12", "told row 12 .*damaged.*checksum"),
+    ("UPDATE combex_tickets SET told_seq = 99 WHERE told_seq = 5", "gap: expected told_seq 5"),
+])
+def test_a_damaged_told_row_is_an_error_naming_it(url, damage, match):
+    study = _lucb_study(url, snapshot_every=1000)
+    _raw(url, damage)
+    with pytest.raises(cs.StorageError, match=match):
+        cs.load_study(storage=url, name="s").exploration_state()
+    with pytest.raises(cs.StorageError, match=match):
+        cs.load_study(storage=url, name="s").ask()
+
+
+def test_a_told_row_damaged_with_a_matching_checksum_is_still_caught(tmp_path):
+    """Arm, count and reward are validated on replay too (a row rewritten with its
+    checksum recomputed, or written by another program)."""
+    from combex.studies._storage import row_checksum
+
+    url = str(tmp_path / "d.db")
+    _lucb_study(url, snapshot_every=1000)
+    for col, val, match in (("arm", 7, "arm 7 / count 1 is not an evaluation"),
+                            ("reward_sum", 3.0, "Got 3.0 instead")):
+        import sqlite3
+
+        con = sqlite3.connect(url)
+        tid, arm, rs = con.execute("select id, arm, reward_sum from combex_tickets where told_seq = 4").fetchone()
+        arm, rs = (val, rs) if col == "arm" else (int(arm), val)
+        con.execute(f"update combex_tickets set {col} = ?, checksum = ? where id = ?",
+                    (str(val) if col == "arm" else val, row_checksum(tid, arm, 1, -1, 0, 4, rs), tid))
+        con.commit()
+        con.close()
+        with pytest.raises(cs.StorageError, match=f"told row 4 .*damaged.*{match}"):
+            cs.load_study(storage=url, name="s").exploration_state()
+        url2 = str(tmp_path / f"d{col}.db")
+        _lucb_study(url2, snapshot_every=1000)
+        url = url2

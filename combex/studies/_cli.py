@@ -1,5 +1,5 @@
 """``combex study create|ask|tell|release|correct|pending|status|history|estimates|add-assistant|
-remove-assistant|assistants|export|list|delete``: live studies from scripts.
+remove-assistant|assistants|export|list|delete|upgrade``: live studies from scripts.
 
 Every command prints one JSON document on stdout (errors: a message on stderr, exit 2).
 STORAGE is a file path (SQLite) or a SQLAlchemy URL.
@@ -156,6 +156,11 @@ def _cmd(args: argparse.Namespace) -> int:
     from . import _study as S
 
     action = args.action
+    if action == "upgrade":
+        from ._upgrade import upgrade_storage
+
+        _print(upgrade_storage(args.storage))
+        return 0
     if action == "list":
         st = S.get_storage(args.storage)
         _print([S.Study(st, r).summary() for r in st.list_studies()])
@@ -329,6 +334,9 @@ def add_study_command(sub: Any) -> None:
     e.add_argument("--out", default=None)
     li = acts.add_parser("list", help="the studies of a storage")
     li.add_argument("storage")
+    up = acts.add_parser("upgrade", help="upgrade a storage written by an older combex to the current schema "
+                                         "(back it up first)")
+    up.add_argument("storage")
     d = cmd("delete", "delete a study and its logs")
     del d
     p.set_defaults(func=_cmd)

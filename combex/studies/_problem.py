@@ -384,7 +384,7 @@ def check_reward(spec: dict[str, Any], arm: Any, count: int, value: Any, owner: 
 
 
 def check_seed(seed: Any) -> int:
-    return check_int(seed, "seed", owner="create_study", low=0)
+    return check_int(seed, "seed", owner="create_study", low=0, high=2**63 - 1)
 
 
 def check_lease(lease: Any) -> float:

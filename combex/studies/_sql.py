@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 from typing import Any, Iterator
 
+from ..exceptions import InvalidParameterError
 from ._errors import DuplicatedStudyError, SchemaVersionError, StorageError, StudyNotFoundError
 from ._storage import (
     SCHEMA_VERSION,
@@ -377,8 +378,29 @@ class SQLStorage(BaseStorage):
         A SQLAlchemy URL (``"postgresql+psycopg://user@host:port/db"``,
         ``"sqlite:///study.db"``) or a file path (SQLite).
     connect_timeout : float, default 10
-        Seconds to wait for the server (or, in SQLite, for a lock) before a clear
-        :class:`StorageError`.
+        Seconds to wait for the server before a clear :class:`StorageError`.
+    lock_timeout : float, default 10
+        Seconds a change waits for a study locked by another process before a clear
+        :class:`StorageError` (PostgreSQL's ``lock_timeout``; SQLite's busy timeout).
+    idle_in_transaction_timeout : float or None, default 20
+        PostgreSQL ends a writing session that stays this many seconds inside a transaction
+        without a statement (``idle_in_transaction_session_timeout``): a process frozen
+        (``SIGSTOP``, a hung machine) while it holds a study's lock loses its transaction
+        (nothing of it is written) and the lock is free again. Reads have none (they hold
+        no lock). None: no limit.
+    statement_timeout : float or None, default 60
+        PostgreSQL cancels a statement running longer (``statement_timeout``); None: no
+        limit.
+    allow_foreign_tables : bool, default False
+        combex adds its tables only to a database without tables of other programs (an
+        application's SQLite file, an optuna database...) unless this is True.
+    durability : {"full", "normal"}, default "full"
+        ``"full"``: a change that returned survives a power loss (SQLite: the write-ahead
+        log is synced at every commit, ``synchronous=FULL``; PostgreSQL:
+        ``synchronous_commit=on``, the server's default). ``"normal"``: a power loss (not a
+        crash of the process) may undo the last changes that returned, never leave the
+        database damaged (SQLite ``synchronous=NORMAL``, PostgreSQL
+        ``synchronous_commit=off``); faster (``benchmarks/studies_throughput.py``).
     engine_kwargs : dict, optional
         Passed to :func:`sqlalchemy.create_engine`.
 
@@ -388,21 +410,66 @@ class SQLStorage(BaseStorage):
         When the database cannot be reached.
     SchemaVersionError
         When it holds a combex schema of another version.
+
+    Notes
+    -----
+    With the defaults, a process frozen inside a transaction on PostgreSQL makes the others'
+    changes of that study fail with a :class:`StorageError` naming the lock after 10 s, and
+    succeed again once the server has ended the frozen session (20 s after its last
+    statement); when it wakes, its transaction fails with a :class:`StorageError` and
+    nothing of it was written. SQLite has no server to end a frozen writer: its lock holds
+    until the process dies or wakes (the others get the :class:`StorageError` after
+    ``lock_timeout``).
     """
 
-    def __init__(self, url: Any, *, connect_timeout: float = 10.0, engine_kwargs: dict | None = None) -> None:
+    def __init__(self, url: Any, *, connect_timeout: float = 10.0, lock_timeout: float = 10.0,
+                 idle_in_transaction_timeout: float | None = 20.0, statement_timeout: float | None = 60.0,
+                 durability: str = "full", allow_foreign_tables: bool = False,
+                 engine_kwargs: dict | None = None) -> None:
+        from .._validation import check_float
+
         sa = self.sa = _sa()
+        if not isinstance(url, str) and not hasattr(url, "__fspath__"):
+            raise StorageError(f"The storage must be a SQLAlchemy URL or a file path. Got {url!r} instead.")
+        owner = "SQLStorage"
+        connect_timeout = check_float(connect_timeout, "connect_timeout", owner=owner, low=0.0, closed="neither")
+        self.lock_timeout = check_float(lock_timeout, "lock_timeout", owner=owner, low=0.0, closed="neither")
+        self.idle_in_transaction_timeout = None if idle_in_transaction_timeout is None else check_float(
+            idle_in_transaction_timeout, "idle_in_transaction_timeout", owner=owner, low=0.0, closed="neither")
+        self.statement_timeout = None if statement_timeout is None else check_float(
+            statement_timeout, "statement_timeout", owner=owner, low=0.0, closed="neither")
+        if durability not in ("full", "normal"):
+            raise InvalidParameterError(f"The 'durability' parameter of SQLStorage must be 'full' or 'normal'. "
+                                        f"Got {durability!r} instead.")
+        self.durability = durability
+        if not isinstance(allow_foreign_tables, bool):
+            raise InvalidParameterError(f"The 'allow_foreign_tables' parameter of SQLStorage must be a bool. Got "
+                                        f"{allow_foreign_tables!r} instead.")
+        self.allow_foreign_tables = allow_foreign_tables
         text = os.fspath(url)
         if "://" not in text:
             text = "sqlite:///" + os.path.abspath(text)
         self.url = text
         kwargs = dict(engine_kwargs or {})
         self._sqlite = text.startswith("sqlite")
+        read_kwargs = dict(kwargs)
         if self._sqlite:
-            kwargs.setdefault("connect_args", {"timeout": max(float(connect_timeout), 30.0)})
+            kwargs.setdefault("connect_args", {"timeout": self.lock_timeout})
+            read_kwargs.setdefault("connect_args", {"timeout": self.lock_timeout})
         elif text.startswith("postgresql"):
-            kwargs.setdefault("connect_args", {"connect_timeout": max(1, int(connect_timeout))})
+            def ms(x: float | None) -> int:
+                return 0 if x is None else max(1, int(round(1000 * x)))
+
+            opts = (f"-c lock_timeout={ms(self.lock_timeout)} -c statement_timeout={ms(self.statement_timeout)} "
+                    f"-c idle_in_transaction_session_timeout={ms(self.idle_in_transaction_timeout)} "
+                    f"-c synchronous_commit={'on' if durability == 'full' else 'off'}")
+            kwargs.setdefault("connect_args", {"connect_timeout": max(1, int(connect_timeout)), "options": opts})
+            read_kwargs.setdefault("connect_args", {
+                "connect_timeout": max(1, int(connect_timeout)),
+                "options": f"-c statement_timeout={ms(self.statement_timeout)} "
+                           "-c idle_in_transaction_session_timeout=0"})
         kwargs.setdefault("pool_pre_ping", not self._sqlite)
+        read_kwargs.setdefault("pool_pre_ping", not self._sqlite)
         try:
             self.engine = sa.create_engine(text, **kwargs)
         except Exception as exc:  # bad URL, unknown dialect, missing driver
@@ -415,7 +482,7 @@ class SQLStorage(BaseStorage):
                 dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
                 cur.execute("PRAGMA foreign_keys=ON")
                 cur.close()
 
@@ -424,7 +491,7 @@ class SQLStorage(BaseStorage):
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
             # reads (the dashboard, catching up before a locked transaction) take no write lock
-            self._read_engine = sa.create_engine(text, **kwargs)
+            self._read_engine = sa.create_engine(text, **read_kwargs)
 
             @event.listens_for(self._read_engine, "connect")
             def _connect_read(dbapi_conn: Any, record: Any) -> None:
@@ -434,8 +501,9 @@ class SQLStorage(BaseStorage):
             def _begin_read(conn: Any) -> None:
                 conn.exec_driver_sql("BEGIN")
         else:
-            # reads: one consistent snapshot per read transaction, no row lock
-            self._read_engine = self.engine.execution_options(isolation_level="REPEATABLE READ")
+            # reads: one consistent snapshot per read transaction, no row lock, no idle limit
+            self._read_engine = sa.create_engine(text, **read_kwargs).execution_options(
+                isolation_level="REPEATABLE READ")
 
         tb = _tables(sa)
         self._md, self._schema, self._s, self._t, self._snap = (tb["md"], tb["schema"], tb["studies"], tb["tickets"],
@@ -463,8 +531,7 @@ class SQLStorage(BaseStorage):
         return self._safe_url()
 
     def _connect_error(self, exc: Exception) -> StorageError:
-        msg = str(getattr(exc, "orig", exc)).strip().splitlines()
-        return StorageError(f"Cannot reach the storage {self._safe_url()!r}: {msg[0] if msg else exc}")
+        return self._db_error(exc)
 
     def _init_schema(self, write: bool = False) -> None:
         """Check the schema in a read transaction; create it (a write transaction) only in
@@ -500,6 +567,15 @@ class SQLStorage(BaseStorage):
                         f"The storage {self._safe_url()!r} has combex tables but no combex_schema "
                         "version row; refusing to guess its layout."
                     )
+                foreign = sorted(n for n in names if not n.startswith(("combex_", "sqlite_")))
+                if foreign and not self.allow_foreign_tables:
+                    what = ("an optuna database" if {"studies", "trials"} <= set(foreign) else
+                            "tables of another program")
+                    shown = ", ".join(foreign[:8]) + (", ..." if len(foreign) > 8 else "")
+                    raise StorageError(
+                        f"The database {self._safe_url()!r} holds {what} ({shown}); combex does not add its tables "
+                        "to it. Use a database of its own, or SQLStorage(url, allow_foreign_tables=True) to share "
+                        "this one.")
                 if not write:
                     create = True
                 else:
@@ -543,19 +619,47 @@ class SQLStorage(BaseStorage):
         )
 
     @contextlib.contextmanager
-    def _begin(self, read: bool = False) -> Iterator[Any]:
+    def _begin(self, read: bool = False, integrity: bool = False) -> Iterator[Any]:
+        """A transaction; database errors become :class:`StorageError` (``integrity``:
+        an :class:`~sqlalchemy.exc.IntegrityError` is passed on to the caller)."""
         sa = self.sa
         try:
             with (self._read_engine if read else self.engine).begin() as conn:
                 yield conn
-        except sa.exc.OperationalError as exc:
-            raise self._connect_error(exc) from None
+        except sa.exc.DBAPIError as exc:
+            if integrity and isinstance(exc, sa.exc.IntegrityError):
+                raise
+            raise self._db_error(exc) from None
+
+    def _db_error(self, exc: Exception) -> StorageError:
+        """A clear :class:`StorageError` for a database error."""
+        orig = getattr(exc, "orig", exc)
+        code = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "diag", None), "sqlstate", None)
+        text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+        where = self._safe_url()
+        if code == "55P03" or "lock timeout" in text or (self._sqlite and "database is locked" in text):
+            return StorageError(
+                f"The study in {where!r} stayed locked by another process for more than {self.lock_timeout:g} s "
+                "(lock_timeout); nothing was written. That process may be frozen: PostgreSQL ends its session "
+                f"after idle_in_transaction_timeout={self.idle_in_transaction_timeout} s. Try again.")
+        if code == "57014" or "statement timeout" in text:
+            return StorageError(f"A statement on {where!r} ran longer than statement_timeout="
+                                f"{self.statement_timeout} s and was cancelled; nothing was written ({text}).")
+        if code == "25P03" or "idle-in-transaction" in text or "terminating connection" in text \
+                or "server closed the connection" in text or "consuming input failed" in text:
+            return StorageError(
+                f"The storage {where!r} ended this process's transaction (it stayed idle inside it longer than "
+                f"idle_in_transaction_timeout={self.idle_in_transaction_timeout} s, e.g. frozen, or the server "
+                f"went away): nothing of it was written; try again ({text}).")
+        if isinstance(exc, self.sa.exc.OperationalError) or code is None:
+            return StorageError(f"Cannot reach the storage {where!r}: {text}")
+        return StorageError(f"The storage {where!r} refused an operation ({type(orig).__name__}: {text}).")
 
     # ------------------------------------------------------------------ contract
     def create_study(self, record: StudyRecord) -> None:
         s = self._s
         try:
-            with self._begin() as conn:
+            with self._begin(integrity=True) as conn:
                 conn.execute(s.insert().values(
                     name=record.name, problem=_dump(record.problem), solver=record.solver,
                     solver_params=_dump(record.solver_params), seed=int(record.seed),

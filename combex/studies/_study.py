@@ -24,7 +24,7 @@ import numpy as np
 from .._state import join_arrays, split_arrays
 from .._validation import check_int, param_error
 from ..exceptions import CombexWarning, InvalidParameterError
-from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, TicketError
+from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
 from ._problem import (
     build_problem,
     build_solver,
@@ -38,6 +38,7 @@ from ._problem import (
 from ._storage import (
     AssistantRow,
     BaseStorage,
+    CorrectionRow,
     InMemoryStorage,
     StudyRecord,
     TicketRow,
@@ -221,6 +222,10 @@ class _Replay:
     # ------------------------------------------------------------------ corrections
     def add_corrections(self, rows: Any) -> None:
         for c in rows:
+            if not (isinstance(c.told_seq, int) and c.told_seq >= 1) or (
+                    c.reward_sum is not None and not math.isfinite(c.reward_sum)):
+                raise StorageError(f"Correction {c.seq} of study {self.record.name!r} is damaged (told_seq "
+                                   f"{c.told_seq!r}, reward_sum {c.reward_sum!r}).")
             self.values[int(c.told_seq)] = c.reward_sum
             self.n_corr = max(self.n_corr, int(c.seq))
 
@@ -322,6 +327,12 @@ class _Replay:
             if r.told_seq in self.values:
                 value = self.values[r.told_seq]
                 self.diverged = True
+                if value is not None:
+                    try:
+                        check_reward(self.record.problem, r.arm, r.count, value, "")
+                    except TicketError as exc:
+                        raise StorageError(f"A correction of told row {r.told_seq} (ticket {r.id}) of study "
+                                           f"{self.record.name!r} is damaged: {exc}") from None
             rounds = self.exp.rounds
             if value is not None:
                 if self.record.policy == "eager":
@@ -404,9 +415,9 @@ class Study:
         return f"Study(name={self.name!r}, solver={self._record.solver!r}, storage={self.storage!r})"
 
     # ------------------------------------------------------------------ state
-    def _rebuild(self, tx: Any) -> _Replay:
+    def _rebuild(self, tx: Any, corrections: list | None = None) -> _Replay:
         rec = tx.study
-        corrections = tx.corrections()
+        corrections = tx.corrections() if corrections is None else corrections
         for snap in tx.snapshots():
             if snap.told_seq > rec.n_told or snap.n_corrections > rec.n_corrections:
                 continue
@@ -776,9 +787,43 @@ class Study:
         if not isinstance(reason, str) or not reason.strip() or len(reason) > 2000:
             raise param_error("reason", "Study.correct", "a non-empty str (at most 2000 characters) saying why",
                               reason)
-        return self._locked(lambda tx: self._correct(tx, tid, reward_sum, reason.strip(), assistant))
+        pre = self._prebuild(tid, reward_sum)
+        return self._locked(lambda tx: self._correct(tx, tid, reward_sum, reason.strip(), assistant, pre))
 
-    def _correct(self, tx: Any, tid: int, value: Any, reason: str, assistant: Any) -> str:
+    def _prebuild(self, tid: int, value: Any) -> Any:
+        """The replay of the log with this correction applied, built in a read transaction
+        before locking (a correction of an early row replays much of the log): ``(replay,
+        {ticket id: new stat}, n_corrections it assumes)``, or None (the lock will say why
+        the correction is refused)."""
+        with self.storage.read(self.name) as rx:
+            row = rx.get_ticket(tid) if 1 <= tid <= MAX_TICKET_ID else None
+            if row is None or row.state != "told":
+                return None
+            try:
+                x = None if value is None else check_reward(self._record.problem, row.arm, row.count, value, "")
+            except TicketError:
+                return None
+            rec = rx.study
+            virtual = CorrectionRow(rec.n_corrections + 1, tid, row.told_seq, x, "", None, 0.0)
+            rp = self._rebuild(rx, rx.corrections() + [virtual])
+            stats = self._refold(rx, rp, row.told_seq)
+        return rp, stats, rec.n_corrections
+
+    def _refold(self, tx: Any, rp: _Replay, stats_from: int) -> dict[int, Any]:
+        """Fold the told log after ``rp`` and return the new stopping statistics of the
+        rows from ``stats_from`` on whose stored one differs."""
+        source = _Batches(tx)
+        out: dict[int, Any] = {}
+        for r in tx.told_since(rp.seq):
+            rp.fold([r], source)
+            if r.told_seq >= stats_from:
+                stat = self._stat(rp, r.id)
+                if stat != r.stat:
+                    out[r.id] = stat
+            rp.checks.clear()
+        return out
+
+    def _correct(self, tx: Any, tid: int, value: Any, reason: str, assistant: Any, pre: Any = None) -> str:
         who = self._check_assistant(tx, assistant, "Study.correct")
         row = tx.get_ticket(tid) if 1 <= tid <= MAX_TICKET_ID else None
         if row is None:
@@ -798,11 +843,18 @@ class Study:
             _add_to_aggregates(agg, row.arm, row.count, before, -1)
         if x is not None:
             _add_to_aggregates(agg, row.arm, row.count, x, +1)
-        # replay the corrected log, recomputing the stopping statistics from the corrected row
-        self._replay = None
-        self._catch_up_locked(tx, row.told_seq)
-        rp = self._replay
-        assert rp is not None
+        # the corrected log's state: the replay built before locking when nothing else
+        # changed meanwhile (plus the tells since), else rebuilt here; the stopping
+        # statistics (a derived cache) rewritten from the corrected row on
+        if pre is not None and pre[2] == tx.study.n_corrections - 1 and pre[0].seq <= tx.study.n_told:
+            rp, stats = pre[0], dict(pre[1])
+            stats.update(self._refold(tx, rp, row.told_seq))
+        else:
+            rp = self._rebuild(tx)
+            stats = self._refold(tx, rp, row.told_seq)
+        for t_id, stat in stats.items():
+            tx.set_stat(t_id, stat)
+        self._replay = rp
         if who is not None:
             tx.touch_assistant(who, now)
         note = {"at": iso_time(now), "ticket": tid, "told_seq": row.told_seq, "before": before, "after": x,
@@ -825,21 +877,6 @@ class Study:
                     "answer"), **note}])
         self._record = tx.study
         return tx.study.status
-
-    def _catch_up_locked(self, tx: Any, stats_from: int) -> None:
-        """Rebuild the state in the locked transaction ``tx`` and rewrite the stopping
-        statistics (a derived cache) of the told rows from ``stats_from`` on."""
-        rp = self._rebuild(tx)
-        rows = tx.told_since(rp.seq)
-        source = _Batches(tx)
-        for r in rows:
-            rp.fold([r], source)
-            if r.told_seq >= stats_from:
-                stat = self._stat(rp, r.id)
-                if stat != r.stat:
-                    tx.set_stat(r.id, stat)
-            rp.checks.clear()
-        self._replay = rp
 
     # ------------------------------------------------------------------ assistants
     def add_assistant(self, name: str) -> str:
@@ -1218,7 +1255,15 @@ def create_study(
 
 
 def load_study(*, storage: Any, name: str) -> Study:
-    """Open an existing study (:class:`StudyNotFoundError` when absent)."""
+    """Open an existing study (:class:`StudyNotFoundError` when absent; a SQLite file that
+    does not exist is not created)."""
+    if isinstance(storage, str) or hasattr(storage, "__fspath__"):
+        import os
+
+        text = os.fspath(storage)
+        path = text[len("sqlite:///"):] if text.startswith("sqlite:///") else (None if "://" in text else text)
+        if path and path != ":memory:" and not os.path.exists(path):
+            raise StudyNotFoundError(f"No study named {name!r}: the storage file {path!r} does not exist.")
     st = get_storage(storage)
     return Study(st, st.get_study(name))
 
