@@ -264,6 +264,15 @@ def test_successive_rejects_error_bound_by_hand():
     assert hardness_h2([0.0, 1.0]) == math.inf
 
 
+def test_sequential_halving_error_bound_by_hand():
+    """Theorem 4.1 on means (1, 0.3, 0.2, 0) (sorted), sigma = 0.5: H_2 = max_{i >= 2} i / Delta_i^2 =
+    max(2/0.49, 3/0.64, 4/1) = 4.6875; bound = 3 log2(4) exp(-T / (8 H_2 log2 4))."""
+    env = GaussianArms([0.3, 1.0, 0.0, 0.2], sigma=0.5, rng=0)
+    res = SequentialHalving().run(env, rng=0, budget=200)
+    assert res.info["hardness"] == pytest.approx(4.6875)
+    assert res.info["error_bound"] == pytest.approx(6 * math.exp(-200 / (8 * 4.6875 * 2)))
+
+
 def test_error_bound_is_none_without_truth():
     solver, _, _ = _case("successive-rejects")
     exp = solver.start(Problem(n_arms=3, noise=NoiseModel("gaussian", 1.0)), rng=0, budget=30)

@@ -829,7 +829,9 @@ class SequentialHalving(_IndexSolver):
             return {"error_bound": None, "error_bound_source": "no truth to compute Theorem 4.1's H_2"}
         N, T = mu.size, int(self.budget)  # type: ignore[arg-type]
         srt = np.sort(mu)[::-1]
-        gaps = srt[0] - srt[1:]  # H_2 over i >= 2 (the best arm has no gap of its own here)
+        # H_2 = max_{i >= 2} i / Delta_i^2 over the arms' ranks i: the gaps of ranks 2..N with the
+        # second gap listed twice, so that position i in the sorted list is rank i
+        gaps = np.concatenate([[srt[0] - srt[1]], srt[0] - srt[1:]])
         H2 = 4.0 * sigma**2 * hardness_h2(gaps)
         l2 = math.log2(N)
         return {"error_bound": _exp_bound(3.0 * l2, T, 8.0 * H2 * l2), "hardness": H2,
@@ -1246,8 +1248,10 @@ class UniformAllocation(_TeamSolver):
         V = np.asarray(None if result is None else result.info.get("information_matrix"))
         mu = _env_means(env)
         dc = getattr(env, "decision_class", None)
-        if mu is None or dc is None or V.ndim != 2:
-            return {"error_bound": None, "error_bound_source": "no truth"}
+        if V.ndim != 2:
+            return {"error_bound": None, "error_bound_source": "no design: the bound needs the run's result"}
+        if mu is None or dc is None:
+            return {"error_bound": None, "error_bound_source": "no truth to compute the gaps"}
         sigma = _team_noise(env, dc)
         members = _enumerate(dc, self.max_enumerate)
         if sigma is None or members is None:
