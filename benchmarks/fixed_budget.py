@@ -167,29 +167,38 @@ def print_table(rows: list[dict[str, Any]], seeds: int, seed: int) -> None:
 
 # ---------------------------------------------------------------------- allocation profile
 def profile(instance: str, budget: int, seeds: int, seed: int) -> None:
-    """Where top-two's evaluations go at a small budget, against uniform allocation's: distinct
-    teams evaluated, share of evaluations on the 5 most evaluated teams, evaluations of the
-    best team, per-worker counts (best team's members vs the rest), and the share of runs
-    whose leader is the best team at the end."""
+    """Where top-two's evaluations go at a small budget, against uniform allocation's:
+    distinct teams evaluated, share of the evaluations on the 5 most evaluated teams, mean
+    true gap of the evaluated teams, per-worker evaluation counts (smallest and coefficient of
+    variation), the first evaluations spent before the sampling rule adapts (top-two's
+    initial basis), and errors."""
     eps = INSTANCES[instance]["epsilon"]
-    print(f"\nAllocation profile on {instance}, budget {budget}, {seeds} seeds")
+    print(f"\nAllocation profile on {instance}, budget {budget}, {seeds} seeds (mean over seeds)")
+    print(f"  {'solver':<18} {'teams':>6} {'top-5':>6} {'gap':>6} {'min/worker':>10} {'cv/worker':>9} "
+          f"{'first batch':>11} {'errors':>7}")
     for name in ("top-two", "uniform-allocation"):
-        distinct, top5, best_evals, in_best, out_best, errors = [], [], [], [], [], 0
+        distinct, top5, gaps, wmin, wcv, first, errors = [], [], [], [], [], [], 0
         for i in range(seeds):
             env, g_alg = _env(instance, name, seed, i)
-            best = np.asarray(env.best(), dtype=bool)
-            exp = _solver(instance, name).start(env, rng=g_alg) if name == "top-two" else \
-                _solver(instance, name).start(env, rng=g_alg, budget=budget)
+            mu = env.means()
+            top = float(mu[np.asarray(env.best(), dtype=bool)].sum())
+            solver = _solver(instance, name)
+            exp = solver.start(env, rng=g_alg) if name == "top-two" else solver.start(env, rng=g_alg, budget=budget)
             counts: dict[bytes, int] = {}
             per_worker = np.zeros(env.n_arms)
+            gap_sum = 0.0
+            first_batch = None
             while not exp.done:
                 batch = exp.ask().truncated(budget - exp.samples)
+                if first_batch is None:
+                    first_batch = batch.total
                 sums = env.pull_many(batch.arms, batch.counts)
                 for a, c in zip(batch.arms, batch.counts.tolist()):
                     if c:
                         k = np.packbits(a).tobytes()
                         counts[k] = counts.get(k, 0) + c
                         per_worker += c * a
+                        gap_sum += c * (top - float(mu[a].sum()))
                 exp.tell_batch(batch, sums)
                 if exp.samples >= budget and not exp.done:
                     exp.stop("budget_exhausted")
@@ -197,12 +206,12 @@ def profile(instance: str, budget: int, seeds: int, seed: int) -> None:
             c = np.array(sorted(counts.values(), reverse=True))
             distinct.append(len(c))
             top5.append(c[:5].sum() / c.sum())
-            best_evals.append(counts.get(np.packbits(best).tobytes(), 0))
-            in_best.append(per_worker[best].mean())
-            out_best.append(per_worker[~best].mean())
-        print(f"  {name:<18} distinct teams {np.mean(distinct):6.1f}  top-5 share {np.mean(top5):.2f}  "
-              f"best team evaluated {np.mean(best_evals):5.1f}x  per worker: best team's {np.mean(in_best):5.1f}, "
-              f"others {np.mean(out_best):5.1f}  errors {errors}/{seeds}")
+            gaps.append(gap_sum / c.sum())
+            wmin.append(per_worker.min())
+            wcv.append(per_worker.std() / per_worker.mean())
+            first.append(first_batch or 0)
+        print(f"  {name:<18} {np.mean(distinct):6.1f} {np.mean(top5):6.2f} {np.mean(gaps):6.2f} {np.mean(wmin):10.1f} "
+              f"{np.mean(wcv):9.2f} {np.mean(first):11.1f} {errors:>3}/{seeds}")
 
 
 def main(argv: list[str] | None = None) -> int:
