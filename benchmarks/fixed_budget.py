@@ -5,7 +5,7 @@ Usage::
     python benchmarks/fixed_budget.py                      # 200 seeds, both instances (~30 min on 2 busy cores)
     python benchmarks/fixed_budget.py --seeds 20           # a quick look
     python benchmarks/fixed_budget.py --jobs 2 --out /tmp/fb.csv
-    python benchmarks/fixed_budget.py --profile-only       # top-two's allocation at small budgets
+    python benchmarks/fixed_budget.py --profile-only       # top-two's allocation and design at small budgets
 
 Instances (both full-bandit: only a team's total score is observed):
 
@@ -214,6 +214,54 @@ def profile(instance: str, budget: int, seeds: int, seed: int) -> None:
               f"{np.mean(wcv):9.2f} {np.mean(first):11.1f} {errors:>3}/{seeds}")
 
 
+def design_analysis(budgets: tuple[int, ...], seeds: int, seed: int) -> None:
+    """On the lab case: ``rho(A) = B max_M ||x* - x_M||^2_{A^-1} / Delta_M^2`` over the
+    epsilon-bad teams M (``A`` the pulled information matrix, normalized by the budget B; the
+    least-squares error's exponent is ``B / (2 sigma^2 rho)``) for the uniform design over all
+    teams, a lower bound of the best static design (cvxpy on the 60 directions binding for the
+    uniform design: fewer constraints, a smaller optimum), and the designs top-two and uniform
+    allocation have pulled by the budget."""
+    from combex.allocations import xy_optimal_design
+
+    env0 = make_instance("lab-teams", rng=0)
+    mu, eps, sigma = env0.means(), INSTANCES["lab-teams"]["epsilon"], float(env0.sigma)
+    M = np.array(list(env0.decision_class.enumerate()), dtype=float)
+    v = M @ mu
+    star = int(np.argmax(v))
+    gaps = v[star] - v
+    bad = gaps > eps + 1e-9
+    Y = (M[star] - M[bad]) / gaps[bad][:, None]
+
+    def rho(A: np.ndarray) -> float:
+        return float(np.max(np.einsum("ij,jk,ik->i", Y, np.linalg.pinv(A), Y)))
+
+    rho_u = rho(M.T @ M / len(M))
+    binding = Y[np.argsort(-np.einsum("ij,jk,ik->i", Y, np.linalg.inv(M.T @ M / len(M)), Y))[:60]]
+    rho_o = xy_optimal_design(M, binding, method="cvxpy").value * (1 - 1e-6)
+    print(f"\nDesign analysis on lab-teams (epsilon = {eps:g}, {int(bad.sum())} epsilon-bad teams): rho of the uniform "
+          f"design over all teams {rho_u:.3f}; best static design >= {rho_o:.3f}")
+    for B in budgets:
+        factor = math.exp(-B * (1 / rho_o - 1 / rho_u) / (2 * sigma**2))
+        line = f"  B={B:<4} oracle error factor by the exponents >= {factor:.3f};"
+        for name in ("top-two", "uniform-allocation"):
+            vals = []
+            for i in range(seeds):
+                env, g_alg = _env("lab-teams", name, seed, i)
+                solver = _solver("lab-teams", name)
+                exp = solver.start(env, rng=g_alg) if name == "top-two" else solver.start(env, rng=g_alg, budget=B)
+                A = np.zeros((M.shape[1], M.shape[1]))
+                while not exp.done:
+                    batch = exp.ask().truncated(B - exp.samples)
+                    X = batch.arms.astype(float)
+                    A += X.T @ (batch.counts[:, None] * X)
+                    exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+                    if exp.samples >= B and not exp.done:
+                        exp.stop("budget_exhausted")
+                vals.append(rho(A / B))
+            line += f" {name} rho {np.mean(vals):.3f}"
+        print(line + f" ({seeds} seeds)")
+
+
 def main(argv: list[str] | None = None) -> int:
     global ARGS_SEED
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -227,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile-seeds", type=int, default=50)
     ap.add_argument("--profile-only", action="store_true")
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--design-seeds", type=int, default=20, help="seeds of the design analysis (0: skip it)")
     ap.add_argument("--out", help="write the table as CSV")
     args = ap.parse_args(argv)
     ARGS_SEED = args.seed
@@ -244,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_profile:
         profile("lab-teams", min(args.lab_budgets), args.profile_seeds, args.seed)
         profile("crowd", min(args.crowd_budgets), args.profile_seeds, args.seed)
+    if args.design_seeds > 0 and "lab-teams" in args.instances:
+        design_analysis(tuple(args.lab_budgets), args.design_seeds, args.seed)
     return 0
 
 
