@@ -201,7 +201,7 @@ def test_the_runner_dispatches_the_contract():
 
 # ---------------------------------------------------------------------- the papers' schedules
 def test_successive_rejects_phase_lengths_and_counts():
-    """Audibert & Bubeck (2010), Section 4: K = 5, n = 157: log_bar(5) = 1/2 + 1/2 + 1/3 + 1/4 + 1/5
+    """Audibert & Bubeck (2010), SR: K = 5, n = 157: log_bar(5) = 1/2 + 1/2 + 1/3 + 1/4 + 1/5
     = 1.7833; n_k = ceil(152 / (1.7833 (6 - k))) = 18, 22, 29, 43; 18 + 22 + 29 + 43 + 43 = 155,
     so the last two arms share 2 more samples."""
     assert log_bar(5) == pytest.approx(0.5 + 0.5 + 1 / 3 + 0.25 + 0.2)
@@ -429,7 +429,7 @@ def test_noise_free_csar_returns_the_brute_force_optimum(case, seed):
 
 
 def test_chen_gaps_on_a_partition_matroid():
-    """Chen et al. (2014), Section 2: with groups {0,1}, {2,3} (one each) and w = (1, 0.2, 0.5, 0.4),
+    """Chen et al. (2014), their gaps: with groups {0,1}, {2,3} (one each) and w = (1, 0.2, 0.5, 0.4),
     M* = {0, 2}; Delta_0 = Delta_1 = 0.8 (swap in group 0), Delta_2 = Delta_3 = 0.1."""
     pm = PartitionMatroid([0, 0, 1, 1], [1, 1], base=True)
     np.testing.assert_allclose(chen_gaps(pm, np.array([1.0, 0.2, 0.5, 0.4])), [0.8, 0.8, 0.1, 0.1])

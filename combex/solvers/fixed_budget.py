@@ -15,26 +15,27 @@ exposes no truth, when the theorem needs a quantity the class does not know, or 
 adaptation that has no proof). Values of 1 or more are vacuous, and are reported as
 computed.
 
-=============================  ==========================  ===================================
-solver (CLI name)              class                       paper, algorithm box
-=============================  ==========================  ===================================
-``successive-rejects``         SuccessiveRejects           Audibert & Bubeck (COLT 2010),
-                                                           Section 4, "SR"; Theorem 2
-``successive-accepts-rejects`` SuccessiveAcceptsRejects    Bubeck, Wang & Viswanathan
-                                                           (ICML 2013), Figure 2, "SAR";
-                                                           Theorem 2
-``sequential-halving``         SequentialHalving           Karnin, Koren & Somekh (ICML
-                                                           2013), Algorithm 1; Theorem 4.1
-``csar``                       CSAR                        Chen, Lin, King, Lyu & Chen
-                                                           (NeurIPS 2014), Algorithm 2
-                                                           "CSAR"; Theorem 3
-``uniform-allocation``         UniformAllocation           a fixed design spread evenly over
-                                                           teams; least squares, argmax
-``od-linbai``                  ODLinBAI                    Yang & Tan (NeurIPS 2022),
-                                                           Algorithm 1 "OD-LinBAI"; Theorem 2
-``csar-full-bandit``           FullBanditCSAR              combex's adaptation of CSAR to
-                                                           full-bandit feedback (no bound)
-=============================  ==========================  ===================================
+================================  ==========================  =================================
+solver (CLI name)                 class                       paper, algorithm, bound
+================================  ==========================  =================================
+``successive-rejects``            SuccessiveRejects           Audibert & Bubeck (COLT 2010),
+                                                              SR; Theorem 2
+``successive-accepts-rejects``    SuccessiveAcceptsRejects    Bubeck, Wang & Viswanathan
+                                                              (ICML 2013), SAR; its bound on
+                                                              the error probability
+``sequential-halving``            SequentialHalving           Karnin, Koren & Somekh (ICML
+                                                              2013), Algorithm 1; Theorem 4.1
+``csar``                          CSAR                        Chen, Lin, King, Lyu & Chen
+                                                              (NeurIPS 2014), Algorithm 2
+                                                              (CSAR); its fixed-budget bound
+``uniform-allocation``            UniformAllocation           a fixed design spread evenly
+                                                              over teams; least squares
+``od-linbai``                     ODLinBAI                    Yang & Tan (NeurIPS 2022),
+                                                              Algorithm 1 (OD-LinBAI); its
+                                                              upper bound on the error
+``csar-full-bandit``              FullBanditCSAR              combex's adaptation of CSAR to
+                                                              full-bandit feedback (no bound)
+================================  ==========================  =================================
 
 **Noise scale in the bounds.** Audibert & Bubeck, Bubeck et al. and Karnin et al. state
 their theorems for rewards in [0, 1], whose Hoeffding bound ``exp(-2 t eps^2)`` is the
@@ -95,7 +96,7 @@ __all__ = ["FixedBudgetSolver", "SuccessiveRejects", "SuccessiveAcceptsRejects",
 
 # ============================================================================ helpers
 def log_bar(K: int) -> float:
-    """``log_bar(K) = 1/2 + sum_{i=2}^{K} 1/i`` (Audibert & Bubeck 2010, Section 4; also SAR).
+    """``log_bar(K) = 1/2 + sum_{i=2}^{K} 1/i`` (Audibert & Bubeck 2010, the SR algorithm; also SAR).
 
     Examples
     --------
@@ -254,7 +255,7 @@ def _ls_theta(ls: Any) -> NDArray[np.float64]:
 
 def csar_step(dc: Any, w: NDArray[np.float64], accepted: NDArray[np.bool_], rejected: NDArray[np.bool_],
               undecided: NDArray[np.intp]) -> tuple[int, bool]:
-    """One decision of CSAR (Chen et al. 2014, Algorithm 2, lines 6-13): the undecided arm
+    """One decision of CSAR (Chen et al. 2014, Algorithm 2): the undecided arm
     to accept or reject, and whether it is accepted.
 
     ``M_t = COracle(w, A_t, B_t)``; for each undecided ``e``, ``M~_{t,e}`` is the best member
@@ -292,7 +293,7 @@ def csar_step(dc: Any, w: NDArray[np.float64], accepted: NDArray[np.bool_], reje
 
 
 def chen_gaps(dc: Any, means: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The gaps of Chen et al. (2014), Section 2: for ``e`` in the best member ``M*``,
+    """The gaps of Chen et al. (2014) (their problem setup): for ``e`` in the best member ``M*``,
     ``Delta_e = w(M*) - max_{M: e not in M} w(M)``; otherwise ``w(M*) - max_{M: e in M} w(M)``
     (``inf`` when no such member exists)."""
     best = np.asarray(dc.argmax(means), dtype=bool)
@@ -525,7 +526,7 @@ class _IndexSolver(FixedBudgetSolver):
 
 # ---------------------------------------------------------------------- SR / SAR
 class _SRSchedule(_IndexPhasedExploration):
-    """The phase lengths of Audibert & Bubeck (2010), Section 4: ``n_0 = 0`` and
+    """The phase lengths of Audibert & Bubeck (2010), SR: ``n_0 = 0`` and
     ``n_k = ceil((n - K) / (log_bar(K) (K + 1 - k)))``, ``k = 1..K-1``; phase ``k`` pulls
     each of the ``K + 1 - k`` arms still in play up to ``n_k`` samples, so the run takes
     ``n_1 + ... + n_{K-1} + n_{K-1} <= n`` samples; the rest goes to the two arms of the
@@ -540,7 +541,7 @@ class _SRSchedule(_IndexPhasedExploration):
         lb = log_bar(K)
         self.n_k = [math.ceil((B - K) / (lb * (K + 1 - k))) for k in range(1, K)]
         used = sum(self.n_k) + self.n_k[-1]
-        if used > B:  # the phase lengths sum to at most n (Audibert & Bubeck, Section 4)
+        if used > B:  # the phase lengths sum to at most n (Audibert & Bubeck, SR)
             raise RuntimeError(f"phase lengths {self.n_k} exceed the budget {B}")
         self.left_over = B - used
         self.n_phases = K - 1
@@ -581,8 +582,8 @@ class _SRExploration(_SRSchedule):
 class SuccessiveRejects(_IndexSolver):
     """Successive Rejects (SR) for the best arm with a fixed budget.
 
-    Audibert & Bubeck, "Best arm identification in multi-armed bandits" (COLT 2010),
-    Section 4 (the SR box): with ``log_bar(K) = 1/2 + sum_{i=2}^K 1/i``, ``n_0 = 0`` and
+    Audibert & Bubeck, "Best arm identification in multi-armed bandits" (COLT 2010), the
+    SR algorithm: with ``log_bar(K) = 1/2 + sum_{i=2}^K 1/i``, ``n_0 = 0`` and
     ``n_k = ceil((n - K) / (log_bar(K) (K + 1 - k)))``, phase ``k = 1..K-1`` pulls every arm
     still in play ``n_k - n_{k-1}`` times and rejects the one with the lowest empirical mean
     (ties at random); the last arm is the answer (an int). The ``n`` minus
@@ -666,7 +667,7 @@ class SuccessiveAcceptsRejects(_IndexSolver):
     """Successive Accepts and Rejects (SAR) for the best ``K`` arms with a fixed budget.
 
     Bubeck, Wang & Viswanathan, "Multiple identifications in multi-armed bandits" (ICML
-    2013), Section 3 (the SAR box): the phases and lengths of SR over the ``N`` arms; after
+    2013), the SAR algorithm: the phases and lengths of SR over the ``N`` arms; after
     phase ``k`` with ``l(k)`` arms still to accept, the empirical gaps are
     ``mu^_(1) - mu^_(l+1)`` for the best arm in play and ``mu^_(l) - mu^_(last)`` for the
     worst; the arm with the larger gap is decided (the best accepted, the worst rejected).
@@ -683,7 +684,7 @@ class SuccessiveAcceptsRejects(_IndexSolver):
 
     Notes
     -----
-    ``info["error_bound"]``: Theorem 2, ``e_n <= 2 N^2 exp(-(n - N) / (8 log_bar(N) H_2))``
+    ``info["error_bound"]``: the paper's bound for SAR, ``e_n <= 2 N^2 exp(-(n - N) / (8 log_bar(N) H_2))``
     with ``H_2 = max_i i Delta_(i)^-2`` and the Best-K gaps ``Delta_i = mu_i - mu_(K+1)``
     (``i`` among the best K), ``mu_(K) - mu_i`` (the others); ``H_2`` times ``4 sigma^2``.
 
@@ -711,14 +712,14 @@ class SuccessiveAcceptsRejects(_IndexSolver):
     def error_bound_info(self, env: Any, result: Result | None = None) -> dict[str, Any]:
         mu, sigma = _env_means(env), _true_noise_scale(env)
         if mu is None or sigma is None or mu.ndim != 1 or mu.size <= self.K:
-            return {"error_bound": None, "error_bound_source": "no truth to compute Theorem 2's H_2"}
+            return {"error_bound": None, "error_bound_source": "no truth to compute SAR's H_2"}
         N, n, K = mu.size, int(self.budget), self.K  # type: ignore[arg-type]
         srt = np.sort(mu)[::-1]
         top = mu >= srt[K - 1]
         gaps = np.where(top, mu - srt[K], srt[K - 1] - mu)
         H2 = 4.0 * sigma**2 * hardness_h2(gaps)
         return {"error_bound": _exp_bound(2.0 * N * N, n - N, 8.0 * log_bar(N) * H2), "hardness": H2,
-                "error_bound_source": "Bubeck, Wang & Viswanathan (2013), Theorem 2: 2 N^2 exp(-(n - N)/(8 log_bar(N) "
+                "error_bound_source": "Bubeck, Wang & Viswanathan (2013), SAR's bound: 2 N^2 exp(-(n - N)/(8 log_bar(N) "
                                       "H_2)), Best-K gaps, H_2 times 4 sigma^2"}
 
 
@@ -937,8 +938,8 @@ class CSAR(_IndexSolver):
 
     Notes
     -----
-    ``info["error_bound"]``: Theorem 3 for R-sub-Gaussian rewards (``R = sigma``), in the
-    form its proof gives: on the event that every undecided arm's mean is within
+    ``info["error_bound"]``: the paper's fixed-budget bound for R-sub-Gaussian rewards
+    (``R = sigma``), in the form its proof gives: on the event that every undecided arm's mean is within
     ``Delta_(n-t+1) / (3 width)`` after phase ``t`` CSAR is correct; the sub-Gaussian tail
     ``2 exp(-n~_t eps^2 / (2 R^2))`` with ``eps = Delta / (3 width)``, ``n~_t >= (T - n) /
     (log~(n) (n - t + 1))`` and ``(n - t + 1) / Delta_(n-t+1)^2 <= H_2``, summed over the
@@ -970,15 +971,15 @@ class CSAR(_IndexSolver):
         mu, sigma = _env_means(env), _true_noise_scale(env)
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         if mu is None or sigma is None or dc is None:
-            return {"error_bound": None, "error_bound_source": "no truth to compute Theorem 3's H_2"}
+            return {"error_bound": None, "error_bound_source": "no truth to compute CSAR's H_2"}
         width = getattr(dc, "width", None)
         if not isinstance(width, (int, np.integer)):
-            return {"error_bound": None, "error_bound_source": "Theorem 3 needs width(M); the class does not know it"}
+            return {"error_bound": None, "error_bound_source": "CSAR's bound needs width(M); the class does not know it"}
         n, T = mu.size, int(self.budget)  # type: ignore[arg-type]
         H2 = hardness_h2(chen_gaps(dc, mu))
         return {"error_bound": _exp_bound(n * (n + 1.0), T - n, 18.0 * sigma**2 * harmonic_number(n) * width**2 * H2),
                 "hardness": H2, "width": int(width),
-                "error_bound_source": "Chen et al. (2014), Theorem 3 (constant of its proof): n(n+1) exp(-(T - n)/"
+                "error_bound_source": "Chen et al. (2014), CSAR's bound (constant of its proof): n(n+1) exp(-(T - n)/"
                                       "(18 R^2 log~(n) width^2 H_2)), R = sigma"}
 
 
@@ -1315,8 +1316,8 @@ class _ODLinBAIExploration(_DesignExploration):
         self.cand = np.arange(self.X.shape[0], dtype=np.intp)
 
     def _basis(self) -> NDArray[np.float64]:
-        """An orthonormal basis (d x d_r) of the span of the candidates (the projection of
-        Algorithm 1, line 4; least-squares estimates are the same in any basis of it)."""
+        """An orthonormal basis (d x d_r) of the span of the candidates (the projection step of
+        Algorithm 1; least-squares estimates are the same in any basis of it)."""
         Xc = self.X[self.cand]
         _, sv, vt = np.linalg.svd(Xc, full_matrices=False)
         rank = max(1, int(np.sum(sv > 1e-10 * max(sv[0], 1.0))))
@@ -1432,7 +1433,7 @@ class ODLinBAI(FixedBudgetSolver):
 
     Notes
     -----
-    ``info["error_bound"]``: Theorem 2, ``P(wrong) <= (4K/d + 3 log2 d) exp(-m / (32
+    ``info["error_bound"]``: the paper's upper bound, ``P(wrong) <= (4K/d + 3 log2 d) exp(-m / (32
     H_{2,lin}))`` with ``H_{2,lin} = max_{2 <= i <= d} i / Delta_i^2`` over the ``d`` best
     arms (1-sub-Gaussian noise; here ``Delta_i / sigma`` with ``sigma`` the scale of one
     observation). The first phase keeps only ``ceil(d / 2)`` of the ``K`` arms, so with
@@ -1459,7 +1460,7 @@ class ODLinBAI(FixedBudgetSolver):
     def error_bound_info(self, env: Any, result: Result | None = None) -> dict[str, Any]:
         mu = _env_means(env)
         if mu is None:
-            return {"error_bound": None, "error_bound_source": "no truth to compute Theorem 2's H_2,lin"}
+            return {"error_bound": None, "error_bound_source": "no truth to compute OD-LinBAI's H_2,lin"}
         dc = getattr(env, "decision_class", None)
         if getattr(env, "arm_type", "index") == "mask":
             members = None if dc is None else _enumerate(dc, self.max_enumerate)
@@ -1469,7 +1470,7 @@ class ODLinBAI(FixedBudgetSolver):
         else:
             X, vals, sigma = np.asarray(env.problem.features, dtype=np.float64), mu, _true_noise_scale(env)
         if sigma is None:
-            return {"error_bound": None, "error_bound_source": "no noise scale to compute Theorem 2's bound"}
+            return {"error_bound": None, "error_bound_source": "no noise scale to compute OD-LinBAI's bound"}
         K = X.shape[0]
         d = max(1, int(np.linalg.matrix_rank(X)))
         R = max(1, math.ceil(math.log2(d)))
@@ -1479,7 +1480,7 @@ class ODLinBAI(FixedBudgetSolver):
         H = 0.0 if gaps.size == 0 else (math.inf if gaps[0] <= 0 else float(np.max(np.arange(2, gaps.size + 2) / gaps**2)))
         return {"error_bound": _exp_bound(4.0 * K / d + 3.0 * math.log2(d) if d > 1 else 4.0 * K, m, 32.0 * H),
                 "hardness": H,
-                "error_bound_source": "Yang & Tan (2022), Theorem 2: (4K/d + 3 log2 d) exp(-m/(32 H_2,lin)), "
+                "error_bound_source": "Yang & Tan (2022), OD-LinBAI's upper bound: (4K/d + 3 log2 d) exp(-m/(32 H_2,lin)), "
                                       "H_2,lin = max_{2<=i<=d} i sigma^2/Delta_i^2"}
 
 
