@@ -98,7 +98,7 @@ def measure(seeds: int, seed: int, jobs: int, instances: list[str], solvers: lis
     cells = [(inst, name, b) for inst in instances for b in budgets[inst] for name in solvers if (inst, name) not in SKIP]
     chunks = max(1, jobs) * 2
     parts = [list(range(seeds))[j::chunks] for j in range(chunks)]
-    tasks = [(c, p) for c in cells for p in parts if p]
+    tasks = [(c, p, seed) for c in cells for p in parts if p]
     t0 = time.perf_counter()
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
@@ -106,7 +106,7 @@ def measure(seeds: int, seed: int, jobs: int, instances: list[str], solvers: lis
     else:
         outs = [_task(t) for t in tasks]
     rows: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for (cell, _), out in zip(tasks, outs):
+    for (cell, _, _), out in zip(tasks, outs):
         r = rows.setdefault(cell, {"errors": 0, "runs": 0, "bounds": [], "wall": 0.0, "samples": []})
         for k in ("errors", "runs", "wall"):
             r[k] += out[k]
@@ -125,12 +125,9 @@ def measure(seeds: int, seed: int, jobs: int, instances: list[str], solvers: lis
     return result
 
 
-def _task(t: tuple[tuple[str, str, int], list[int]]) -> dict[str, Any]:
-    (inst, name, b), idx = t
-    return run_cell(inst, name, b, ARGS_SEED, idx)
-
-
-ARGS_SEED = 0
+def _task(t: tuple[tuple[str, str, int], list[int], int]) -> dict[str, Any]:
+    (inst, name, b), idx, seed = t
+    return run_cell(inst, name, b, seed, idx)
 
 
 def print_table(rows: list[dict[str, Any]], seeds: int, seed: int) -> None:
@@ -263,7 +260,6 @@ def design_analysis(budgets: tuple[int, ...], seeds: int, seed: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global ARGS_SEED
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0, help="root seed (run i uses run_generators(seed, i))")
@@ -278,7 +274,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--design-seeds", type=int, default=20, help="seeds of the design analysis (0: skip it)")
     ap.add_argument("--out", help="write the table as CSV")
     args = ap.parse_args(argv)
-    ARGS_SEED = args.seed
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, OPENBLAS_NUM_THREADS="
           f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
     if not args.profile_only:
