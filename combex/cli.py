@@ -552,8 +552,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .dashboard import add_dashboard_command  # live studies (combex.studies) and their dashboard
     from .studies._cli import add_study_command
+    from .studies._plan import add_plan_command
 
     add_study_command(sub)
+    add_plan_command(sub)
     add_dashboard_command(sub)
     return p
 

@@ -1,5 +1,6 @@
 """Tests of T*(theta), the characteristic time of linear best-arm identification."""
 
+import math
 import numpy as np
 import pytest
 
@@ -89,3 +90,24 @@ def test_bad_inputs():
         check_features([[1.0]], owner="LinGapE")
     with pytest.raises(InvalidParameterError, match="delta"):
         linear_lower_bound(np.eye(2), [1.0, 0.0], 1.5)
+
+
+def test_copies_of_a_feature_row_are_one_answer():
+    """Duplicate feature rows (the same arm twice) are one answer: no TieWarning, a finite T*
+    (the copies of the best row are not its alternatives), a finite lower_bound_ratio."""
+    import warnings
+
+    from combex.environments import LinearBandit
+    from combex.solvers import get_solver
+    from combex.solvers._lower_bound import characteristic_time
+
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
+    single = characteristic_time(X[1:], [1.0, 0.0]).T_star
+    assert math.isfinite(characteristic_time(X, [1.0, 0.0]).T_star)
+    assert characteristic_time(X, [1.0, 0.0]).T_star == pytest.approx(single, rel=1e-3)
+    assert characteristic_time(X, [1.0, 0.0], epsilon=0.1).T_star <= single
+    env = LinearBandit(X, theta=[1.0, 0.0], rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = get_solver("lingame")(delta=0.05).run(env, rng=0)
+    assert r.answer in (0, 1) and math.isfinite(r.info["lower_bound_ratio"])

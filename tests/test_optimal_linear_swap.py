@@ -403,12 +403,10 @@ def test_epsilon_T_star_bound_with_several_good_teams_is_below_the_exact_one(see
     assert lb <= exact * (1 + 1e-6)
 
 
-@pytest.mark.parametrize("threshold,expected", [("valid", "fixed-design"), ("valid-kk", "fixed-design"),
-                                                ("heuristic", "heuristic")])
+@pytest.mark.parametrize("threshold,expected", [("valid", "fixed-design"), ("heuristic", "heuristic")])
 def test_top_two_by_name_passes_a_valid_threshold_to_the_linear_solver(threshold, expected):
-    """``top-two`` on a full-bandit team problem delegates to LinearTopTwo; every valid
-    threshold of the bandit solver stays valid there (``valid-kk`` has no linear form: the
-    linear solver's best valid one), only ``heuristic`` stays heuristic."""
+    """``top-two`` on a full-bandit team problem delegates to LinearTopTwo; the valid threshold
+    of the bandit solver stays valid there, ``heuristic`` stays heuristic."""
     from combex.solvers import get_solver
 
     env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
@@ -417,6 +415,32 @@ def test_top_two_by_name_passes_a_valid_threshold_to_the_linear_solver(threshold
     lin.max_enumerate = 5  # the oracle path (the design): "valid" resolves to fixed-design there
     res = lin.run(env, rng=0, budget=10**7)
     assert res.info["threshold"] == expected
+
+
+@pytest.mark.parametrize("setting", [{"threshold": "valid-kk"}, {"divergence": "bernoulli"}, {"beta": 0.5},
+                                     {"K": 2}])
+def test_top_two_refuses_settings_it_cannot_honour_on_team_problems(setting):
+    """A setting of the bandit ``top-two`` that the linear rule of team problems cannot honour
+    is refused with an error naming it, never dropped."""
+    from combex.exceptions import InvalidParameterError
+    from combex.solvers import get_solver
+
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    name = next(iter(setting))
+    with pytest.raises(InvalidParameterError, match=f"'{name}'"):
+        get_solver("top-two")(epsilon=0.1, **setting).run(env, rng=0, budget=100)
+
+
+def test_top_two_hands_unknown_variance_and_sigma_to_team_problems():
+    """``divergence`` and ``sigma`` reach the linear rule of a team problem: a declared sigma
+    is the scale of one team score; ``unknown-variance`` estimates it."""
+    from combex.solvers import get_solver
+
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    r = get_solver("top-two")(delta=0.1, epsilon=0.2, divergence="unknown-variance").run(env, rng=0)
+    assert r.info["divergence"] == "unknown-variance" and r.info["sigma"] is None
+    r = get_solver("top-two")(delta=0.1, epsilon=0.2, sigma=3.0).run(env, rng=0, budget=50)
+    assert r.info["divergence"] == "gaussian" and r.info["sigma"] == 3.0
 
 
 def test_a_told_batch_other_than_the_design_leaves_the_fixed_design_threshold(tmp_path):
@@ -437,10 +461,10 @@ def test_a_told_batch_other_than_the_design_leaves_the_fixed_design_threshold(tm
     b = exp.ask()
     cut = Batch(b.arms, np.maximum(b.counts - 1, 0))
     exp.tell_batch(cut, env.pull_many(cut.arms, cut.counts))
-    assert exp.threshold == "mixture" and exp._mixture_delta == pytest.approx(0.05 / (m_s + 1))
+    assert exp.threshold == "mixture" and exp._glr_delta == pytest.approx(0.05 / (m_s + 1))
     exp.ask()
     resumed = LinearTopTwo(max_enumerate=5, delta=0.05).load(exp.save(tmp_path / "state"), env.problem)
-    assert resumed.threshold == "mixture" and resumed._mixture_delta == exp._mixture_delta
+    assert resumed.threshold == "mixture" and resumed._glr_delta == exp._glr_delta
     while not resumed.done:
         b = resumed.ask()
         resumed.tell_batch(b, env.pull_many(b.arms, b.counts))
@@ -487,3 +511,39 @@ def test_topk_enumerated_min_glr_equals_brute_force(seed, n, eps, size, sigma):
         assert topk_min_glr_of_size(x_hat, theta, M, size, sigma=sigma, epsilon=eps) is None or math.isinf(exact)
     finally:
         _swap_bound.TOPK_EXACT_MAX = old
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), eps=st.sampled_from([0.0, 0.3]), iters=st.sampled_from([0, 1, 2]))
+def test_swap_bound_stays_certified_when_dinkelbach_is_cut_short(seed, eps, iters):
+    """Stopped after 0-2 Dinkelbach steps, the triangle bound is still below the exact
+    minimum over every other base (brute force over the 3-sets of 7): the last step's gap
+    certifies it (_certified_ratio), where the current ratio alone would not be a bound."""
+    from itertools import combinations
+
+    from combex.solvers._swap_bound import swap_glr_lower_bound_of_size
+
+    rng = np.random.default_rng(seed)
+    n, k = 7, 3
+    theta = rng.normal(size=n)
+    G = rng.normal(size=(n, n))
+    M = G @ G.T / n + 0.1 * np.eye(n)
+    x_hat = np.zeros(n, dtype=bool)
+    x_hat[np.argsort(-theta)[:k]] = True
+    ex = exchange_pairs(TopK(n, k), x_hat)
+    exact = math.inf
+    by_size: dict[int, float] = {}
+    for c in combinations(range(n), k):
+        S = np.zeros(n, dtype=bool)
+        S[list(c)] = True
+        if np.array_equal(S, x_hat):
+            continue
+        y = x_hat.astype(float) - S.astype(float)
+        z = max(float(y @ theta) + eps, 0.0) ** 2 / (2.0 * float(y @ M @ y))
+        exact = min(exact, z)
+        s = int((x_hat & ~S).sum())
+        by_size[s] = min(by_size.get(s, math.inf), z)
+    sb = swap_glr_lower_bound(x_hat, theta, M, ex, epsilon=eps, max_iter=iters)
+    assert sb.value <= exact * (1 + 1e-9) + 1e-12
+    for s, v in by_size.items():
+        assert swap_glr_lower_bound_of_size(x_hat, theta, M, ex, s, epsilon=eps, max_iter=iters) <= v * (1 + 1e-9) + 1e-12

@@ -109,14 +109,16 @@ from ._glr import MIXTURE_RHO, GLRThreshold, kk_C_gauss
 __all__ = ["kl_gaussian_unknown_variance", "pair_glr_unknown_variance", "UnknownVarianceThreshold",
            "ClassUnknownVarianceThreshold", "variance_floor"]
 
-#: Variances are floored at this multiple of (1 + mean square) so a run of identical
-#: rewards (probability 0 under a Gaussian model) gives a large, finite statistic.
-_VAR_REL_FLOOR = 1e-12
+#: Variances are floored at the square of this multiple of (1 + |mean|): the resolution of
+#: the rewards themselves, so a run of identical rewards (probability 0 under a Gaussian model)
+#: gives a large, finite statistic, while a small variance of large rewards (1e-4 around a mean
+#: of 1e6) is kept.
+_VAR_REL_FLOOR = 1e-9
 
 
-def variance_floor(sq_mean: Any) -> Any:
-    """The floor of an empirical variance given the mean of the squared rewards."""
-    return _VAR_REL_FLOOR * (1.0 + np.abs(sq_mean))
+def variance_floor(mean: Any) -> Any:
+    """The floor of an empirical variance given the arm's mean: ``(1e-9 (1 + |mean|))^2``."""
+    return (_VAR_REL_FLOOR * (1.0 + np.abs(mean))) ** 2
 
 
 def kl_gaussian_unknown_variance(x: Any, y: Any, var: Any) -> Any:

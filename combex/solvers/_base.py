@@ -405,8 +405,10 @@ def tied_optimum(solver: Any, env: Any) -> bool:
         best = np.asarray(dc.argmax(means), dtype=bool)
         other = dc.argmax_excluding(means, best)
         return other is not None and abs(float(means[best].sum() - means[np.asarray(other, bool)].sum())) <= 1e-12
-    if kind == "features":
-        vals = np.sort(means)[::-1]
+    if kind == "features":  # distinct rows only: copies of a feature row are one answer
+        feats = np.asarray(getattr(getattr(env, "problem", env), "features"), dtype=float)
+        _, first = np.unique(feats, axis=0, return_index=True)
+        vals = np.sort(means[first])[::-1]
         return vals.size > 1 and vals[0] - vals[1] <= 1e-12
     k = getattr(solver, "K", None) or getattr(solver, "k", None) or 1
     vals = np.sort(means)[::-1]
@@ -699,6 +701,17 @@ class Exploration(ABC):
         return {"samples": int(self.samples), "statistic": stat, "threshold": threshold,
                 "stops_when": "statistic <= threshold", "leader": leader, "challenger": None,
                 "delta_achieved": None, "evaluations_left": None, "noise_check": None}
+
+    def would_stop(self, delta: float) -> bool | None:
+        """Whether the solver's stopping rule at error probability ``delta`` would hold on the
+        data so far (its statistic against the threshold at that level); None where the solver
+        cannot say (the GLR solvers can: their rules at every delta share one sampling rule)."""
+        return None
+
+    def delta_achieved(self) -> float | None:
+        """The smallest delta at which :meth:`would_stop` holds: an anytime-valid p-value for
+        "the leader is epsilon-good" (see :meth:`progress`); None where not available."""
+        return None
 
     def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
         """Arms for ``n`` new evaluations handed out while the evaluations of ``pending``

@@ -85,9 +85,8 @@ THRESHOLDS = ("mixture", "heuristic")
 def mixture_beta0(A: NDArray[np.float64], delta: float, ridge: float = 1.0) -> float:
     """``beta_0(t) = log(1/delta) + 1/2 log det(I + A_t / lam)`` (Abbasi-Yadkori et al. 2011,
     Theorem 1, with the prior precision ``lam = ridge``)."""
-    d = A.shape[0]
-    sign, ld = np.linalg.slogdet(np.eye(d) + A / ridge)
-    return math.log(1.0 / delta) + 0.5 * float(ld)
+    ev = np.maximum(np.linalg.eigvalsh(A), 0.0)
+    return math.log(1.0 / delta) + 0.5 * float(np.log1p(ev / ridge).sum())
 
 
 def heuristic_threshold(t: float, delta: float) -> float:
@@ -184,11 +183,13 @@ def linear_glr(
     if threshold == "mixture":
         q = np.einsum("ij,ij->i", AiY, AiY) / np.maximum(nA, 1e-300)
         beta = np.full(X.shape[0], np.inf)
-        for j in range(max(1, int(n_ridges))):
+        J = max(1, int(n_ridges))
+        ev = np.maximum(np.linalg.eigvalsh(A), 0.0)  # one decomposition for every ridge of the grid
+        for j in range(J):
             lam = ridge * 10.0**j
-            bj = mixture_beta0(A, delta / max(1, int(n_ridges)), lam) * (1.0 + lam * q)
+            bj = (math.log(J / delta) + 0.5 * float(np.log1p(ev / lam).sum())) * (1.0 + lam * q)
             beta = np.minimum(beta, bj)
-        beta[~alt] = mixture_beta0(A, delta, ridge)
+        beta[~alt] = math.log(1.0 / delta) + 0.5 * float(np.log1p(ev / ridge).sum())
     else:
         beta = np.full(X.shape[0], heuristic_threshold(t, delta))
     ratio = np.where(alt, Z / beta, np.inf)

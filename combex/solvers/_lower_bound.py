@@ -193,7 +193,7 @@ def characteristic_time(
     scale = max(1.0, float(np.max(np.abs(mu))))
     if epsilon > 0.0:
         return _epsilon_characteristic_time(x, mu, gaps, scale, sigma, epsilon, method)
-    others = np.flatnonzero(np.arange(x.shape[0]) != best)
+    others = np.flatnonzero(np.any(x != x[best], axis=1))  # copies of the best row are the same answer
     tied = others[gaps[others] <= 1e-12 * scale]
     if tied.size:
         raise InvalidParameterError(
@@ -219,6 +219,8 @@ def _epsilon_characteristic_time(x: NDArray[np.float64], mu: NDArray[np.float64]
                                  scale: float, sigma: float, epsilon: float, method: str) -> LowerBound:
     """``T*_eps = min_i T_eps(i)`` over the eps-good answers (see :func:`characteristic_time`)."""
     good = np.flatnonzero(gaps <= epsilon)
+    _, first = np.unique(x[good], axis=0, return_index=True)  # copies of a row are one answer
+    good = np.sort(good[first])
     if good.size > MAX_EPSILON_ANSWERS:
         raise InvalidParameterError(
             f"characteristic_time: {good.size} arms are epsilon-good at epsilon={epsilon!r}, more than "

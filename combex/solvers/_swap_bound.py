@@ -231,11 +231,15 @@ def swap_glr_lower_bound(
     a0, b0 = divmod(int(np.argmin(single)), J.size)
     pairs = [(a0, b0)]
     rho = float(single[a0, b0])
+    gap = -math.inf  # eps + min_P (G - rho W)(P) at the last rho checked: >= 0 certifies rho
     for _ in range(max_iter):
         if rho <= 0.0:
+            gap = 0.0
             break
         val, P = _min_matching(g - rho * w, E)
-        if eps + val >= -1e-12 * max(1.0, abs(eps)):
+        gap = eps + val
+        if gap >= -1e-12 * max(1.0, abs(eps)):
+            gap = max(gap, 0.0)
             break
         G = sum(g[a, b] for a, b in P)
         W = sum(w[a, b] for a, b in P)
@@ -243,6 +247,7 @@ def swap_glr_lower_bound(
         if new >= rho:
             break
         rho, pairs = new, P
+    rho = _certified_ratio(rho, gap, w, E)
     tri = max(rho, 0.0) ** 2
     tri_pairs = pairs
     del ge
@@ -324,6 +329,20 @@ def swap_glr_lower_bound(
                                                   "matching_size": len(out_pairs)})
 
 
+def _certified_ratio(rho: float, gap: float, w: NDArray[np.float64], E: NDArray[np.bool_]) -> float:
+    """A certified lower bound of ``min_P (eps + G(P)) / W(P)`` from Dinkelbach's last step:
+    ``gap = eps + min_P (G - rho W)(P)``. ``gap >= 0``: ``rho`` itself. Otherwise (stopped at
+    ``max_iter`` or on round-off) every matching has ``eps + G - rho W >= gap``, so ``(eps +
+    G) / W >= rho + gap / W >= rho + gap / W_max`` with ``W_max`` the largest total weight of a
+    matching (an assignment): the ratio returned is a lower bound whatever the iteration did."""
+    if gap >= 0.0:
+        return rho
+    if not math.isfinite(gap):
+        return 0.0
+    val, _ = _min_matching(-w, E)
+    return rho + gap / max(-val, 1e-300)
+
+
 def bases_at_distance(n: int, k: int, s: int) -> float:
     """``C(k, s) C(n - k, s)``: an upper bound of the number of bases at swap distance ``s``
     (``|B \\ B'| = s``) from a base ``B`` of size ``k`` of any matroid on ``n`` elements
@@ -371,17 +390,26 @@ def swap_glr_lower_bound_of_size(
         return math.inf
     P = start[1]
     rho = (eps + sum(g[a, b] for a, b in P)) / max(sum(w[a, b] for a, b in P), 1e-300)
+    gap = -math.inf
     for _ in range(max_iter):
         if rho <= 0.0:
+            gap = 0.0
             break
         step = _exactly(g - rho * w, E, size, 1.0)
-        if step is None or eps + step[0] >= -1e-12 * max(1.0, abs(eps)):
+        if step is None:
+            gap = -math.inf
+            break
+        gap = eps + step[0]
+        if gap >= -1e-12 * max(1.0, abs(eps)):
+            gap = max(gap, 0.0)
             break
         P = step[1]
         new = (eps + sum(g[a, b] for a, b in P)) / max(sum(w[a, b] for a, b in P), 1e-300)
         if new >= rho:
             break
         rho = new
+    w_max = _exactly(w, E, size, -1.0)
+    rho = rho + min(gap, 0.0) / max(w_max[0], 1e-300) if (gap < 0 and w_max is not None) else rho
     best = max(rho, 0.0) ** 2
     if size > 1:
         Pm = M - M.mean(axis=0, keepdims=True)

@@ -99,6 +99,7 @@ from .._validation import check_choice, check_float, check_int, check_probabilit
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
 from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
+from ..estimation._variance import scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
@@ -111,6 +112,9 @@ LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
 _DIVERGENCES = ("auto", "gaussian", "bernoulli", "unknown-variance")
+#: Degrees of freedom of the residuals (told entries beyond one per sampled arm) the test of a
+#: declared Gaussian scale has seen before a stop under that scale is allowed.
+MIN_TESTED_DOF = 5
 _UV = "unknown-variance"
 
 
@@ -120,6 +124,7 @@ class _OptimalSolver(Solver):
 
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
+    eager_tells: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -171,6 +176,31 @@ class _OptimalSolver(Solver):
             )
         import importlib
 
+        if self.divergence == "bernoulli":
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {type(self).__name__} must be 'auto', 'gaussian' or "
+                f"'unknown-variance' on a {'full-bandit' if full_bandit else 'linear'} problem (its GLR is the "
+                "Gaussian one of the linear model: a team's or an arm's score is a sum, not a coin). Got 'bernoulli'."
+            )
+        if self.threshold == "valid-kk":
+            raise InvalidParameterError(
+                f"The 'threshold' parameter of {type(self).__name__} must be 'valid' or 'heuristic' on a "
+                f"{'full-bandit' if full_bandit else 'linear'} problem (the Kaufmann & Koolen forms are per-arm; the "
+                "linear GLR uses the d-dimensional mixture). Got 'valid-kk'."
+            )
+        if getattr(self, "beta", "ids") != "ids":
+            raise InvalidParameterError(
+                f"The 'beta' parameter of {type(self).__name__} applies to best-arm, Best-K and decision-class "
+                f"problems; on a {'full-bandit' if full_bandit else 'linear'} problem the linear Top-Two rule samples "
+                f"the arm that most increases the challenger's cost (no leader coin). Leave beta='ids'. Got "
+                f"{self.beta!r}."
+            )
+        if self.K != 1:
+            raise InvalidParameterError(
+                f"The 'K' parameter of {type(self).__name__} must be 1 on a {'full-bandit' if full_bandit else 'linear'} "
+                f"problem (the answer's structure is the problem's: "
+                f"{'its decision class' if full_bandit else 'the best feature row'}). Got {self.K} instead."
+            )
         mod, cls = target.split(":")
         linear_cls = getattr(importlib.import_module(mod), cls)
         return linear_cls(
@@ -178,6 +208,8 @@ class _OptimalSolver(Solver):
             epsilon=self.epsilon,
             threshold="heuristic" if self.threshold == "heuristic" else "valid",  # valid-kk: no linear form
             batch_size=None if self.batch_size == 1 else self.batch_size,
+            divergence=self.divergence,
+            sigma=self.sigma,
         )
 
     def resume(self, state: Any, problem: Any) -> Exploration:
@@ -290,8 +322,12 @@ class _OptimalExploration(Exploration):
 
                 self.structure, self.dc = "class", TopK(self.N, self.K)
         div = s.divergence
+        declared = s.sigma is not None or kind == "bernoulli" or getattr(noise, "sigma", 1.0) is not None
         if div == "auto":
-            div = "bernoulli" if (kind == "bernoulli" and self.structure != "class") else "gaussian"
+            if not declared:  # nobody declared the noise level: estimate it
+                div = _UV
+            else:
+                div = "bernoulli" if (kind == "bernoulli" and self.structure != "class") else "gaussian"
         if div == "bernoulli" and self.structure == "class":
             raise InvalidParameterError(
                 f"The 'divergence' parameter of {type(s).__name__} must be 'gaussian' for a decision class "
@@ -313,39 +349,19 @@ class _OptimalExploration(Exploration):
                     f"The problem has no noise model with a sigma; give the 'sigma' parameter of {type(s).__name__}."
                 )
             self.sigma = float(sig)
-        kk = s.threshold == "valid-kk"  # the Kaufmann & Koolen forms instead of the normal mixtures
-        kind = "heuristic" if s.threshold == "heuristic" else "valid"
-        if self.structure == "bai":
-            m, st = self.N - 1, "pairs" if kk else "pairs-mixture"
-        elif self.structure in ("topk", "swaps"):
-            m, st = max(self.K * (self.N - self.K), 1), "pairs" if kk else "pairs-mixture"
-        else:  # the class GLR uses the (sub-)Gaussian statistic: all-arms mixtures
-            m, st = 1, "all-arms-gaussian" if kk else "all-arms-mixture"
-        if st in ("pairs", "pairs-mixture") and div == "bernoulli":
-            st = "pairs-kl"  # the KL statistic: Theorem 7 (the normal mixture needs the Gaussian statistic)
-        self._pair_const: float | None = None
-        self._pair_kl = st == "pairs-kl"
-        self._pair_mixture = st == "pairs-mixture" and not self._uv
-        self._class_mixture = st == "all-arms-mixture" and kind == "valid" and not self._uv
-        if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
-            self.beta = ClassUnknownVarianceThreshold(s.delta, kind, n_arms=self.N, structure=st)
-        elif self._uv:
-            self.beta = UnknownVarianceThreshold(s.delta, kind, n_alternatives=m, n_arms=self.N,
-                                                 means="kk" if kk else "mixture")
-        else:
-            self.beta = GLRThreshold(s.delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
-            # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
-            if kind == "valid" and st == "pairs":
-                self._pair_const = 2.0 * kk_C_gauss(math.log(m / s.delta) / 2.0)
-            elif kind == "valid" and st == "pairs-kl":
-                self._pair_const = 2.0 * kk_T(math.log(m / s.delta) / 2.0)
-            elif kind == "valid" and st == "pairs-mixture":
-                self._pair_const = math.log(m / s.delta)
-        self.sq = np.zeros(self.N)  # sums of squared rewards (unknown-variance model)
+        self._make_threshold(s.delta)
+        self.sq = np.zeros(self.N)  # sums of squared rewards (kept for saved states)
+        # per-arm sums of squared deviations (Welford, centred: stable for large rewards) and the
+        # number of told entries: the variances, and the test of a declared scale
+        self.m2 = np.zeros(self.N)
+        self._n_obs = 0
+        self._single = True  # every told entry had count 1 (individual rewards)
+        self.noise_check: dict[str, Any] | None = None
+        self._noise_n = 0
         # variances of the class sampling rules (unknown variances): the upper confidence
         # bounds U_a of the stopping statistic. The plug-in variances starve arms: an arm
         # whose first two rewards are close gets a tiny variance, is never sampled again, and
-        # its U_a (huge at N_a = 2) keeps the class GLR near 0 forever (issue 15h).
+        # its U_a (huge at N_a = 2) keeps the class GLR near 0 forever.
         self._svar = np.ones(self.N)
         self._uv_cache: Any = None
         self.var = np.ones(self.N)
@@ -361,6 +377,42 @@ class _OptimalExploration(Exploration):
         self._closest: Any = None
         self._pool: list[NDArray[np.bool_]] = []
         self._setup()
+
+    def _make_threshold(self, delta: float) -> None:
+        """The stopping threshold at error probability ``delta`` for the structure and the
+        reward model (the one place it is built; :meth:`delta_achieved` builds it again at
+        other levels)."""
+        s = self.solver
+        div = self.divergence
+        kk = s.threshold == "valid-kk"  # the Kaufmann & Koolen forms instead of the normal mixtures
+        kind = "heuristic" if s.threshold == "heuristic" else "valid"
+        if self.structure == "bai":
+            m, st = self.N - 1, "pairs" if kk else "pairs-mixture"
+        elif self.structure in ("topk", "swaps"):
+            m, st = max(self.K * (self.N - self.K), 1), "pairs" if kk else "pairs-mixture"
+        else:  # the class GLR uses the (sub-)Gaussian statistic: all-arms mixtures
+            m, st = 1, "all-arms-gaussian" if kk else "all-arms-mixture"
+        if st in ("pairs", "pairs-mixture") and div == "bernoulli":
+            st = "pairs-kl"  # the KL statistic: Theorem 7 (the normal mixture needs the Gaussian statistic)
+        self._pair_const: float | None = None
+        self._pair_kl = st == "pairs-kl"
+        self._pair_mixture = st == "pairs-mixture" and not self._uv
+        self._class_mixture = st == "all-arms-mixture" and kind == "valid" and not self._uv
+        if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
+            self.beta = ClassUnknownVarianceThreshold(delta, kind, n_arms=self.N, structure=st)
+        elif self._uv:
+            self.beta = UnknownVarianceThreshold(delta, kind, n_alternatives=m, n_arms=self.N,
+                                                 means="kk" if kk else "mixture")
+        else:
+            self.beta = GLRThreshold(delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
+            # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
+            if kind == "valid" and st == "pairs":
+                self._pair_const = 2.0 * kk_C_gauss(math.log(m / delta) / 2.0)
+            elif kind == "valid" and st == "pairs-kl":
+                self._pair_const = 2.0 * kk_T(math.log(m / delta) / 2.0)
+            elif kind == "valid" and st == "pairs-mixture":
+                self._pair_const = math.log(m / delta)
+        self._m_alt = m
 
     def _setup(self) -> None:
         """Subclass hook."""
@@ -379,7 +431,10 @@ class _OptimalExploration(Exploration):
 
         pk = getattr(self, "_pool_key", None)
         st: dict[str, Any] = {
-            "T": self.T.copy(), "sums": self.sums.copy(), "sq": self.sq.copy(), "ready": bool(self._ready),
+            "T": self.T.copy(), "sums": self.sums.copy(), "sq": self.sq.copy(), "m2": self.m2.copy(),
+            "noise": {"n_obs": int(self._n_obs), "single": bool(self._single), "tested_at": int(self._noise_n),
+                      "uv": bool(self._uv), "check": None if self.noise_check is None else dict(self.noise_check)},
+            "ready": bool(self._ready),
             "stat": float(self._stat), "beta_t": float(self._beta_t),
             "answer": enc(self._answer), "closest": enc(self._closest),
             "margin": float(getattr(self, "_margin", math.nan)),
@@ -418,6 +473,13 @@ class _OptimalExploration(Exploration):
         self.T = arr(st["T"], "T", np.int64)
         self.sums = arr(st["sums"], "sums", np.float64)
         self.sq = arr(st.get("sq", np.zeros(n)), "sq", np.float64)
+        self.m2 = arr(st.get("m2", np.zeros(n)), "m2", np.float64)
+        ns = st.get("noise")
+        if ns is not None:
+            self._n_obs, self._single, self._noise_n = int(ns["n_obs"]), bool(ns["single"]), int(ns["tested_at"])
+            self.noise_check = None if ns["check"] is None else dict(ns["check"])
+            if bool(ns["uv"]) and not self._uv:
+                self._switch_to_unknown_variance()
         self._refresh_terms(range(n))
         # the means exactly as _update computes them (same operations, so bit-identical)
         if np.any(self.T == 0):
@@ -621,6 +683,7 @@ class _OptimalExploration(Exploration):
             if self._uv:  # the variance upper bounds U_a, with the counts of the means' bound
                 counts = self.beta.effective_counts(self.T)
                 ucb = self.beta.variance_upper(self.T, self.var)
+                self._ucb_used = ucb
             known = [m for m in self._pool if not np.array_equal(m, ans)]
             if known:
                 # necessary condition first (cheap): every known alternative's exact GLR >= beta
@@ -663,7 +726,7 @@ class _OptimalExploration(Exploration):
             stop = self._stat >= beta
         if self.record_trace:
             self.record(glr=self._stat, threshold=beta)
-        if stop:
+        if stop and not self._untested_scale():
             self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.beta.name})")
 
     # ------------------------------------------------------------------ ask / tell
@@ -713,23 +776,20 @@ class _OptimalExploration(Exploration):
         ask / tell, then one arm per step, pulled through the environment's public
         ``pull_many`` with cached one-element arrays (the same call the ask / tell loop
         makes for a one-arm batch, so the same rewards), without the Batch objects."""
-        while not self.done and not self._ready:
-            batch = self.ask()
-            if budget is not None:
-                batch = batch.truncated(budget - self.samples)
-            self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
-            if budget is not None and self.samples >= budget and not self.done:
-                self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
-        if self.done:
-            return
         single = [np.array([a], dtype=np.intp) for a in range(self.N)]
         one = np.ones(1, dtype=np.int64)
         pull = env.pull_many
         while not self.done:
-            a = self._select_one()
-            r = float(pull(single[a], one)[0])
-            self.samples += 1
-            self._update_one(a, 1, r)
+            if self._ready and not self._uv:
+                a = self._select_one()
+                r = float(pull(single[a], one)[0])
+                self.samples += 1
+                self._update_one(a, 1, r)
+            else:  # the first pulls, and the unknown-variance rule (after a rejected scale): ask / tell
+                batch = self.ask()
+                if budget is not None:
+                    batch = batch.truncated(budget - self.samples)
+                self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
             if budget is not None and self.samples >= budget and not self.done:
                 self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
 
@@ -754,8 +814,10 @@ class _OptimalExploration(Exploration):
                     f"(count 1: the variance is estimated from the squares). Got counts {c.tolist()}."
                 )
             np.add.at(self.sq, arms, np.where(c > 0, reward_sums, 0.0) ** 2)
-        np.add.at(self.sums, arms, reward_sums)
-        np.add.at(self.T, arms, c)
+        for a, ca, r in zip(arms.tolist(), c.tolist(), np.asarray(reward_sums, dtype=np.float64).tolist()):
+            self._fold_deviation(a, ca, r)  # before the arm's sum and count change (entries in order)
+            self.sums[a] += r
+            self.T[a] += ca
         self._refresh_terms(arms.tolist())
         if np.any(self.T < self._min_pulls):
             self.mu = np.where(self.T > 0, self.sums / np.maximum(self.T, 1), 0.0)
@@ -765,25 +827,100 @@ class _OptimalExploration(Exploration):
             self._update_variances()
         self._ready = True
         self.rounds += 1
+        if self._test_declared_scale():
+            return
         self._check_stop()
 
     def _update_one(self, a: int, c: int, r: float) -> None:
         """``_update`` for one arm (the statistics of the other arms do not change): the
         same values as the vectorized update, in scalars."""
         self._zc = None
+        self._fold_deviation(a, c, r)
         self.sums[a] += r
         self.T[a] += c
         self._h[a] = self._arm_term(int(self.T[a]))
         self.mu[a] = self.sums[a] / self.T[a]
         self.rounds += 1
+        if self._test_declared_scale():
+            return
         self._check_stop()
 
+    def _untested_scale(self) -> bool:
+        """A declared Gaussian scale not yet checked by the data (fewer than
+        :data:`MIN_TESTED_DOF` degrees of freedom): no stop yet, so a misdeclared scale is
+        caught before it can end the run."""
+        return (self.divergence == "gaussian" and not self._uv
+                and self._n_obs - int(np.count_nonzero(self.T)) < MIN_TESTED_DOF)
+
+    def _fold_deviation(self, a: int, c: int, r: float) -> None:
+        """Welford's update of arm ``a``'s sum of squared deviations (normalized observations
+        ``S / sqrt(c)``: one entry of ``c`` rewards with sum ``r``), before its sum and count
+        change: ``(r - c mu)^2 / c * N / (N + c)``, centred, so rewards near 1e6 keep small
+        variances exact."""
+        if c <= 0:
+            return
+        n = int(self.T[a])
+        if n > 0:
+            dev = r - c * (self.sums[a] / n)
+            self.m2[a] += dev * dev / c * n / (n + c)
+        self._n_obs += 1
+        if c > 1:
+            self._single = False
+
+    def _test_declared_scale(self) -> bool:
+        """The valid test of a declared Gaussian scale (:mod:`combex.estimation._variance`),
+        on a geometric schedule of the told entries (the test holds at every time); on
+        rejection: a :class:`~combex.exceptions.NoiseScaleWarning`, and the unknown-variance
+        rule from then on when every told entry was a single reward (else the guarantee is
+        reported void). True when the rule changed (the caller checks again next time)."""
+        if self.divergence != "gaussian" or self._uv or (self.noise_check is not None and self.noise_check["rejected"]):
+            return False
+        n = self._n_obs
+        dof = n - int(np.count_nonzero(self.T))
+        if dof < 1 or (n < 1.02 * self._noise_n and n - self._noise_n < 50 and dof > MIN_TESTED_DOF):
+            return False
+        self._noise_n = n
+        rss = float(self.m2.sum())
+        chk = scale_check_dict(rss, n, self.sigma, rss / max(n - self.N, 1) if n > self.N else math.nan)
+        chk["at_sample"] = int(self.samples)
+        self.noise_check = chk
+        if not chk["rejected"]:
+            return False
+        import warnings
+
+        from ..exceptions import NoiseScaleWarning
+
+        switch = self._single
+        warnings.warn(
+            f"{type(self.solver).__name__}: the observations contradict the declared noise scale {chk['declared']:.4g} "
+            f"(the noise scale is at least {chk['observed_at_least']:.4g} with confidence {1 - chk['alpha']:.2f}; "
+            f"estimate {chk['estimate']:.4g}, after {chk['at_sample']} samples). "
+            + ("The run continues with the unknown-variance stopping rule; declare the scale correctly or leave it "
+               "unknown." if switch else "Its answer will not be (epsilon, delta)-correct: the rewards were told in "
+               "sums, so the variance cannot be estimated; declare the scale correctly."),
+            NoiseScaleWarning, stacklevel=5)
+        if switch:
+            self._switch_to_unknown_variance()
+        return switch
+
+    def _switch_to_unknown_variance(self) -> None:
+        """From now on: the unknown-variance model and its threshold (full delta: that rule is
+        valid at every time by itself), every arm pulled at least twice."""
+        self.divergence = _UV
+        self._uv = True
+        self._min_pulls = 2
+        self.sigma = math.nan
+        self._make_threshold(self.solver.delta)
+        self._refresh_terms(range(self.N))
+        self._update_variances()
+        self._ready = bool(np.all(self.T >= 2))
+
     def _update_variances(self) -> None:
-        """Maximum-likelihood (biased) empirical variances, floored (:func:`variance_floor`)."""
+        """Maximum-likelihood (biased) empirical variances from the centred sums of squared
+        deviations, floored (:func:`variance_floor`)."""
         self._uv_cache = None
         n = np.maximum(self.T, 1)
-        m2 = self.sq / n
-        self.var = np.maximum(m2 - self.mu * self.mu, variance_floor(m2))
+        self.var = np.maximum(self.m2 / n, variance_floor(self.mu))
         if self.structure == "class":  # the class sampling rules use the variance UCBs (see _svar)
             self._svar = self.beta.variance_upper(self.T, self.var)
 
@@ -816,6 +953,7 @@ class _OptimalExploration(Exploration):
 
     def stop(self, status: str, message: str = "") -> None:
         super().stop(status, message)
+        p = self.progress()
         self.certificate = {
             "glr": self._stat,
             "threshold_value": self._beta_t,
@@ -823,11 +961,168 @@ class _OptimalExploration(Exploration):
             "delta": self.solver.delta,
             "epsilon": self.eps,
             "structure": self.structure,
+            "statistic": p["statistic"],
+            "stops_when": p["stops_when"],
+            "delta_achieved": p["delta_achieved"],
+            "divergence": self.divergence,
         }
+        if self.noise_check is not None:
+            self.certificate["noise_check"] = dict(self.noise_check)
+            if self.noise_check["rejected"]:
+                self.certificate["guarantee"] = (
+                    f"the declared noise scale was rejected after {self.noise_check['at_sample']} samples; "
+                    + ("the stop came from the unknown-variance rule after it" if self._uv else
+                       "the rewards were told in sums, so the answer is not (epsilon, delta)-correct"))
+
+    # ------------------------------------------------------------------ where the run stands
+    def _stop_margin(self) -> float:
+        """``statistic - threshold`` of the binding alternative at the current threshold
+        object (>= 0: the rule holds), without side effects: the pairs' statistics at the
+        current counts; for decision classes the certified lower bound of the last check."""
+        if not self._ready:
+            return -math.inf
+        ans = self._answer if self._answer is not None else self._compute_answer()
+        t = int(self.T.sum())
+        if self.structure == "class":
+            lower = float(getattr(self, "_margin", -math.inf))
+            if self._uv:  # the lower bound used the variance bounds of the last check
+                used = getattr(self, "_ucb_used", None)
+                now = self.beta.variance_upper(self.T, self.var)
+                if used is None:
+                    return -math.inf
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = np.where(np.isfinite(now), used / now, 0.0)
+                lower *= min(1.0, float(np.min(ratio)))
+            return lower - float(self.beta(t, self.T))
+        z, _, I, J = self.pair_costs(self.T.astype(float), ans)
+        if self._uv:
+            b = self.beta.pairs(self.T[I], self.T[J], t)
+        elif self._pair_const is not None:
+            b = self._pair_thresholds(I, J)
+        else:
+            b = np.full(z.shape, self.beta(t, self.T))
+        return float(np.min(z - b))
+
+    def would_stop(self, delta: float) -> bool:
+        """Whether the stopping rule at error probability ``delta`` holds on the data so far."""
+        x = float(delta)
+        saved = {k: self.__dict__.get(k) for k in ("beta", "_pair_const", "_pair_kl", "_pair_mixture",
+                                                   "_class_mixture", "_m_alt")}
+        try:
+            self._make_threshold(min(max(x, 1e-300), 1.0 - 1e-12))
+            return self._stop_margin() >= 0.0
+        finally:
+            self.__dict__.update(saved)
+
+    def delta_achieved(self) -> float | None:
+        """The smallest error probability at which the valid, time-uniform stopping rule
+        would hold on the data so far: an anytime-valid p-value for "the leader is
+        epsilon-good" (None with the heuristic threshold, which is not valid). Valid at any
+        data-dependent time: the rule at level ``x`` errs only on an event of probability at
+        most ``x`` covering every time at once (the thresholds are time-uniform), and holds at
+        ``x`` whenever it holds at a smaller level, so ``P(exists t: delta_achieved_t <= x and
+        answer_t wrong) <= x``. Bisection on ``log x``."""
+        if self.solver.threshold == "heuristic" or not self._ready:
+            return None
+        if not self.would_stop(1.0):
+            return 1.0
+        lo, hi = -690.0, 0.0
+        if self.would_stop(math.exp(lo)):
+            return math.exp(lo)
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            if self.would_stop(math.exp(mid)):
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo < 5e-3:
+                break
+        return math.exp(hi)
+
+    def evaluations_left(self) -> float | None:
+        """An *estimate* of the samples still needed: ``t' - t`` with ``t' Z / t =
+        beta + log(t' / t)`` -- the binding statistic ``Z`` keeps growing at its current rate
+        (for these samplers the rate approaches ``1 / T*`` at the current means) and each
+        pair threshold grows like ``log t``. None before the first check."""
+        if self.done:
+            return 0.0
+        z, beta, t = float(self._stat), float(self._beta_t), float(max(self.samples, 1))
+        if not (self._ready and math.isfinite(z) and z > 0 and math.isfinite(beta)):
+            return None
+        tp = t
+        for _ in range(8):
+            tp = max(t, t * (beta + math.log(tp / t)) / z)
+        return float(max(tp - t, 0.0))
+
+    def _challenger(self) -> Any:
+        """The closest alternative answer of the last check (an index, or the member list)."""
+        c, ans = self._closest, self._answer
+        if c is None or ans is None:
+            return None
+        if isinstance(c, tuple):
+            i, j = c
+            if self.structure == "bai":
+                return int(j)
+            m = np.asarray(ans, dtype=bool).copy()
+            m[i], m[j] = False, True
+            return np.flatnonzero(m).tolist()
+        return np.flatnonzero(np.asarray(c, dtype=bool)).tolist()
+
+    def progress(self) -> dict[str, Any]:
+        """See :meth:`Exploration.progress`."""
+        lead = self.answer
+        a = np.asarray(lead)
+        return {"samples": int(self.samples),
+                "statistic": float(self._stat) if self._ready else math.nan,
+                "threshold": float(self._beta_t) if self._ready else math.nan,
+                "stops_when": "statistic >= threshold",
+                "leader": np.flatnonzero(a).tolist() if a.dtype == bool else int(a),
+                "challenger": self._challenger(), "delta_achieved": self.delta_achieved(),
+                "evaluations_left": self.evaluations_left(),
+                "noise_check": None if self.noise_check is None else dict(self.noise_check),
+                "divergence": self.divergence}
+
+    # ------------------------------------------------------------------ live studies
+    def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
+        """See :meth:`Exploration.propose`: the sampling rule applied one sample at a time to
+        the told counts plus the pending ones, on a virtual copy (this exploration does not
+        change; ``rng`` draws the rule's coins)."""
+        import copy
+
+        from .._validation import check_rng
+
+        n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
+        if n == 0:
+            return []
+        memo = {id(self.solver): self.solver, id(self.problem): self.problem}
+        if self.dc is not None:
+            memo[id(self.dc)] = self.dc
+        sim = copy.deepcopy(self, memo)
+        sim.rng = check_rng(rng)
+        sim._pending = None
+        sim._zc = None
+        for a in pending:
+            sim.T[int(a)] += 1
+        out: list[int] = []
+        for _ in range(n):
+            if not self._ready:
+                need = np.flatnonzero(sim.T < self._min_pulls)
+                pool = need if need.size else np.arange(self.N)
+                a = int(pool[np.argmin(sim.T[pool], kind="stable") if need.size == 0 else 0])
+            else:
+                cv = sim.T.astype(np.float64)
+                sim._prepare()
+                a = int(sim._select(cv))
+            out.append(a)
+            sim.T[a] += 1
+        return out
 
     def _info(self) -> dict[str, Any]:
-        return {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
-                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
+        out = {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
+               "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
+        if self.noise_check is not None:
+            out["noise_check"] = dict(self.noise_check)
+        return out
 
 
 

@@ -50,9 +50,11 @@ from numpy.typing import NDArray
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_probability, param_error
 from ..allocations import apportion
+from ..estimation._variance import ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._linear_glr import THRESHOLDS, linear_glr
+from .optimal import MIN_TESTED_DOF
 from ._lower_bound import check_features
 from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
@@ -146,7 +148,7 @@ def _team_arms(problem: Any, max_enumerate: int, owner: str) -> tuple[NDArray[np
                     f"members ({owner} enumerates them); raise max_enumerate."
                 )
         M = np.array(masks, dtype=bool)
-        sigma = glr_team_sigma(problem.noise, int(M.sum(axis=1).max()), owner=owner)
+        sigma = _declared_scale(problem.noise, int(M.sum(axis=1).max()), owner)
         X = M.astype(np.float64)
         if np.linalg.matrix_rank(X) < X.shape[1]:
             raise InvalidParameterError(
@@ -155,7 +157,15 @@ def _team_arms(problem: Any, max_enumerate: int, owner: str) -> tuple[NDArray[np
             )
         return X, M, sigma
     X = check_features(problem.features, owner=owner)
-    return X, None, float(problem.noise.sigma)
+    return X, None, _declared_scale(problem.noise, 1, owner)
+
+
+def _declared_scale(noise: Any, k: int, owner: str) -> float | None:
+    """The declared sub-Gaussian scale of one observation (:func:`glr_team_sigma`), or None
+    when the problem's noise model declares none (unknown variance)."""
+    if noise is not None and getattr(noise, "sigma", 0.0) is None:
+        return None
+    return glr_team_sigma(noise, k, owner=owner)
 
 
 def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
@@ -189,8 +199,17 @@ SOLVER_THRESHOLDS = ("valid", "mixture", "fixed-design", *[t for t in THRESHOLDS
 FIXED_DESIGN_SPACING = 0.2
 
 
+#: Reward models of the GLR solvers: ``"gaussian"`` (a known noise scale), ``"unknown-variance"``
+#: (one shared noise level estimated from the residuals); ``"auto"`` picks the first when the
+#: scale is declared (the solver's ``sigma`` or the problem's noise model), else the second.
+DIVERGENCES = ("auto", "gaussian", "unknown-variance")
+
+
 def _common(self: Any, owner: str, delta: Any, epsilon: Any, threshold: Any, ridge: Any, growth: Any,
-            batch_size: Any, max_enumerate: Any, n_ridges: Any = 6) -> None:
+            batch_size: Any, max_enumerate: Any, n_ridges: Any = 6, divergence: Any = "auto",
+            sigma: Any = None) -> None:
+    self.divergence = check_choice(divergence, "divergence", DIVERGENCES, owner=owner)
+    self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
     self.delta = check_probability(delta, "delta", owner=owner)
     self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
     self.threshold = check_choice(threshold, "threshold", SOLVER_THRESHOLDS, owner=owner)
@@ -221,18 +240,47 @@ class _LinearTruthRun:
             return _swap_ratio(self, env, result)
         try:
             if getattr(env, "arm_type", "index") == "mask":
-                X, _, sigma = _team_arms(env.problem, self.max_enumerate, type(self).__name__)
+                X, _, _ = _team_arms(env.problem, self.max_enumerate, type(self).__name__)
                 theta = np.asarray(env.means(), dtype=np.float64)
+                sigma = true_noise_scale(env, int(X.sum(axis=1).max()))
             else:
-                X, theta, sigma = env.features, getattr(env, "theta", None), float(env.noise.sigma)
+                X, theta, sigma = env.features, getattr(env, "theta", None), true_noise_scale(env, 1)
                 if theta is None:
                     return result
         except (AttributeError, InvalidParameterError):
             return result
+        if sigma is None:
+            return result
         info = dict(result.info)
-        info.update(_lower_bound_info(X, theta, sigma, self.delta, result.samples, float(self.epsilon)))
+        extra = _lower_bound_info(X, theta, sigma, self.delta, result.samples, float(self.epsilon))
+        if not math.isfinite(extra["T_star"]) and self.epsilon > 0 and getattr(env, "arm_type", "index") == "mask":
+            # several epsilon-good teams (more than characteristic_time enumerates): the certified
+            # single-swap bound with the exchange argument (team_T_star_lower_bound)
+            try:
+                extra = _team_bound_ratio(env, self.delta, result.samples, float(self.epsilon), sigma)
+            except (AttributeError, InvalidParameterError):
+                pass
+        info.update(extra)
         info.update(lower_bound_model_note(env, sigma))
         return replace(result, info=info)
+
+
+def true_noise_scale(env: Any, k: int = 1) -> float | None:
+    """The sub-Gaussian scale of one observation of a simulated environment, from its truth:
+    the problem's declared scale, or, where the problem declares none (a study whose noise
+    nobody knows), the simulator's own (``env.sigma``); None when neither is known. The
+    yardstick of a result is computed at the true scale, whatever the solver was told."""
+    from dataclasses import replace as _replace
+
+    noise = getattr(env, "noise", None)
+    if noise is None:
+        return None
+    if noise.sigma is None:
+        s = getattr(env, "sigma", None)
+        if s is None or np.ndim(s) != 0:
+            return None
+        noise = _replace(noise, sigma=float(s))
+    return noise.scale(k)
 
 
 def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
@@ -256,7 +304,9 @@ def _team_bound_ratio(env: Any, delta: float, samples: int, epsilon: float,
     :func:`glr_team_sigma`'s)."""
     if sigma is None:
         k = int(np.asarray(env.problem.decision_class.argmax(np.asarray(env.means(), dtype=np.float64))).sum())
-        sigma = glr_team_sigma(env.problem.noise, k)
+        sigma = true_noise_scale(env, k)
+        if sigma is None:
+            raise InvalidParameterError("The environment does not say its noise scale.")
     t_low, kind = team_T_star_lower_bound(env, epsilon=epsilon, sigma=sigma, method="lp")
     denom = t_low * math.log(1.0 / delta)
     return {"T_star_lower": t_low, "lower_bound_ratio_kind": kind,
@@ -441,6 +491,7 @@ class _GLRSolver(_LinearTruthRun, Solver):
 
     arm_type: ClassVar[str] = "index"
     families: ClassVar[tuple[str, ...]] = ("linear", "full-bandit")
+    eager_tells: ClassVar[bool] = True
     forced_exploration: ClassVar[bool] = False
     #: Decision classes past ``max_enumerate`` go through the oracles (see
     #: :meth:`_GLRExploration._oracle_setup`).
@@ -448,13 +499,14 @@ class _GLRSolver(_LinearTruthRun, Solver):
 
     def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
-                 max_enumerate: int = 5000) -> None:
-        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
+                 max_enumerate: int = 5000, divergence: str = "auto", sigma: float | None = None) -> None:
+        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges,
+                          divergence, sigma)
 
     def _init_common(self, delta: Any, epsilon: Any, threshold: Any, ridge: Any, growth: Any, batch_size: Any,
-                     max_enumerate: Any, n_ridges: Any = 6) -> None:
+                     max_enumerate: Any, n_ridges: Any = 6, divergence: Any = "auto", sigma: Any = None) -> None:
         _common(self, type(self).__name__, delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate,
-                n_ridges)
+                n_ridges, divergence, sigma)
 
     def start(self, problem: Any, *, rng: Any = None) -> "_GLRExploration":
         return self.exploration_class(self, problem, rng)
@@ -496,11 +548,111 @@ class _GLRExploration(Exploration):
                 raise
             self._oracle_setup(owner)
         self.threshold = self._resolve_threshold(solver.threshold, owner)
+        self._resolve_noise(solver, owner)
         # candidate answers (rows of X when enumerated; a pool grown by the oracles otherwise)
         self.Xa = self.X
         self.answer_masks = self.masks
         self.basis = _basis(self.X)
         self._setup()
+
+    def _resolve_noise(self, solver: _GLRSolver, owner: str) -> None:
+        """The reward model (see :data:`DIVERGENCES`): ``self.declared`` (the declared scale of
+        one observation, or None), ``self.uv`` (unknown variance) and the residual statistics
+        (:class:`~combex.estimation._variance.ResidualVariance`); ``self.sigma`` becomes the
+        sampling rules' scale (their proportions do not depend on it: every cost is
+        proportional to ``1 / sigma^2``)."""
+        declared = solver.sigma if solver.sigma is not None else self.sigma
+        div = solver.divergence
+        if div == "auto":
+            div = "gaussian" if declared is not None else "unknown-variance"
+        if div == "gaussian" and declared is None:
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {owner} is 'gaussian' (a known noise scale), but neither the solver's "
+                "'sigma' nor the problem's noise model declares one. Give sigma=... or use "
+                "divergence='unknown-variance' (the default 'auto' does)."
+            )
+        self.declared = float(declared) if (declared is not None and div == "gaussian") else None
+        self.uv = div == "unknown-variance"
+        self.sigma = self.declared if self.declared is not None else 1.0
+        self._rv = ResidualVariance(self.X.shape[1])
+        if self.uv:
+            self._rv.start()
+        self._sig = self.sigma if not self.uv else math.inf  # the stopping rule's scale, set at each check
+        self.noise_check: dict[str, Any] | None = None
+        self._noise_n = 0  # observations at the last test of the declared scale
+
+    @property
+    def _glr_delta(self) -> float:
+        """The error budget of the GLR threshold: ``delta``, halved with unknown variance (the
+        other half is the variance bound's: :meth:`_stop_scale`), divided by ``m_s + 1`` after
+        :meth:`_break_design`. The one place where the threshold's delta is decided."""
+        d = self.solver.delta / 2.0 if self.uv else self.solver.delta
+        m_s = int(getattr(self, "_fd_broken", -1))
+        return d if m_s < 0 else d / (m_s + 1)
+
+    def _stop_scale(self, delta: float | None = None) -> float:
+        """The noise scale of the stopping statistic: the declared one, or with unknown
+        variance ``sqrt(U_t)``, the time-uniform upper confidence bound of the variance at
+        ``delta / 2`` (:meth:`ResidualVariance.upper`; ``inf`` while the data cannot bound it).
+
+        Why the rule stays delta-correct with unknown (Gaussian) noise: with probability at
+        least ``1 - delta / 2`` every ``U_t >= sigma^2``; every GLR statistic here is
+        ``||theta_hat - lam||^2_A / (2 s^2)``, decreasing in ``s``, so on that event the
+        statistic at ``s^2 = U_t`` is at most the one at the true ``sigma^2``, which exceeds
+        the threshold at ``delta / 2`` (:attr:`_glr_delta`) with probability at most
+        ``delta / 2`` when the answer is wrong. The union is at most delta."""
+        if not self.uv:
+            return float(self.sigma)
+        d = self.solver.delta if delta is None else delta
+        # the run's own level: recomputed when the observations grew by 1% (an earlier U is
+        # still a valid bound now: the event holds at every time)
+        U = self._rv.upper(d / 2.0, reuse=0.01 if delta is None else 0.0)
+        return math.sqrt(U) if math.isfinite(U) else math.inf
+
+    def _observe(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
+        """Fold observations into the residual statistics, then test a declared scale."""
+        self._rv.add(X, reward_sums, counts)
+        if self.declared is None or self.noise_check is not None and self.noise_check["rejected"]:
+            return
+        n = self._rv.n
+        dof = n - self.X.shape[1]
+        if dof < 1 or (n < 1.02 * self._noise_n and n - self._noise_n < 50 and dof > MIN_TESTED_DOF):
+            return  # the test is valid at every time: checking on a geometric schedule keeps it so
+        self._noise_n = n
+        chk = self._rv.scale_check(self._A, self._b, self.declared)
+        chk["at_sample"] = int(self.samples)
+        self.noise_check = chk
+        if chk["rejected"]:
+            self._reject_declared_scale(chk)
+
+    def _untested_scale(self) -> bool:
+        """A declared scale not yet checked by the data (fewer than
+        :data:`~combex.solvers.optimal.MIN_TESTED_DOF` residual degrees of freedom): no stop
+        yet, so a misdeclared scale is caught before it can end the run."""
+        return self.declared is not None and not self.uv and self._rv.n - self.X.shape[1] < MIN_TESTED_DOF
+
+    def _reject_declared_scale(self, chk: dict[str, Any]) -> None:
+        """The data contradict the declared scale: warn, and stop from now on only by the
+        unknown-variance rule (its recursion started at this time; :class:`ResidualVariance`).
+        A stop before this time was not protected, which the result says."""
+        import warnings
+
+        from ..exceptions import NoiseScaleWarning
+
+        warnings.warn(
+            f"{type(self.solver).__name__}: the observations contradict the declared noise scale {chk['declared']:.4g} "
+            f"(the noise scale is at least {chk['observed_at_least']:.4g} with confidence {1 - chk['alpha']:.2f}; "
+            f"estimate {chk['estimate']:.4g}, after {chk['at_sample']} samples). The run continues with the "
+            "unknown-variance stopping rule; declare the scale correctly or leave it unknown.",
+            NoiseScaleWarning, stacklevel=4)
+        self.uv = True
+        self._rv.start(self._A, self._b)
+
+    @property
+    def _finite_sig(self) -> float:
+        """The stopping scale, or the sampling scale while the variance is not yet bounded
+        (the statistic is then set to 0: no stop)."""
+        return self._sig if math.isfinite(self._sig) else float(self.sigma)
 
     @property
     def _oblivious_design(self) -> bool:
@@ -549,13 +701,6 @@ class _GLRExploration(Exploration):
         self.threshold = "mixture"
 
     @property
-    def _mixture_delta(self) -> float:
-        """The mixture threshold's delta: the solver's, or ``delta / (m_s + 1)`` after
-        :meth:`_break_design`."""
-        m_s = int(getattr(self, "_fd_broken", -1))
-        return self.solver.delta if m_s < 0 else self.solver.delta / (m_s + 1)
-
-    @property
     def _glr_kind(self) -> str:
         """The :func:`linear_glr` threshold for the candidate pool (the fixed-design stop is
         taken by :meth:`_fixed_design_stop`; the pool's GLR only ranks candidates there)."""
@@ -573,6 +718,7 @@ class _GLRExploration(Exploration):
             "free_pulls": None if getattr(self, "_free_pulls", None) is None else self._free_pulls.copy(),
             "checkpoint": int(getattr(self, "_fd_m", 0)),
             "design_broken": int(getattr(self, "_fd_broken", -1)),
+            "noise": self._noise_state(),
         }
         learners = getattr(self, "learners", None)
         if learners is not None:
@@ -595,6 +741,7 @@ class _GLRExploration(Exploration):
         if st.get("free_pulls") is not None:
             self._free_pulls = np.asarray(st["free_pulls"], dtype=np.int64).copy()
         self._fd_m = int(st.get("checkpoint", 0))
+        self._load_noise_state(st.get("noise"))
         if int(st.get("design_broken", -1)) >= 0:
             self._break_design(int(st["design_broken"]))
         self.T = np.asarray(st["T"], dtype=np.int64).copy()
@@ -609,7 +756,8 @@ class _GLRExploration(Exploration):
         self.glr = None
         if st.get("best") is not None:
             s = self.solver
-            g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
+            self._sig = self._stop_scale()
+            g = linear_glr(self.Xa, self._A, self._b, self.samples, self._glr_delta, sigma=self._sig,
                            epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
             if g.best != int(st["best"]):
                 from dataclasses import replace
@@ -626,6 +774,31 @@ class _GLRExploration(Exploration):
 
     def _setup(self) -> None:
         pass
+
+    def _noise_state(self) -> dict[str, Any]:
+        rv = self._rv
+        st: dict[str, Any] = {"uv": bool(self.uv), "zz": rv.zz, "n": rv.n, "active": rv.active,
+                              "tested_at": int(self._noise_n), "ucb": None if rv.ucb is None else list(rv.ucb),
+                              "check": None if self.noise_check is None else dict(self.noise_check)}
+        if rv.active:
+            st.update({"rss": rv.rss, "dof": rv.dof, "log_terms": rv.log_terms.copy(), "V_inv": rv.V_inv.copy(),
+                       "theta": rv.theta.copy()})
+        return st
+
+    def _load_noise_state(self, st: dict[str, Any] | None) -> None:
+        if st is None:
+            return
+        rv = self._rv
+        self.uv = bool(st["uv"])
+        rv.zz, rv.n, rv.active = float(st["zz"]), int(st["n"]), bool(st["active"])
+        self._noise_n = int(st["tested_at"])
+        self.noise_check = None if st["check"] is None else dict(st["check"])
+        rv.ucb = None if st.get("ucb") is None else (float(st["ucb"][0]), int(st["ucb"][1]), float(st["ucb"][2]))
+        if rv.active:
+            rv.rss, rv.dof = float(st["rss"]), float(st["dof"])
+            rv.log_terms = np.asarray(st["log_terms"], dtype=np.float64).copy()
+            rv.V_inv = np.asarray(st["V_inv"], dtype=np.float64).copy()
+            rv.theta = np.asarray(st["theta"], dtype=np.float64).copy()
 
     def _oracle_setup(self, owner: str) -> None:
         """Oracle path for a class too large to enumerate: the arms are a spanning set of
@@ -653,7 +826,7 @@ class _GLRExploration(Exploration):
         self.dc = dc
         self.masks = M
         self.X = M.astype(np.float64)
-        self.sigma = glr_team_sigma(self.problem.noise, int(sizes.max()), owner=owner)
+        self.sigma = _declared_scale(self.problem.noise, int(sizes.max()), owner)
         self.swap = bool(is_matroid_base_class(dc))
         self._exchange_cache: dict[bytes, Any] = {}
         self.swap_dir: NDArray[np.float64] | None = None
@@ -746,11 +919,22 @@ class _GLRExploration(Exploration):
 
     def _round_size(self) -> int:
         s = self.solver
+        if getattr(self, "_force_round", None) is not None:
+            return int(self._force_round)
         if s.batch_size is not None:
             return s.batch_size
         return max(1, int(s.growth * self.samples))
 
     def _next_batch(self) -> Batch:
+        b = self._next_batch_rule()
+        if self.uv and b.counts.size and int(b.counts.max()) > 1:
+            # one entry per sample: each observation brings its own degree of freedom to the
+            # variance bound (a sum of c rewards brings one)
+            arms = np.repeat(np.asarray(b.arms), b.counts, axis=0)
+            return Batch(arms, np.ones(arms.shape[0], dtype=np.int64))
+        return b
+
+    def _next_batch_rule(self) -> Batch:
         if self.phase == "init":
             idx = self.basis
             return Batch(self._arms_out(idx), np.ones(idx.shape[0], dtype=np.int64))
@@ -789,7 +973,9 @@ class _GLRExploration(Exploration):
                 Mk * c[:, None]).sum(axis=0).astype(np.int64)
             self._A += (Mk * c[:, None]).T @ Mk
             self._b += Mk.T @ reward_sums
+            self._observe(Mk, reward_sums, c)
             self.rounds += 1
+            self._sig = self._stop_scale()
             self._oracle_check()
             return
         idx = self._arms_in(np.asarray(batch.arms))
@@ -799,6 +985,7 @@ class _GLRExploration(Exploration):
         Xi = self.X[idx]
         self._A += (Xi * c[:, None].astype(np.float64)).T @ Xi
         self._b += Xi.T @ reward_sums
+        self._observe(Xi, reward_sums, c)
         if self.phase == "init":
             if np.all(self.T[self.basis] > 0):
                 self.phase = "run"
@@ -806,15 +993,18 @@ class _GLRExploration(Exploration):
                 return
         self.rounds += 1
         s = self.solver
+        self._sig = self._stop_scale()
         if self.dc is not None:
             self._oracle_check()
             return
-        self.glr = g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
+        self.glr = g = linear_glr(self.Xa, self._A, self._b, self.samples, self._glr_delta, sigma=self._sig,
                                   epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
         zmin = float(np.min(np.where(np.isfinite(g.Z), g.Z, np.inf)))
+        self._last = {"stat": zmin if g.Z.size > 1 else math.inf, "threshold": float(g.beta[g.challenger]),
+                      "binding": float(g.Z[g.challenger]), "challenger": int(g.challenger), "sig": self._sig}
         if self.record_trace:
             self.record(t=self.samples, Z=zmin, margin=g.margin, best=g.best)
-        if g.stop:
+        if g.stop and not self._untested_scale():
             self.certificate = {"Z": zmin, "margin": g.margin, "beta": float(g.beta[g.challenger]),
                                 "threshold": self.threshold, "epsilon": s.epsilon, "challenger": g.challenger}
             self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({self.threshold} threshold)")
@@ -826,10 +1016,12 @@ class _GLRExploration(Exploration):
         if self.swap:
             x_hat, L, beta, info = self._swap_stop()
         else:
-            x_hat, L, info = oracle_glr_lower_bound(self.dc, self._A, self._b, sigma=self.sigma, epsilon=s.epsilon,
+            x_hat, L, info = oracle_glr_lower_bound(self.dc, self._A, self._b, sigma=self._finite_sig, epsilon=s.epsilon,
                                                     ridge=s.ridge)
-            beta = mixture_beta0(self._A, s.delta, s.ridge) if self.threshold == "mixture" else heuristic_threshold(
-                self.samples, s.delta)
+            if not math.isfinite(self._sig):
+                L = 0.0
+            beta = mixture_beta0(self._A, self._glr_delta, s.ridge) if self.threshold == "mixture" else heuristic_threshold(
+                self.samples, self._glr_delta)
             info = {"stop_bound": "quadratic", **info}
         theta = np.linalg.solve(self._A, self._b)
         if self.swap and getattr(s, "swap_sampling", False):
@@ -844,10 +1036,12 @@ class _GLRExploration(Exploration):
         else:
             best = self._pool_glr(x_hat, theta)
         self._stop_bound = info["stop_bound"]
+        self._last = {"stat": float(L), "threshold": float(beta), "binding": float(L), "challenger": None,
+                      "sig": self._sig}
         if self.record_trace:
             self.record(t=self.samples, Z=L, margin=L / beta, best=best,
                         upper_margin=info.get("upper_margin", math.nan))
-        if L > beta:
+        if L > beta and not self._untested_scale():
             self.certificate = {"Z_lower": L, "margin": L / beta, "beta": beta, "threshold": self.threshold,
                                 "epsilon": s.epsilon, **info}
             self.stop("identified", f"oracle GLR lower bound ({info['stop_bound']}) > beta ({self.threshold} threshold)")
@@ -866,7 +1060,7 @@ class _GLRExploration(Exploration):
         pool = pool[-200:]
         self.answer_masks = np.array(pool, dtype=bool)
         self.Xa = self.answer_masks.astype(np.float64)
-        self.glr = g = linear_glr(self.Xa, self._A, self._b, self.samples, s.delta, sigma=self.sigma,
+        self.glr = g = linear_glr(self.Xa, self._A, self._b, self.samples, self._glr_delta, sigma=self._sig,
                                   epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
         best = int(np.flatnonzero((self.answer_masks == x_hat).all(axis=1))[0])
         if g.best != best:  # the oracle's argmax is the reference answer
@@ -903,10 +1097,10 @@ class _GLRExploration(Exploration):
             return self._fixed_design_stop(A_inv, theta, x_hat, ex)
         if self.threshold == "mixture":
             J_ = s.n_ridges
-            dlt = self._mixture_delta
+            dlt = self._glr_delta
             grid = [(s.ridge * 10.0**j, mixture_beta0(self._A, dlt / J_, s.ridge * 10.0**j)) for j in range(J_)]
         else:
-            grid = [(0.0, heuristic_threshold(self.samples, s.delta))]
+            grid = [(0.0, heuristic_threshold(self.samples, self._glr_delta))]
         best = None
         I, J, E = ex
         g = theta[I][:, None] - theta[J][None, :]
@@ -917,13 +1111,13 @@ class _GLRExploration(Exploration):
             # from above, so no lower bound can pass beta when it does not (skip the matchings)
             dM = np.diag(M)
             w2 = dM[I][:, None] + dM[J][None, :] - 2.0 * M[np.ix_(I, J)]
-            z1 = np.where(E, np.maximum(g + s.epsilon, 0.0) ** 2 / (2.0 * self.sigma**2 * np.maximum(w2, 1e-300)),
+            z1 = np.where(E, np.maximum(g + s.epsilon, 0.0) ** 2 / (2.0 * self._sig**2 * np.maximum(w2, 1e-300)),
                           np.inf)
             upper = float(z1.min()) if E.any() else math.inf
             upper_margin = max(upper_margin, upper / beta)
             if upper <= beta:
                 continue
-            sb = swap_glr_lower_bound(x_hat, theta, M, ex, sigma=self.sigma, epsilon=s.epsilon)
+            sb = swap_glr_lower_bound(x_hat, theta, M, ex, sigma=self._sig, epsilon=s.epsilon)
             if best is None or sb.value / beta > best[0].value / best[1]:
                 best = (sb, beta, lam)
         if best is None:  # no ridge can stop: report the single-swap upper bound's margin
@@ -955,7 +1149,7 @@ class _GLRExploration(Exploration):
         about ``log(z sqrt(2 pi))``, 2.7 at z = 6)."""
         from ._swap_bound import bases_at_distance
 
-        logp = (math.log(self.solver.delta) - math.log(bases_at_distance(n, k, size))
+        logp = (math.log(self._glr_delta) - math.log(bases_at_distance(n, k, size))
                 - math.log(math.pi**2 * size * size / 6.0) - math.log(m * (m + 1.0)))
         noise = getattr(self.problem, "noise", None)
         if noise is not None and noise.kind == "gaussian" and bool(getattr(noise, "independent", True)):
@@ -1017,21 +1211,21 @@ class _GLRExploration(Exploration):
         dM = np.diag(A_inv)
         g = theta[I][:, None] - theta[J][None, :]
         w2 = dM[I][:, None] + dM[J][None, :] - 2.0 * A_inv[np.ix_(I, J)]
-        z1 = np.where(E, np.maximum(g + s.epsilon, 0.0) ** 2 / (2.0 * self.sigma**2 * np.maximum(w2, 1e-300)), np.inf)
+        z1 = np.where(E, np.maximum(g + s.epsilon, 0.0) ** 2 / (2.0 * self._sig**2 * np.maximum(w2, 1e-300)), np.inf)
         vals = {1: float(z1.min()) if E.any() else math.inf}
         info: dict[str, Any] = {"stop_bound": "swap", "checkpoint": m, "checked": True}
         if vals[1] > betas[1] and len(sizes) > 1:
-            sb = swap_glr_lower_bound(x_hat, theta, A_inv, ex, sigma=self.sigma, epsilon=s.epsilon)
+            sb = swap_glr_lower_bound(x_hat, theta, A_inv, ex, sigma=self._sig, epsilon=s.epsilon)
             info.update({"swap_kind": sb.info["kind"], "triangle": sb.info["triangle"],
                          "additive": sb.info["additive"]})
             topk = isinstance(self.dc, TopK)
             for q in sizes[1:]:
                 v = sb.value
                 if v <= betas[q]:
-                    exact = topk_min_glr_of_size(x_hat, theta, A_inv, q, sigma=self.sigma,
+                    exact = topk_min_glr_of_size(x_hat, theta, A_inv, q, sigma=self._sig,
                                                  epsilon=s.epsilon) if topk else None
                     v = max(v, exact if exact is not None else swap_glr_lower_bound_of_size(
-                        x_hat, theta, A_inv, ex, q, sigma=self.sigma, epsilon=s.epsilon))
+                        x_hat, theta, A_inv, ex, q, sigma=self._sig, epsilon=s.epsilon))
                 vals[q] = v
                 if v <= betas[q]:
                     break
@@ -1040,7 +1234,14 @@ class _GLRExploration(Exploration):
         return x_hat, float(vals[q]), float(betas[q]), info
 
     def _info(self) -> dict[str, Any]:
-        out = {"threshold": self.threshold, "sigma": self.sigma, "n_candidates": int(self.Xa.shape[0])}
+        out = {"threshold": self.threshold, "sigma": self.declared, "n_candidates": int(self.Xa.shape[0]),
+               "divergence": "unknown-variance" if self.uv else "gaussian"}
+        if self.uv:
+            out["sigma_upper"] = self._stop_scale()
+            est = self._rv.estimate(self._A, self._b)
+            out["sigma_estimate"] = math.sqrt(est) if est == est else math.nan
+        if self.noise_check is not None:
+            out["noise_check"] = dict(self.noise_check)
         m_s = int(getattr(self, "_fd_broken", -1))
         if m_s >= 0:
             out["threshold_note"] = (
@@ -1052,6 +1253,180 @@ class _GLRExploration(Exploration):
             out["stop_bound"] = getattr(self, "_stop_bound", "swap" if self.swap else "quadratic")
             out["n_arms"] = int(self.X.shape[0])
         return out
+
+    # ------------------------------------------------------------------ where the run stands
+    def _arm_value(self, i: int) -> Any:
+        """Arm ``i`` as the problem names it: a sorted member list, or the index."""
+        if self.answer_masks is not None and i is not None:
+            return np.flatnonzero(self.answer_masks[i]).tolist()
+        return None if i is None else int(i)
+
+    def would_stop(self, delta: float) -> bool:
+        """Whether the valid rule at error probability ``delta`` would stop on the data so far
+        (the statistic and the threshold of the last check, rescaled)."""
+        x = float(delta)
+        last = getattr(self, "_last", None)
+        if last is None or self.threshold == "heuristic":
+            return False
+        d_used = self._glr_delta
+        d_x = d_used * x / self.solver.delta
+        sig_x = self._stop_scale(x)
+        if not math.isfinite(sig_x):
+            return False
+        if self.dc is None:  # enumerated: the mixture threshold of every alternative at d_x
+            s = self.solver
+            g = linear_glr(self.Xa, self._A, self._b, self.samples, min(max(d_x, 1e-300), 1.0 - 1e-12), sigma=sig_x,
+                           epsilon=s.epsilon, threshold="mixture", ridge=s.ridge, n_ridges=s.n_ridges)
+            return bool(g.stop) and int(g.best) == int(self.glr.best)
+        sig0 = last["sig"]
+        if not math.isfinite(sig0):
+            return False
+        L = last["binding"] * (sig0 / sig_x) ** 2
+        beta = last["threshold"]
+        noise = getattr(self.problem, "noise", None)
+        if self.threshold == "fixed-design" and noise is not None and noise.kind == "gaussian" and bool(
+                getattr(noise, "independent", True)):
+            from scipy.stats import norm
+
+            p = float(norm.sf(math.sqrt(2.0 * beta))) * d_x / d_used
+            beta_x = 0.5 * float(norm.isf(min(p, 0.5))) ** 2 if p < 0.5 else 0.0
+        else:  # thresholds of the form log(1 / delta) + c
+            beta_x = beta + math.log(d_used / d_x)
+        return L > beta_x
+
+    def delta_achieved(self) -> float | None:
+        """The smallest error probability at which the solver's valid, time-uniform stopping
+        rule would hold on the data so far: an anytime-valid p-value for "the leader is
+        epsilon-good" (None with the heuristic threshold, which is not valid).
+
+        Why it is valid at any data-dependent time: the rule at level ``x`` errs only on an
+        event of probability at most ``x`` that covers every time at once (the thresholds are
+        time-uniform: the proofs bound ``P(exists t: answer_t wrong and statistic_t >=
+        threshold_t(x)) <= x``), and the rule at level ``x`` holds whenever it holds at a
+        smaller level. So ``P(exists t: delta_achieved_t <= x and answer_t wrong) <= x`` for
+        every ``x``, whenever one looks. Computed by bisection on ``log x`` (1 when even
+        ``x = delta`` ... ``1`` does not stop)."""
+        if self.threshold == "heuristic" or getattr(self, "_last", None) is None:
+            return None
+        if not self.would_stop(1.0):
+            return 1.0
+        lo, hi = -690.0, 0.0  # log x: stops at hi, not (or unknown) at lo
+        if self.would_stop(math.exp(lo)):
+            return math.exp(lo)
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            if self.would_stop(math.exp(mid)):
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo < 1e-3:
+                break
+        return math.exp(hi)
+
+    def evaluations_left(self) -> float | None:
+        """An *estimate* of the samples still needed: ``t' - t`` with ``t'`` solving ``t' Z_t
+        / t = beta(t')``, i.e. the binding statistic keeps growing linearly at its current rate
+        (for these samplers that rate approaches ``1 / T*`` at the current estimates) and the
+        threshold grows like the mixture's ``d/2 log t``. None before the first check or while
+        the statistic is 0."""
+        last = getattr(self, "_last", None)
+        if last is None or self.done:
+            return None if last is None else 0.0
+        z, beta, t = last["binding"], last["threshold"], float(max(self.samples, 1))
+        if not (math.isfinite(z) and z > 0 and math.isfinite(beta)):
+            return None
+        d = float(self.X.shape[1])
+        tp = t
+        for _ in range(8):
+            tp = max(t, t * (beta + 0.5 * d * math.log(tp / t)) / z)
+        return float(max(tp - t, 0.0))
+
+    def progress(self) -> dict[str, Any]:
+        """See :meth:`Exploration.progress`: the GLR statistic of the binding alternative
+        against its threshold, the leader and the closest alternative, ``delta_achieved``,
+        the estimate of the samples left, the test of a declared noise scale."""
+        last = getattr(self, "_last", None)
+        lead = np.asarray(self.answer)
+        leader = np.flatnonzero(lead).tolist() if lead.dtype == bool else int(lead)
+        chal = None
+        if last is not None and last["challenger"] is not None:
+            chal = self._arm_value(last["challenger"])
+        elif self.dc is not None and self.glr is not None:
+            try:
+                other = self.dc.argmax_excluding(self.glr.theta, np.asarray(self.answer, dtype=bool))
+                chal = None if other is None else np.flatnonzero(np.asarray(other, dtype=bool)).tolist()
+            except Exception:  # noqa: BLE001 - an oracle without argmax_excluding
+                chal = None
+        return {"samples": int(self.samples),
+                "statistic": math.nan if last is None else float(last["binding"]),
+                "threshold": math.nan if last is None else float(last["threshold"]),
+                "stops_when": "statistic > threshold", "leader": leader, "challenger": chal,
+                "delta_achieved": self.delta_achieved(), "evaluations_left": self.evaluations_left(),
+                "noise_check": None if self.noise_check is None else dict(self.noise_check),
+                "divergence": "unknown-variance" if self.uv else "gaussian"}
+
+    def stop(self, status: str, message: str = "") -> None:
+        super().stop(status, message)
+        p = self.progress()
+        self.certificate = {**self.certificate, "statistic": p["statistic"], "threshold_value": p["threshold"],
+                            "stops_when": p["stops_when"], "delta_achieved": p["delta_achieved"],
+                            "divergence": p["divergence"]}
+        if self.noise_check is not None:
+            self.certificate["noise_check"] = dict(self.noise_check)
+            if self.noise_check["rejected"]:
+                self.certificate["guarantee"] = (
+                    f"the declared noise scale was rejected after {self.noise_check['at_sample']} samples; the "
+                    "stop came from the unknown-variance rule (valid for Gaussian noise) after it")
+
+    # ------------------------------------------------------------------ live studies
+    def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
+        """See :meth:`Exploration.propose`: the sampling rule applied one sample at a time to
+        the told counts plus the pending ones (a virtual copy: this exploration does not
+        change), so concurrent tickets go where the rule would send the next samples."""
+        from .._validation import check_rng
+
+        n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
+        if n == 0:
+            return []
+        sim = self._virtual_copy(rng)
+        arms = list(pending)
+        if arms:
+            idx = self._arms_in(np.asarray([np.asarray(a) for a in arms])) if self.dc is None or not self._oblivious_design else None
+            if idx is not None:
+                np.add.at(sim.T, idx, 1)
+        out = []
+        for _ in range(n):
+            if sim.phase == "init" or self.glr is None:
+                lag = sim.basis[np.argsort(sim.T[sim.basis], kind="stable")]
+                i = int(lag[0])
+                arm = sim._arms_out(np.array([i]))[0]
+            else:
+                sim._force_round = 1
+                b = sim._next_batch_rule()
+                arm = np.asarray(b.arms)[0]
+                i = None
+                if not (self.dc is not None and self._oblivious_design):
+                    i = int(sim._arms_in(np.asarray(b.arms)[:1])[0])
+            if i is not None:
+                sim.T[i] += 1
+            a = np.asarray(arm)
+            out.append(a.astype(bool).copy() if a.ndim else int(a))
+        return out
+
+    def _virtual_copy(self, rng: Any) -> "_GLRExploration":
+        import copy
+
+        from .._validation import check_rng
+
+        memo = {id(self.solver): self.solver, id(self.problem): self.problem}
+        for k in ("dc", "X", "masks"):
+            v = getattr(self, k, None)
+            if v is not None:
+                memo[id(v)] = v
+        sim = copy.deepcopy(self, memo)
+        sim.rng = check_rng(rng)
+        sim._pending = None
+        return sim
 
     # ------------------------------------------------------------------ sampling rule
     @abstractmethod
@@ -1071,17 +1446,24 @@ class _GLRExploration(Exploration):
         alt = np.einsum("ij,ij->i", Y, Y) > 1e-24
         return num, Y, Y @ Aw_inv, alt
 
-    def _f_and_grad(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
+    def _f_and_grad(self) -> tuple[NDArray[np.float64], Any, NDArray[np.bool_]]:
         """``f_x(w) = num_x^2 / (2 sigma^2 ||y_x||^2_{A(w)^{-1}})`` (per-sample transportation
-        cost, ``Z_x(t) = t f_x(T/t)``) and its gradient ``df_x/dw_k = num_x^2 (x_k^T
-        A(w)^{-1} y_x)^2 / (2 sigma^2 ||y_x||^4_{A(w)^{-1}})``, shape (K, K)."""
+        cost, ``Z_x(t) = t f_x(T/t)``) and a function giving rows of its gradient
+        ``df_x/dw_k = num_x^2 (x_k^T A(w)^{-1} y_x)^2 / (2 sigma^2 ||y_x||^4_{A(w)^{-1}})``
+        (``grad(rows)``, shape (len(rows), K)): the sampling rules need the rows of the active
+        alternatives only (one for Top-Two), not the K x K matrix."""
         num, Y, AwiY, alt = self._cost_terms()
         nA = np.maximum(np.einsum("ij,ij->i", AwiY, Y), 1e-300)
         f = np.where(alt, num**2 / (2 * self.sigma**2 * nA), np.inf)
         nA2 = np.where(alt, nA, 1.0) ** 2
         coef = np.where(alt, num**2 / (2 * self.sigma**2 * nA2), 0.0)
-        G = (AwiY @ self.X.T) ** 2 * coef[:, None]
-        return f, G, alt
+        X = self.X
+
+        def grad(rows: Any) -> NDArray[np.float64]:
+            r = np.atleast_1d(np.asarray(rows, dtype=np.intp))
+            return (AwiY[r] @ X.T) ** 2 * coef[r, None]
+
+        return f, grad, alt
 
 
 # ---------------------------------------------------------------------- LinGame
@@ -1159,8 +1541,10 @@ class LinGame(_GLRSolver):
 
     def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
-                 max_enumerate: int = 5000, optimism: bool = False) -> None:
-        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
+                 max_enumerate: int = 5000, optimism: bool = False, divergence: str = "auto",
+                 sigma: float | None = None) -> None:
+        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges,
+                          divergence, sigma)
         self.optimism = check_bool(optimism, "optimism", owner=type(self).__name__)
 
     @property
@@ -1244,10 +1628,10 @@ class LinearTopTwoExploration(_GLRExploration):
     """State of one :class:`LinearTopTwo` run."""
 
     def _proportions(self, m: int) -> NDArray[np.float64]:
-        f, G, alt = self._f_and_grad()
+        f, grad, alt = self._f_and_grad()
         c = int(np.argmin(f))
         z = np.zeros(self.X.shape[0])
-        z[int(np.argmax(G[c]))] = 1.0
+        z[int(np.argmax(grad(c)[0]))] = 1.0
         return z
 
 
@@ -1280,21 +1664,21 @@ class LinearFWExploration(_GLRExploration):
     """State of one :class:`LinearFWSampling` run."""
 
     def _proportions(self, m: int) -> NDArray[np.float64]:
-        f, G, alt = self._f_and_grad()
+        f, grad, alt = self._f_and_grad()
         k = self.X.shape[0]
         F = float(np.min(f))
         t = max(float(self.samples), 1.0)
         act = np.flatnonzero(alt & (f <= F * (1.0 + t ** -0.25)))
         z = np.zeros(k)
         if act.size <= 1:
-            z[int(np.argmax(G[int(np.argmin(f))]))] = 1.0
+            z[int(np.argmax(grad(int(np.argmin(f)))[0]))] = 1.0
             return z
         w = self.T / t
+        Ga = grad(act)
         if act.size == 2:
-            return _two_constraint_game(G[act[0]] - G[act[0]] @ w, G[act[1]] - G[act[1]] @ w)
+            return _two_constraint_game(Ga[0] - Ga[0] @ w, Ga[1] - Ga[1] @ w)
         from scipy.optimize import linprog
 
-        Ga = G[act]
         scale = max(float(np.abs(Ga).max()), 1e-300)
         Ga = Ga / scale
         # variables (z_1..z_K, s): maximize s s.t. s <= g_x^T z - g_x^T w, z in simplex
@@ -1306,7 +1690,7 @@ class LinearFWExploration(_GLRExploration):
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
                       bounds=[(0, None)] * k + [(None, None)], method="highs")
         if res.status != 0:
-            z[int(np.argmax(G[int(np.argmin(f))]))] = 1.0
+            z[int(np.argmax(grad(int(np.argmin(f)))[0]))] = 1.0
             return z
         z = np.maximum(res.x[:k], 0.0)
         return z / z.sum()
@@ -1356,8 +1740,9 @@ class OracleSampler(_GLRSolver):
 
     def __init__(self, allocation: Any, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
-                 max_enumerate: int = 5000) -> None:
-        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges)
+                 max_enumerate: int = 5000, divergence: str = "auto", sigma: float | None = None) -> None:
+        self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges,
+                          divergence, sigma)
         p = np.asarray(allocation, dtype=np.float64).reshape(-1)
         if p.size < 2 or not np.all(np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
             raise param_error("allocation", "OracleSampler", "a nonnegative vector with a positive sum", allocation)

@@ -32,6 +32,7 @@ from ._errors import (
 )
 from ._problem import problem_spec
 from ._storage import SCHEMA_VERSION, BaseStorage, InMemoryStorage, StudyRecord, StudyTransaction, TicketRow
+from ._plan import StudyPlan, plan
 from ._study import Study, Ticket, create_study, delete_study, get_all_study_names, get_storage, load_study
 
 
@@ -44,7 +45,8 @@ def __getattr__(name: str):  # SQLStorage needs SQLAlchemy: imported on first us
 
 
 __all__ = [
-    "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec",
+    "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec", "plan",
+    "StudyPlan",
     "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "InMemoryStorage",
     "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",
     "DuplicatedStudyError", "TicketError", "StudyFinishedError",

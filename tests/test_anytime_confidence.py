@@ -1,0 +1,181 @@
+"""An answer with its confidence at any moment: ``delta_achieved`` (an anytime-valid
+p-value for "the leader is epsilon-good"), the statistic against its threshold, the leader
+and its challenger, an estimate of the evaluations left, runs stopped at a budget, and the
+arms proposed to concurrent assistants (``Exploration.propose``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import beta as beta_dist
+
+from combex.environments import FullBandit, GaussianArms
+from combex.solvers import get_solver
+
+
+def _cp_upper(k: int, n: int, level: float = 0.99) -> float:
+    return 1.0 if k >= n else float(beta_dist.ppf(level, k + 1, n - k))
+
+
+def test_delta_achieved_at_the_stop_is_at_most_delta():
+    for name in ("top-two", "track-and-stop", "fw-sampling", "comb-game"):
+        r = get_solver(name)(delta=0.05).run(GaussianArms([1.0, 0.6, 0.2], rng=0), rng=1)
+        assert r.status == "identified"
+        assert 0 < r.certificate["delta_achieved"] <= 0.05, name
+
+
+PEEKS = {int(1.15 ** k) for k in range(20, 60)}
+
+
+@pytest.mark.parametrize("make,runs", [
+    (lambda s: (GaussianArms([0.6, 0.4, 0.0], rng=s), get_solver("top-two")(delta=0.01), 0.0), 40),
+    pytest.param(lambda s: (GaussianArms([0.6, 0.4, 0.0], rng=s), get_solver("top-two")(delta=0.01), 0.0), 300,
+                 marks=pytest.mark.slow),
+    pytest.param(lambda s: (GaussianArms([0.6, 0.4, 0.0], sigma=1.0, rng=s),
+                            get_solver("top-two")(delta=0.01, divergence="unknown-variance"), 0.0), 200,
+                 marks=pytest.mark.slow),
+    pytest.param(lambda s: (FullBandit([3.0, 2.6, 2.0, 1.0], k=2, sigma=2.0, noise_level="observation", rng=s),
+                            get_solver("top-two")(delta=0.01), 0.0), 100, marks=pytest.mark.slow),
+], ids=["known", "known-many", "unknown-variance", "team"])
+def test_delta_achieved_is_an_anytime_valid_p_value(make, runs):
+    """Peeking is allowed: stop the first time delta_achieved <= x (x = 0.3, far above the
+    solver's delta, so its own rule does not end the run first), looking at a geometric grid of
+    times, and return the leader: the answer is wrong with probability <= x (Clopper-Pearson
+    99%). A p-value valid only at a fixed time would not survive this optional
+    stopping."""
+    x = 0.3
+    wrong = n = 0
+    for seed in range(runs):
+        env, solver, eps = make(seed)
+
+        def peek(exp):
+            if exp.samples not in PEEKS:
+                return
+            d = exp.delta_achieved()
+            if d is not None and d <= x:
+                exp.stop("budget_exhausted", "peeked")
+
+        r = solver.run(env, rng=10_000 + seed, budget=20_000, callback=peek)
+        if r.status == "budget_exhausted" and r.message != "peeked":
+            continue  # never reached x: no answer returned under the peeking rule
+        n += 1
+        wrong += not env.is_correct(r.answer, eps)
+    assert n >= 0.6 * runs
+    assert wrong / n <= x and float(beta_dist.ppf(0.01, max(wrong, 1), n - wrong + 1)) <= x, (wrong, n)
+
+
+def test_budget_run_reports_its_confidence():
+    """A run that hits its budget returns the leader with status budget_exhausted and the
+    delta it achieved (above the solver's delta, else it would have stopped)."""
+    env = GaussianArms([0.2, 0.1, 0.0], rng=0)
+    r = get_solver("top-two")(delta=0.01).run(env, rng=1, budget=300)
+    assert r.status == "budget_exhausted" and r.samples == 300
+    d = r.certificate["delta_achieved"]
+    assert 0.01 < d <= 1.0
+    team = FullBandit([3.0, 2.5, 2.0, 1.0, 0.0], k=2, sigma=2.0, noise_level="observation", noise_known=False,
+                      rng=0)
+    r = get_solver("top-two")(delta=0.01, epsilon=0.1).run(team, rng=1, budget=140)
+    assert r.status == "budget_exhausted" and r.samples == 140
+    assert r.certificate["divergence"] == "unknown-variance" and 0.01 < r.certificate["delta_achieved"] <= 1.0
+
+
+def test_progress_is_never_nan_after_the_first_check():
+    env = FullBandit([3.0, 2.5, 2.0, 1.0, 0.0], k=2, sigma=1.0, noise_level="observation", rng=0)
+    seen = []
+
+    def look(exp):
+        seen.append(exp.progress())
+
+    r = get_solver("top-two")(delta=0.05, epsilon=0.1).run(env, rng=1, callback=look)
+    assert r.status == "identified" and seen
+    after = [p for p in seen if p["samples"] >= 40]
+    for p in after:
+        assert math.isfinite(p["statistic"]) and math.isfinite(p["threshold"])
+        assert p["stops_when"] == "statistic > threshold"
+        assert isinstance(p["leader"], list) and len(p["leader"]) == 2
+        assert p["challenger"] is not None and p["challenger"] != p["leader"]
+        assert p["delta_achieved"] is not None and 0 < p["delta_achieved"] <= 1
+    left = [p["evaluations_left"] for p in after if p["evaluations_left"] is not None]
+    assert left and left[-1] < left[0]
+    env = GaussianArms([1.0, 0.6, 0.2], rng=0)
+    seen.clear()
+    get_solver("top-two")(delta=0.05).run(env, rng=1, callback=look)
+    p = seen[-1]
+    assert p["stops_when"] == "statistic >= threshold" and p["leader"] == 0 and p["challenger"] in (1, 2)
+    assert math.isfinite(p["statistic"]) and p["evaluations_left"] is not None
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (get_solver("top-two")(delta=0.05), GaussianArms([1.0, 0.8, 0.6, 0.4], rng=0)),
+    lambda: (get_solver("top-two")(delta=0.05, epsilon=0.1),
+             FullBandit([3.0, 2.5, 2.0, 1.0, 0.0], k=2, sigma=1.0, noise_level="observation", rng=0)),
+], ids=["best-arm", "team"])
+def test_propose_follows_the_rule_and_changes_nothing(make):
+    """Arms for concurrent assistants: n arms from the sampling rule applied to the told plus
+    pending counts; the exploration is unchanged; the same rng gives the same arms."""
+    solver, env = make()
+    exp = solver.start(env.problem, rng=0)
+    for _ in range(60):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    before = exp.state_dict()
+    a1 = exp.propose(5, pending=[], rng=np.random.default_rng(3))
+    a2 = exp.propose(5, pending=[], rng=np.random.default_rng(3))
+    assert len(a1) == 5 and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a1, a2))
+    after = exp.state_dict()
+    assert before["samples"] == after["samples"] and before["rng"] == after["rng"]
+    np.testing.assert_array_equal(before["extra"]["T"], after["extra"]["T"])
+    # pending evaluations change what is proposed: the rule sees them as pulled
+    keys = {np.asarray(a).tobytes() for a in a1}
+    pend = exp.propose(8, pending=a1, rng=np.random.default_rng(3))
+    assert len(pend) == 8
+    assert len({np.asarray(a).tobytes() for a in a1 + pend}) >= 2 or len(keys) >= 2
+
+
+# ---------------------------------------------------------------------- planning a study
+def test_plan_reports_sessions_bound_and_budget_errors():
+    """combex.studies.plan: one run per seed serves every delta of the grid (larger deltas
+    stop no later), the lower bound is below the sessions, budgets report an error rate."""
+    import combex.studies as cs
+
+    p = cs.plan(workers=["a", "b", "c", "d", "e", "f"], team_size=2, gap=10.0, noise_sd=5.0, delta=0.1,
+                epsilon=5.0, epsilons=(5.0,), budgets=(20, 400), runs=3, rng=0)
+    rows = p.summary()
+    assert [r["delta"] for r in rows] == [0.2, 0.1, 0.05]
+    for r in p.runs:
+        stops = [s for s in r["stop"] if s is not None]
+        assert stops == sorted(stops)  # larger delta, earlier stop
+    assert all(0 < r["T_star_log"] < r["median"] for r in rows)
+    berr = p.budget_errors()
+    assert [b["budget"] for b in berr] == [20, 400] and berr[1]["error"] == 0.0
+    text = p.table()
+    assert "Sessions needed to stop" in text and "T* log(1/d)" in text and "Error at a fixed budget" in text
+    fig = p.figure()
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_ylabel() == "sessions to the stop"
+
+
+def test_plan_bad_input_is_a_clear_error():
+    import combex.studies as cs
+    from combex.exceptions import InvalidParameterError
+
+    for kwargs, name in [({"team_size": 12}, "team_size"), ({"qualities": [1, 2]}, "qualities"),
+                         ({"noise_sd": 0.0}, "noise_sd"), ({"solvers": ("icb",)}, "solvers"),
+                         ({"score_range": (5, 1)}, "score_range"), ({"delta": 1.5}, "delta")]:
+        with pytest.raises(InvalidParameterError, match=f"'{name}'"):
+            cs.plan(**kwargs, runs=1)
+
+
+def test_combex_plan_command(tmp_path, capsys):
+    import json
+
+    from combex.cli import main
+
+    out = tmp_path / "plan.png"
+    assert main(["plan", "--workers", "6", "--team-size", "2", "--gap", "10", "--noise-sd", "5", "--epsilons", "5",
+                 "--budget", "30", "--runs", "2", "--figure", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["setting"]["team_size"] == 2 and len(doc["summary"]) == 3 and doc["budgets"][0]["budget"] == 30
+    assert out.exists() and out.stat().st_size > 1000
+    assert main(["plan", "--budget", "1.5", "--runs", "1"]) == 2
