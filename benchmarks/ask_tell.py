@@ -13,6 +13,7 @@ Prints, side by side from ONE run (so the ratios hold on a loaded machine):
 * SAQM (default certified alpha) against Exhaustive: time per round at n = 24, k = 12.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/ask_tell.py [--samples 20000] [--sections lingape semi saqm saqm-runs]
+    python benchmarks/ask_tell.py --sections lingape semi --figures docs/figures   # + the performance page's figure
 
 The ask / tell figures exclude the one-time compilation of the numba kernel (a warm-up run
 compiles it or loads it from numba's cache); ``numba`` is the ``mips`` extra.
@@ -25,6 +26,7 @@ import math
 import os
 import time
 
+import _figures
 import numpy as np
 
 from combex.environments import diabetes_linear, soare
@@ -189,6 +191,10 @@ def asktell(solver, env, budget, seed=0):
     return exp.samples, time.perf_counter() - t0
 
 
+#: (panel, instance, method, microseconds) of the sections run: the figure's points.
+FIGURE_ROWS: list[tuple[str, str, str, float]] = []
+
+
 def lingape_section(budget: int, repeats: int = 3) -> None:
     LinGapE = get_solver("lingape")
     if HAVE_NUMBA:
@@ -228,6 +234,10 @@ def lingape_section(budget: int, repeats: int = 3) -> None:
                 t0 = time.perf_counter()
                 n_n = floor(env.features, env.means(), env.noise.sigma, R, S, 1.0, 0.05, 10**8, 0)
                 us_n = min(us_n, 1e6 * (time.perf_counter() - t0) / n_n)
+        for method, us in (("plain numpy loop", us_p), ("combex ask / tell", us_a), ("combex run (fast path)", us_f),
+                           ("numba floor", us_n)):
+            if math.isfinite(us):
+                FIGURE_ROWS.append(("lingape", label, method, us))
         fl = f"{us_n:.2f} | {us_f / us_n:.1f}" if math.isfinite(us_n) else "- | -"
         print(f"| {label} | {us_p:.1f} | {us_a:.1f} | {us_a / us_p:.2f} | {us_f:.2f} | {fl} | {res.samples:,} |",
               flush=True)
@@ -239,6 +249,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=20_000, help="LinGapE samples per ask/tell measurement")
     ap.add_argument("--sections", nargs="+", default=["lingape", "semi", "saqm"])
+    _figures.add_option(ap)
     args = ap.parse_args()
     if "lingape" in args.sections:
         lingape_section(args.samples)
@@ -248,6 +259,34 @@ def main() -> None:
         saqm_section()
     if "saqm-runs" in args.sections:  # not in the default run (about a minute)
         saqm_runs_section()
+    if args.figures is not None and FIGURE_ROWS:
+        figure(args.figures)
+
+
+def figure(folder) -> None:
+    """Microseconds per sample (LinGapE) and per round (semi-bandit solvers): combex beside the
+    plain numpy loop of the same algorithm (and the compiled floor), measured in the same run."""
+    plt = _figures.pyplot()
+    panels = [p for p in ("lingape", "semi") if any(r[0] == p for r in FIGURE_ROWS)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.9), squeeze=False)
+    styles = {"plain numpy loop": ("0.4", "o", "none"), "combex ask / tell": ("C0", "s", "C0"),
+              "combex run (fast path)": ("C1", "D", "C1"), "numba floor": ("k", "_", "k"),
+              "combex run": ("C1", "D", "C1")}
+    for ax, panel in zip(axes[0], panels):
+        rows = [r for r in FIGURE_ROWS if r[0] == panel]
+        insts = list(dict.fromkeys(r[1] for r in rows))
+        for method in dict.fromkeys(r[2] for r in rows):
+            color, marker, mfc = styles[method]
+            pts = [(insts.index(r[1]), r[3]) for r in rows if r[2] == method]
+            ax.plot(*zip(*pts), ls="none", marker=marker, color=color, mfc=mfc, ms=8 if marker != "_" else 18,
+                    mew=1.5, label=method)
+        ax.set(yscale="log", ylabel="microseconds per sample" if panel == "lingape" else "microseconds per round",
+               title="LinGapE, one sample per round" if panel == "lingape" else "semi-bandit solvers")
+        ax.set_xticks(range(len(insts)), insts, rotation=20 if len(insts) > 2 else 0, ha="right" if len(insts) > 2 else "center")
+        ax.set_xlim(-0.5, len(insts) - 0.5)
+        ax.legend(loc="best")
+    fig.tight_layout()
+    _figures.save(fig, folder, __file__, "per-sample-cost")
 
 
 # ====================================================================== semi-bandit
@@ -350,10 +389,10 @@ def semi_section() -> None:
     for n in (10, 100):
         mu = np.linspace(0.5, 0.0, n)
         mu[1] = 0.45
-        # lil'UCB heuristic (eps = 0, beta = 1/2, lambda = 1 + 10/N, delta = nu/5)
+        # lil'UCB heuristic (eps = 0, beta = 1/2, lambda = 1 + 10/N, lil_delta = delta/5)
         solver = get_solver("lil-ucb")(mode="heuristic")
         p = solver.confidence_parameters(n)
-        U = LILRadius(p["delta"], epsilon=p["epsilon"], sigma=sigma)
+        U = LILRadius(p["lil_delta"], epsilon=p["epsilon"], sigma=sigma)
         solver.run(GaussianArms(mu, sigma=sigma, rng=0), rng=0)  # warm-up
         n_p, r_p, t_p, res, t_c = _best_of(lambda: plain_lil_ucb(mu, sigma, 7, U, 1.0 + p["beta"], p["lambda"]),
                                            lambda: solver.run(GaussianArms(mu, sigma=sigma, rng=7), rng=0))
@@ -367,7 +406,7 @@ def semi_section() -> None:
                                            lambda: solver.run(GaussianArms(mu2, sigma=sigma, rng=7), rng=0),
                                            repeats=7 if n <= 10 else 1)
         _semi_row("LUCB", n, n_p, r_p, t_p, res, t_c)
-        # lil'RandLUCB heuristic (eps = 0, delta = nu); radii U(T, delta/(2(N-K))) / U(T, delta/(2K))
+        # lil'RandLUCB heuristic (eps = 0, lil_delta = delta); radii U(T, lil_delta/(2(N-K))) / U(T, lil_delta/(2K))
         solver = get_solver("lil-randlucb")(K=1, mode="heuristic")
         p = solver.confidence_parameters(n)
         Uh = LILRadius(p["omegas"]["high"], epsilon=p["epsilon"], sigma=sigma)
@@ -395,6 +434,8 @@ def _best_of(plain, combex, repeats=5):
 def _semi_row(label, n, n_p, r_p, t_p, res, t_c):
     same = "" if n_p == res.samples else " (differ!)"
     up, uc = 1e6 * t_p / r_p, 1e6 * t_c / res.rounds
+    FIGURE_ROWS.extend([("semi", f"{label}, N = {n}", "plain numpy loop", up),
+                        ("semi", f"{label}, N = {n}", "combex run", uc)])
     print(f"| {label} | {n} | {n_p:,} / {res.samples:,}{same} | {up:.1f} | {uc:.1f} | {uc / up:.2f} |", flush=True)
 
 

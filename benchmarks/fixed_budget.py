@@ -64,7 +64,7 @@ def _env(instance: str, solver: str, seed: int, index: int) -> tuple[Any, np.ran
     g_inst, g_env, g_alg = run_generators(seed, index)
     params = dict(INSTANCES[instance]["params"])
     if instance == "lab-teams" and solver == "top-two":
-        params["known_noise"] = True  # the brief's setting; "top-two-uv" is the same solver without it
+        params["known_noise"] = True  # the declared scale; "top-two-uv" is the same solver without it
     env = make_instance(instance, rng=g_inst, **params)
     env.reset(g_env)
     return env, g_alg

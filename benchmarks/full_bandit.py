@@ -5,6 +5,7 @@ Usage::
     OPENBLAS_NUM_THREADS=1 python benchmarks/full_bandit.py --quick             # every section, < 4 min
     OPENBLAS_NUM_THREADS=1 python benchmarks/full_bandit.py --out results/fb    # full (~30 min)
     python benchmarks/full_bandit.py --sections fig2 throughput --out /tmp/fb
+    python benchmarks/full_bandit.py --sections fig2 fig3 table2 --figures docs/figures   # the page's figures
 
 Sections
 --------
@@ -52,6 +53,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
+import _figures  # noqa: E402
 import numpy as np  # noqa: E402
 
 from combex.allocations import topk_support  # noqa: E402
@@ -276,6 +278,17 @@ def fig2(args: argparse.Namespace) -> None:
         fig.savefig(args.out / "fig2.png", dpi=110)
         plt.close(fig)
         print(f"  wrote {args.out / 'fig2.png'}")
+    if args.figures is not None:
+        plt = _figures.pyplot()
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        for name, _ in algs:
+            sel = [x for x in rows if x["solver"] == name]
+            ax.plot([x["n"] for x in sel], [1e3 * x["mean_s"] for x in sel], label=name, **_figures.style(name))
+        ax.set(yscale="log", xlabel="n (teams of k = n/2; |M| = C(n, k) up to 2.7 million)",
+               ylabel="milliseconds per stopping check", title="Time of one stopping check against n")
+        ax.set_xticks(args.fig2_ns)
+        ax.legend(ncol=2)
+        _figures.save(fig, args.figures, __file__, "time-per-check")
 
 
 # ============================================================================== fig3
@@ -308,7 +321,8 @@ def fig3(args: argparse.Namespace) -> None:
                 ok += bool(correct)
                 samples.append(res.samples)
                 rows.append({"gap": gap, "run": r, "solver": name, "samples": res.samples, "status": res.status,
-                             "optimal": correct, "wall_s": wall, "rounds": res.rounds})
+                             "optimal": correct, "wall_s": wall, "rounds": res.rounds,
+                             "lower_bound_samples": _figures.bound_samples(res)})
             cells.append(f"{np.mean(samples):>11,.0f} ({ok:>2}/{runs})")
         print(f"{gap:4.1f} | " + " ".join(f"{c:>18}" for c in cells) + f" | {time.perf_counter() - t_gap:6.0f}", flush=True)
     write_csv(args.out, "fig3.csv", rows)
@@ -327,6 +341,20 @@ def fig3(args: argparse.Namespace) -> None:
         fig.savefig(args.out / "fig3.png", dpi=110)
         plt.close(fig)
         print(f"  wrote {args.out / 'fig3.png'}")
+    if args.figures is not None:
+        plt = _figures.pyplot()
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        for name, _ in algs:
+            ys = [np.mean([x["samples"] for x in rows if x["solver"] == name and x["gap"] == gap]) for gap in args.fig3_gaps]
+            ax.plot(args.fig3_gaps, ys, label=name, **_figures.style(name))
+        bound = [np.mean([x["lower_bound_samples"] for x in rows if x["gap"] == gap]) for gap in args.fig3_gaps]
+        ax.plot(args.fig3_gaps, bound, "k--", label="T* log(1/delta), certified lower bound")
+        ax.set(xscale="log", yscale="log", xlabel="gap Delta_min", ylabel=f"samples (mean of {runs} runs)",
+               title=f"Samples against the gap, (n, k) = (10, 5), delta = 0.05")
+        ax.set_xticks(args.fig3_gaps, [f"{g:g}" for g in args.fig3_gaps])
+        ax.minorticks_off()
+        ax.legend(ncol=2)
+        _figures.save(fig, args.figures, __file__, "samples-vs-gap")
 
 
 # ============================================================================== table2
@@ -364,7 +392,8 @@ def table2(args: argparse.Namespace) -> None:
                 rows.append({"dataset": ds, "n": env.n_arms, "solver": name, "run": r, "samples": res.samples,
                              "status": res.status, "wall_s": wall, "checks": res.rounds, "eps_optimal": e_ok,
                              "optimal": x_ok, "certified_statistic": cs,
-                             "statistic": res.certificate.get("statistic", math.nan)})
+                             "statistic": res.certificate.get("statistic", math.nan),
+                             "lower_bound_samples": _figures.bound_samples(res)})
             paper = PAPER_TABLE2[ds][ai] * 1e3 if ai < 3 else math.nan
             m = float(np.mean(samples))
             cs_txt = f"{np.nanmean(cstat):17.3f}" if name.startswith("SA-FOA") else f"{'-':>17}"
@@ -375,6 +404,27 @@ def table2(args: argparse.Namespace) -> None:
     print(f"cert stat at stop: SA-FOA's certified statistic (upper bound on (5) minus theta_hat(M_hat)) at the "
           f"stop; the certified mode stops when it is <= epsilon/2 = {eps / 2:g}.")
     print("paper: SA-FOA needs the fewest samples on every domain; all three found the optimal team.")
+    if args.figures is not None:
+        plt = _figures.pyplot()
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        dsets = list(args.table2_datasets)
+        xs = np.arange(len(dsets))
+        for ai, (name, _) in enumerate(algs):
+            st = _figures.style(name)
+            off = (ai - 1.5) * 0.12
+            ours = [np.mean([x["samples"] for x in rows if x["solver"] == name and x["dataset"] == ds]) for ds in dsets]
+            ax.plot(xs + off, ours, ls="none", label=f"{name} (combex)", **st)
+            if ai < 3:
+                ax.plot(xs + off, [PAPER_TABLE2[ds][ai] * 1e3 for ds in dsets], ls="none", marker=st["marker"],
+                        mfc="none", color=st["color"], label=f"{name} (paper, Table 2)")
+        bound = [np.nanmean([x["lower_bound_samples"] for x in rows if x["dataset"] == ds]) for ds in dsets]
+        ax.plot(xs, bound, ls="none", marker="_", ms=40, mew=1.5, color="k",
+                label="T* log(1/delta), certified lower bound (sigma = 5)")
+        ax.set(yscale="log", ylabel=f"samples (mean of {runs} runs)",
+               title="Quiz domains, k = 10, epsilon = 0.5: combex (filled) beside the paper (open)")
+        ax.set_xticks(xs, [f"{ds}\nn = {CrowdQuiz(ds, k=10).n_arms}" for ds in dsets])
+        ax.legend(ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+        _figures.save(fig, args.figures, __file__, "table2-vs-paper")
 
 
 # ============================================================================== throughput
@@ -424,6 +474,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS[:-1]))
     ap.add_argument("--quick", action="store_true", help="a reduced version of every section (< 4 minutes)")
     ap.add_argument("--out", type=Path, default=None, help="folder for CSV and PNG output")
+    _figures.add_option(ap)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--table2-growth", type=float, default=None,
                     help="geometric check schedule of table2 (default 0.05: checks every x1.05)")

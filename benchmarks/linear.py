@@ -8,6 +8,7 @@ lower-bound ratio samples / (T* log(1/delta)).
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/linear.py            # reduced sizes
     OPENBLAS_NUM_THREADS=1 python benchmarks/linear.py --full     # the paper's sizes
+    python benchmarks/linear.py --sections fig1 fig2 --figures docs/figures   # the page's figures
 
 LinGapE runs Algorithm 1 exactly (``growth=0``: one pull and one stopping check per
 round) in both modes; the reduced mode uses fewer d / gaps / arms / seeds (``--seeds``).
@@ -19,10 +20,13 @@ import argparse
 import time
 import warnings
 
+import _figures
 import numpy as np
 
 from combex.environments._instances_linear import canonical, diabetes_linear, soare, wine_linear
 from combex.solvers.linear import LinGapE, XYAdaptive, XYOracle, XYStatic
+
+SECTIONS = ("fig1", "fig2", "real")
 
 # Table 1 of the paper (d = 5): pulls per arm.
 PAPER_TABLE1 = {
@@ -55,12 +59,74 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--full", action="store_true", help="the paper's sizes (slow)")
     ap.add_argument("--seeds", type=int, default=None, help="runs per setting (default 10 full, 3 reduced)")
+    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
+                    help="fig1 = Figure 1 and Table 1, fig2 = Figure 2, real = Section 7.2")
+    _figures.add_option(ap)
     args = ap.parse_args()
     full = args.full
     g = 0.0
     seeds = range(args.seeds if args.seeds else (10 if full else 3))
     lingape = LinGapE(growth=g)
 
+    fig_rows: dict[str, list[tuple[float, str, float, float]]] = {"fig1": [], "fig2": []}
+    if "fig1" in args.sections:
+        fig1_table1(args, full, seeds, lingape, fig_rows["fig1"])
+    if "fig2" in args.sections:
+        fig2(full, seeds, lingape, fig_rows["fig2"])
+    if args.figures is not None and (fig_rows["fig1"] or fig_rows["fig2"]):
+        samples_figure(args, fig_rows, len(seeds))
+    if "real" in args.sections:
+        real_data(full, seeds, g)
+
+
+def samples_figure(args, fig_rows, n_seeds) -> None:
+    """Mean samples against d (Figure 1) and against the gap (Figure 2), with T* log(1/delta)."""
+    plt = _figures.pyplot()
+    panels = [(k, v) for k, v in fig_rows.items() if v]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+    for ax, (key, rows) in zip(axes[0], panels):
+        names = list(dict.fromkeys(r[1] for r in rows))
+        for name in names:
+            sel = [r for r in rows if r[1] == name]
+            ax.plot([r[0] for r in sel], [r[2] for r in sel], label=name, **_figures.style(name))
+        xs = sorted({r[0] for r in rows})
+        bound = [np.nanmean([r[3] for r in rows if r[0] == x]) for x in xs]
+        ax.plot(xs, bound, "k--", label="T* log(1/delta)")
+        ax.set(yscale="log", ylabel=f"samples (mean of {n_seeds} runs)")
+        if key == "fig1":
+            ax.set(xlabel="d", title="Figure 1: Soare et al.'s instance, delta = 0.05")
+            ax.set_xticks(xs)
+        else:
+            ax.set(xscale="log", xlabel="gap", title="Figure 2: canonical instance, d = 5")
+            ax.set_xticks(xs, [f"{x:g}" for x in xs])
+            ax.minorticks_off()
+        ax.legend()
+    fig.tight_layout()
+    _figures.save(fig, args.figures, __file__, "samples")
+
+
+def table1_figure(args, table1) -> None:
+    """Pulls per arm at d = 5: combex (filled) beside Table 1 of the paper (open)."""
+    plt = _figures.pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    names = [n for n in ("XY-static", "LinGapE", "XY-oracle") if n in table1]
+    arms = np.arange(1, 7)
+    for i, n in enumerate(names):
+        st = _figures.style(n)
+        off = (i - 1) * 0.18
+        ours = np.asarray(table1[n], dtype=float)
+        paper = np.asarray(PAPER_TABLE1[n], dtype=float)
+        ax.plot(arms[ours > 0] + off, ours[ours > 0], ls="none", label=f"{n} (combex)", **st)
+        ax.plot(arms + off, paper, ls="none", marker=st["marker"], mfc="none", color=st["color"],
+                label=f"{n} (paper)")
+    ax.set(yscale="log", xlabel="arm (arm 6 is x_6, the near-optimal distractor; a zero count is not drawn)",
+           ylabel="pulls (mean over the seeds)", title="Table 1: pulls per arm at d = 5, combex beside the paper")
+    ax.set_xticks(arms)
+    ax.legend(ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+    _figures.save(fig, args.figures, __file__, "table1-vs-paper")
+
+
+def fig1_table1(args, full, seeds, lingape, fig_rows) -> None:
     # ------------------------------------------------------------- Figure 1
     ds = range(2, 11) if full else (2, 3, 4, 5)
     print("## Figure 1: samples vs d (soare instance, delta = 0.05, lambda = 1, epsilon = 0)\n")
@@ -75,6 +141,7 @@ def main() -> None:
         for name, solver in solvers.items():
             rows = run_many(solver, lambda s, d=d: soare(d, rng=s), seeds)
             m, lr, sec, err = summarize(rows)
+            fig_rows.append((d, name, m, m / lr))
             print(f"| {d} | {name} | {m:,.0f} | {lr:.2f} | {err:.2f} | {sec:.2f} |", flush=True)
             if d == 5:
                 table1[name] = np.mean([r.pulls for r, _, _ in rows], axis=0)
@@ -89,7 +156,11 @@ def main() -> None:
         tot = " | ".join(f"{sum(PAPER_TABLE1[n]):,} | {table1[n].sum():,.0f}" for n in names)
         print(f"| total | {tot} |")
         print("\n(combex columns: mean over the seeds.)")
+        if args.figures is not None:
+            table1_figure(args, table1)
 
+
+def fig2(full, seeds, lingape, fig_rows) -> None:
     # ------------------------------------------------------------- Figure 2
     gaps = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0) if full else (0.2, 0.5, 1.0)
     print("\n## Figure 2: samples vs gap (canonical instance, d = 5)\n")
@@ -98,8 +169,12 @@ def main() -> None:
     for gap in gaps:
         a = summarize(run_many(lingape, lambda s: canonical(5, gap, rng=s), seeds))
         b = summarize(run_many(XYStatic(), lambda s: canonical(5, gap, rng=s), seeds))
+        fig_rows += [(gap, "LinGapE", a[0], a[0] / a[1]), (gap, "XY-static", b[0], b[0] / b[1])]
         print(f"| {gap} | {a[0]:,.0f} | {b[0]:,.0f} | {a[1]:.2f} | {b[1]:.2f} | {a[3]:.2f} / {b[3]:.2f} |", flush=True)
 
+
+
+def real_data(full, seeds, g) -> None:
     # ------------------------------------------------------------- Section 7.2
     arms = (12, 16, 20, 30, 40) if full else (12, 16, 20)
     print("\n## Section 7.2: real-data simulation (+-1 rewards, Delta_i >= 0.05)\n")

@@ -6,6 +6,7 @@ search, at informative epsilon (one run, one process).
     python benchmarks/mips.py --columns          # also dimension-major copies (memory of a second V)
     python benchmarks/mips.py --heuristic        # also epsilon >= 1 (no guarantee: epsilon as a knob), labelled
     python benchmarks/mips.py --breakdown        # where a planned index query's time goes (issue 17d)
+    python benchmarks/mips.py --skip-figure1 --figures docs/figures   # + the results page's figure
     python benchmarks/mips.py --banditmips DIR   # also the public BanditMIPS BoundedME (a checkout of
                                                  # ThrunGroup/BanditMIPS; not part of combex), same schedule
 
@@ -33,6 +34,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 
+import _figures  # noqa: E402
 import numpy as np  # noqa: E402
 
 from combex.environments._lists import BinaryRewardLists  # noqa: E402
@@ -44,6 +46,8 @@ from combex.solvers.mips import BoundedME  # noqa: E402
 EPSILONS = [0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3]  # informative: < 1 on the guarantee's scale
 DELTA = 0.1
 K = 5
+#: The BoundedMEIndex rows of the data sets run: the figure's points.
+FIGURE_ROWS: list[dict] = []
 
 
 def _load(os_getloadavg=getattr(os, "getloadavg", None)) -> str:
@@ -132,9 +136,12 @@ def bench_data_set(name: str, n: int, dim: int, n_queries: int, seed: int, *, co
     print(f"\n| layout | epsilon | precision@{K} | fraction read: measured / model | products | "
           "time / exact | 1.15 x fraction | target met | faster than exact | model time / exact (target) | auto runs |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    first = len(FIGURE_ROWS)
     for label, data in layouts.items():
         for eps in EPSILONS:
             _bandit_row(label, data, V, Q, truth, eps, reps, method="bandit")
+    for row in FIGURE_ROWS[first:]:
+        row["data"] = name
     if heuristic:
         print(f"\nHeuristic mode (epsilon >= 1: the guarantee says nothing; epsilon only sets how much "
               "is read):\n")
@@ -204,6 +211,10 @@ def _bandit_row(label: str, data, raw, Q, truth, eps: float, reps: int, *, metho
     mt = res.info["model_time_fraction"]
     m_met = mt <= 1.15 * res.info["model_fraction_read"]
     auto = "exact" if mt >= EXACT_ABOVE else "bandit"
+    if label == "BoundedMEIndex" and eps < 1:
+        FIGURE_ROWS.append({"shape": raw.shape, "epsilon": eps,
+                            "ratio": ratio, "fraction": f, "model": float(np.mean(model)),
+                            "precision": float(np.mean(precs))})
     print(f"| {label} | {eps}{tag} | {np.mean(precs):.2f} | {f:.3f} / {np.mean(model):.3f} | {np.mean(prods):.3f} | "
           f"{ratio:.3f} | {1.15 * f:.3f} | {'yes' if met else 'NO'} | {faster} | {mt:.3f} "
           f"({'met' if m_met else 'not met'}) | {auto} |")
@@ -346,6 +357,7 @@ def main() -> None:
     ap.add_argument("--breakdown", action="store_true",
                     help="only the breakdown of a planned query (planted, 2,000 x 20,000, epsilon 0.2 and 0.3)")
     ap.add_argument("--skip-figure1", action="store_true")
+    _figures.add_option(ap)
     ap.add_argument("--figure1", nargs=3, type=int, default=None, metavar=("N", "DIM", "RUNS"),
                     help="Figure 1 size (default 2,000 x 20,000, 10 runs; the paper: 10,000 100,000 20)")
     args = ap.parse_args()
@@ -363,6 +375,38 @@ def main() -> None:
                            banditmips=args.banditmips if name == "gaussian" else None)
     if not args.skip_figure1:
         figure1(*(args.figure1 or (2_000, 20_000, 10)), args.seed)
+    if args.figures is not None and FIGURE_ROWS:
+        time_figure(args.figures)
+
+
+def time_figure(folder) -> None:
+    """Query time over exact search's, and the fraction of V's bytes read (measured; the
+    cost model dashed), against epsilon, for each data set of BoundedMEIndex queries."""
+    plt = _figures.pyplot()
+    shapes = list(dict.fromkeys(r["shape"] for r in FIGURE_ROWS))
+    fig, axes = plt.subplots(1, len(shapes), figsize=(6.4 * len(shapes), 3.9), squeeze=False)
+    for ax, shape in zip(axes[0], shapes):
+        rows = [r for r in FIGURE_ROWS if r["shape"] == shape]
+        for i, name in enumerate(dict.fromkeys(r["data"] for r in rows)):
+            sel = [r for r in rows if r["data"] == name]
+            eps = [r["epsilon"] for r in sel]
+            color = f"C{i}"
+            ax.plot(eps, [r["ratio"] for r in sel], marker="o", color=color, label=f"{name}: time / exact search")
+            ax.plot(eps, [r["fraction"] for r in sel], marker="s", mfc="none", ls=":", color=color,
+                    label=f"{name}: fraction of V read")
+            ax.plot(eps, [r["model"] for r in sel], ls="--", lw=0.8, color=color)
+        ax.axhline(1.0, color="k", lw=1)
+        ax.text(EPSILONS[-1], 0.95, "exact search (BLAS V @ q) = 1", va="top", ha="right")
+        ax.set(xscale="log", yscale="log", xlabel="epsilon (delta = 0.1, k = 5)",
+               ylabel="query time / exact search time; fraction read",
+               title=f"BoundedMEIndex queries, {shape[0]:,} x {shape[1]:,} float32 (dashed: the cost model's fraction)")
+        ax.title.set_fontsize(8.5)
+        ax.set_xticks(EPSILONS, [f"{e:g}" for e in EPSILONS])
+        ticks = [t for t in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5) if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
+        ax.legend(loc="lower left", ncol=1)
+    _figures.save(fig, folder, __file__, "time-vs-exact")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Usage::
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
     python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
+    python benchmarks/optimal.py --runs 20 --sections mab bestk class delta trace --figures docs/figures
 
 Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
 oracle sampler tracking the true w*(mu) with the same stopping threshold, same noise:
@@ -16,7 +17,7 @@ of ``run`` over samples, after one untimed warm-up run per cell; the new solvers
 through ask / tell). A final table gives the factor best LUCB-family / best new. All
 algorithms use *valid* thresholds unless the row says "heuristic" (log((1 + log t)/delta),
 the papers' experiments): "valid" is the default normal-mixture threshold, "valid-kk" the
-Kaufmann & Koolen (2021) one (the default before issue 15g), each with its own oracle row. The LUCB family runs in faithful mode with nu = delta (their
+Kaufmann & Koolen (2021) one, each with its own oracle row. The LUCB family runs in faithful mode at the same delta (their
 guarantees). Run r of every algorithm sees the same noise stream (common random numbers).
 This script prints figures; it is not a pass/fail test.
 """
@@ -28,6 +29,7 @@ import os
 import time
 from typing import Any, Callable
 
+import _figures
 import numpy as np
 
 from combex.environments import BestKGaussianArms, GaussianArms
@@ -147,9 +149,9 @@ def mab(runs: int) -> list[dict[str, Any]]:
     delta = 0.01
     env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
     old = [
-        ("LUCB (faithful)", lambda: LUCB(1, nu=delta), "lucb"),
-        ("lil'UCB (faithful)", lambda: LilUCB(1, nu=delta), "lucb"),
-        ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(1, nu=delta), "lucb"),
+        ("LUCB (faithful)", lambda: LUCB(1, delta=delta), "lucb"),
+        ("lil'UCB (faithful)", lambda: LilUCB(1, delta=delta), "lucb"),
+        ("lil'RandLUCB (faithful)", lambda: LilRandLUCB(1, delta=delta), "lucb"),
     ]
     return section("Gaussian MAB means (1,.8,.6,.4,.2), unit variance", env, delta, old + new_algs(delta, {}), runs, {})
 
@@ -165,9 +167,9 @@ def bestk(runs: int) -> list[dict[str, Any]]:
     for name, N, K in BESTK:
         env = jiang_1sparse(N, K, rng=0) if name == "1sparse" else jiang_exponential(N, K, rng=0)
         old = [
-            ("LUCB (faithful)", lambda K=K: LUCB(K, nu=delta), "lucb"),
-            ("LUCB++ (faithful)", lambda K=K: LUCBPlusPlus(K, nu=delta), "lucb"),
-            ("lil'RandLUCB (faithful)", lambda K=K: LilRandLUCB(K, nu=delta), "lucb"),
+            ("LUCB (faithful)", lambda K=K: LUCB(K, delta=delta), "lucb"),
+            ("LUCB++ (faithful)", lambda K=K: LUCBPlusPlus(K, delta=delta), "lucb"),
+            ("lil'RandLUCB (faithful)", lambda K=K: LilRandLUCB(K, delta=delta), "lucb"),
         ]
         title = f"Best-K jiang-{name}{' 0.3' if name == 'exponential' else ''} N={N}, K={K} (sigma 1/2)"
         rows += section(title, env, delta, old + new_algs(delta, {"K": K}, heuristic=False), runs, {"K": K})
@@ -180,7 +182,7 @@ def decision_class(runs: int) -> list[dict[str, Any]]:
     env = GaussianArms([1.0, 0.7, 0.2, 0.9, 0.5, 0.1, 0.6, 0.3], sigma=0.5, rng=0)
     env.decision_class = pm  # scoring against the class
     env.arm_type = "index"
-    old = [("lil'CLUCB (faithful)", lambda: LilCLUCB(decision_class=pm, nu=delta), "lucb")]
+    old = [("lil'CLUCB (faithful)", lambda: LilCLUCB(decision_class=pm, delta=delta), "lucb")]
     algs = old + [(n, m, t) for n, m, t in new_algs(delta, {"decision_class": pm}, heuristic=False)
                   if not n.startswith("track-and-stop (C)")]
     return section("Partition matroid (one arm from each of 3 groups of 8 arms)", _ClassEnv(env, pm), delta, algs,
@@ -350,17 +352,127 @@ def unknown_variance_class(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+#: delta of the samples-against-delta section (the MAB instance of ``mab``).
+DELTAS = (0.1, 0.01, 1e-3, 1e-4, 1e-6)
+
+
+def against_delta(runs: int) -> list[dict[str, Any]]:
+    """Mean samples against log(1/delta) on the MAB instance of ``mab``, beside T* log(1/delta):
+    an asymptotically optimal solver's samples grow with slope 1 in T* log(1/delta)."""
+    env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
+    T = bandit_characteristic_time(env.means()).T_star
+    algs = [("top-two (IDS)", lambda d: TopTwo(delta=d)), ("track-and-stop (D)", lambda d: TrackAndStop(delta=d)),
+            ("fw-sampling", lambda d: FWSampling(delta=d)), ("LUCB (faithful)", lambda d: LUCB(1, nu=d)),
+            ("lil'RandLUCB (faithful)", lambda d: LilRandLUCB(1, nu=d))]
+    print(f"\n=== Samples against delta: Gaussian MAB (1,.8,.6,.4,.2), valid thresholds, {runs} runs; T* = {T:.1f} ===")
+    print(f"{'algorithm':<26}" + "".join(f"{'d=' + format(d, 'g'):>12}" for d in DELTAS) + "   (mean samples)")
+    rows = []
+    for name, make in algs:
+        cells = [run_cell(lambda make=make, d=d: make(d), env, runs, 0.0) for d in DELTAS]
+        rows += [{"instance": "delta", "algorithm": name, "delta": d, **c} for d, c in zip(DELTAS, cells)]
+        print(f"{name:<26}" + "".join(f"{c['mean']:>12.0f}" for c in cells) + f"   errors {sum(c['errors'] for c in cells)}",
+              flush=True)
+    print(f"{'T* log(1/delta)':<26}" + "".join(f"{T * np.log(1 / d):>12.0f}" for d in DELTAS))
+    return [{**r, "T_star": T} for r in rows]
+
+
+def traces(runs: int) -> list[dict[str, Any]]:
+    """The GLR statistic against its threshold at every check of one Top-Two run (trace=True),
+    on the MAB instance of ``mab`` and on the partition matroid of ``class`` (delta = 0.01)."""
+    delta = 0.01
+    mab_env = BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0)
+    pm = PartitionMatroid([0, 0, 0, 1, 1, 1, 2, 2], [1, 1, 1], base=True)
+    cls_env = GaussianArms([1.0, 0.7, 0.2, 0.9, 0.5, 0.1, 0.6, 0.3], sigma=0.5, rng=0)
+    rows = []
+    print(f"\n=== Stopping statistic against its threshold: one top-two (IDS) run each, delta = {delta} ===")
+    for title, env, kw in (("Gaussian MAB (1,.8,.6,.4,.2)", mab_env, {}),
+                           ("partition matroid, 3 groups", cls_env, {"decision_class": pm})):
+        res = TopTwo(delta=delta, **kw).run(env.spawn(np.random.SeedSequence(2024)), rng=0, budget=BUDGET, trace=True)
+        glr, thr = np.asarray(res.trace["glr"]), np.asarray(res.trace["threshold"])
+        t = res.samples - len(glr) + 1 + np.arange(len(glr))  # one sample per check (batch_size 1)
+        print(f"{title:<32} stopped at {res.samples} samples: GLR {glr[-1]:.2f} >= threshold {thr[-1]:.2f}")
+        rows.append({"instance": title, "t": t, "glr": glr, "threshold": thr, "samples": res.samples})
+    return rows
+
+
+def figures(folder: Any, rows: dict[str, list[dict[str, Any]]], runs: int) -> None:
+    """The results page's figures from the sections that ran."""
+    plt = _figures.pyplot()
+    table = rows.get("mab", []) + rows.get("bestk", []) + rows.get("class", [])
+    if table:
+        insts = list(dict.fromkeys(r["instance"] for r in table))
+        short = [i.replace("Gaussian MAB means (1,.8,.6,.4,.2), unit variance", "MAB, 5 arms")
+                 .replace("Partition matroid (one arm from each of 3 groups of 8 arms)", "partition matroid")
+                 .replace("Best-K jiang-", "").replace(" (sigma 1/2)", "").replace("exponential 0.3", "exp 0.3")
+                 for i in insts]
+        names = list(dict.fromkeys(r["algorithm"] for r in table if r["threshold"] in ("valid", "lucb")))
+        fig, ax = plt.subplots(figsize=(7.6, 4.0))
+        for j, name in enumerate(names):
+            st = _figures.style("top-two" if name == "top-two (IDS)" else name.replace(" (faithful)", ""))
+            off = (j - (len(names) - 1) / 2) * 0.06
+            pts = [(i + off, r["xLB"]) for i, inst in enumerate(insts) for r in table
+                   if r["instance"] == inst and r["algorithm"] == name and r["threshold"] in ("valid", "lucb")]
+            lucb = any(r["threshold"] == "lucb" for r in table if r["algorithm"] == name)
+            ax.plot(*zip(*pts), ls="none", label=name, color=st["color"], marker=st["marker"],
+                    mfc="none" if lucb else st["color"])
+        ax.axhline(1.0, color="k", ls="--", lw=1, label="the lower bound (ratio 1)")
+        ax.set(yscale="log", ylabel=f"samples / (T* log(1/delta)), mean of {runs} runs",
+               title="Ratio to the lower bound, delta = 0.01 (open: LUCB family, faithful; filled: GLR solvers)")
+        ax.set_xticks(range(len(insts)), short, rotation=20, ha="right")
+        ax.set_ylim(0.8, None)
+        ax.legend(ncol=1, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _figures.save(fig, folder, __file__, "ratio-to-bound")
+    if rows.get("delta"):
+        d_rows = rows["delta"]
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        T = d_rows[0]["T_star"]
+        x = np.log(1.0 / np.asarray(DELTAS))
+        for name in dict.fromkeys(r["algorithm"] for r in d_rows):
+            ys = [r["mean"] for r in d_rows if r["algorithm"] == name]
+            st = _figures.style("top-two" if name == "top-two (IDS)" else name.replace(" (faithful)", ""))
+            ax.plot(x, ys, label=name, color=st["color"], marker=st["marker"],
+                    mfc="none" if "faithful" in name else st["color"])
+        ax.plot(x, T * x, "k--", label="T* log(1/delta)")
+        ax.set(xscale="log", yscale="log", xlabel="delta (placed at log(1/delta), log scale)",
+               ylabel=f"samples (mean of {runs} runs)", title="Samples against delta: Gaussian MAB, 5 arms")
+        ax.set_xticks(x, [f"{d:g}" for d in DELTAS])
+        ax.minorticks_off()
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _figures.save(fig, folder, __file__, "samples-vs-delta")
+    if rows.get("trace"):
+        tr = rows["trace"]
+        fig, axes = plt.subplots(1, len(tr), figsize=(4.6 * len(tr), 3.4), squeeze=False)
+        for ax, r in zip(axes[0], tr):
+            ax.plot(r["t"], r["glr"], color="C1", lw=1.2, label="GLR statistic")
+            ax.plot(r["t"], r["threshold"], color="k", ls="--", lw=1.2, label="threshold (delta = 0.01)")
+            ax.axvline(r["samples"], color="gray", ls=":", lw=1)
+            ax.annotate(f"stop: {r['samples']:,} samples", (r["samples"], r["threshold"][-1]),
+                        xytext=(-8, 12), textcoords="offset points", ha="right")
+            ax.set(xscale="log", xlabel="samples", title=f"top-two (IDS): {r['instance']}")
+            ax.set_ylim(0, 1.5 * r["threshold"][-1])
+        axes[0, 0].set_ylabel("statistic")
+        axes[0, 0].legend(loc="upper left")
+        fig.tight_layout()
+        _figures.save(fig, folder, __file__, "statistic-vs-threshold")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"])
+    ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"],
+                    help="any of mab bestk class batch timing uv uv-class delta trace")
+    _figures.add_option(ap)
     args = ap.parse_args()
     t0 = time.time()
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (2 cores, shared)")
+    rows = {}
     for s in args.sections:
-        {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
-         "uv": unknown_variance, "uv-class": unknown_variance_class}[s](args.runs)
+        rows[s] = {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
+                   "uv": unknown_variance, "uv-class": unknown_variance_class, "delta": against_delta,
+                   "trace": traces}[s](args.runs)
     print_factors()
+    if args.figures is not None:
+        figures(args.figures, rows, args.runs)
     print(f"\nload average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}; total {time.time() - t0:.0f} s")
 
 

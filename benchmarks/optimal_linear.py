@@ -11,6 +11,8 @@ rule's own cost), errors, microseconds per sample.
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py                # 20 seeds
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --seeds 5 --no-xy   # quick
     OPENBLAS_NUM_THREADS=1 python benchmarks/optimal_linear.py --teams --seeds 5    # full bandit
+    python benchmarks/optimal_linear.py --figures docs/figures                     # + the page's figure
+    python benchmarks/optimal_linear.py --crowd --seeds 3 --figures docs/figures   # + the teams figure
 
 ``--teams``: team selection with full-bandit feedback (``kuroki-synthetic`` n = 8, k = 3,
 the C(8, 3) = 56 teams enumerated) beside ICB.
@@ -55,6 +57,7 @@ import math
 import time
 import warnings
 
+import _figures
 import numpy as np
 
 from combex.environments import soare
@@ -107,7 +110,7 @@ def teams(seeds) -> None:
               f"| {1e6 * el / sum(a for a, _, _ in res):.1f} |", flush=True)
 
 
-def crowd(seeds, domains) -> None:
+def crowd(seeds, domains, figures=None) -> None:
     from combex.environments import CrowdQuiz
     from combex.experiments._instances import make_instance
     from combex.solvers import ICB
@@ -119,6 +122,7 @@ def crowd(seeds, domains) -> None:
           "| ratio to T* log(1/delta), certified upper bound: LP yardstick (every result's) | same, moment yardstick "
           "| s / run |")
     print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    shown = []
     for dom in domains:
         rows = {}
         for name, S in [("top-two (oracle path)", LinearTopTwo(delta, epsilon=eps)),
@@ -151,6 +155,62 @@ def crowd(seeds, domains) -> None:
             mtxt = f"{np.mean(mom):.2f}" if np.isfinite(mom).all() else "-"
             print(f"| {dom} | {name} | {mean:,.0f} | {icb / mean:.1f} | {sum(q[1] for q in res)}/{len(res)} "
                   f"| {res[0][3]} | {rtxt} | {mtxt} | {np.mean([q[2] for q in res]):.1f} |", flush=True)
+            shown.append({"instance": dom, "algorithm": name, "mean": float(mean),
+                          "lp": float(np.mean([q[0] / q[4] for q in res])),
+                          "moment": float(np.mean([q[0] / q[5] for q in res]))})
+    if figures is not None:
+        teams_figure(figures, shown, len(seeds), delta, eps)
+
+
+def teams_figure(folder, shown, n_seeds, delta, eps) -> None:
+    """Team evaluations per instance: linear Top-Two (oracle path) beside ICB, with the two
+    certified lower bounds of T*_eps log(1/delta) (black ticks: LP, grey: moment)."""
+    plt = _figures.pyplot()
+    fig, ax = plt.subplots(figsize=(7.2, 3.9))
+    insts = list(dict.fromkeys(r["instance"] for r in shown))
+    names = list(dict.fromkeys(r["algorithm"] for r in shown))
+    xs = np.arange(len(insts))
+    for j, name in enumerate(names):
+        key = "icb" if name.startswith("icb") else "top-two" if name == "top-two (oracle path)" else name
+        st = _figures.style(key)
+        ys = [next(r["mean"] for r in shown if r["instance"] == i and r["algorithm"] == name) for i in insts]
+        ax.plot(xs + (j - 1) * 0.12, ys, ls="none", label=name, color=st["color"], marker=st["marker"],
+                mfc=st["color"] if j == 0 or key == "icb" else "none")
+    for key, color, label in (("moment", "0.5", "T* log(1/delta) >= moment yardstick"),
+                              ("lp", "k", "T* log(1/delta) >= LP yardstick")):
+        ys = [np.mean([r[key] for r in shown if r["instance"] == i]) for i in insts]
+        ax.plot(xs, ys, ls="none", marker="_", ms=28, mew=1.5, color=color, label=label)
+    ax.set(yscale="log", ylabel=f"team evaluations (mean of {n_seeds} seeds)",
+           title=f"Best team of 10, epsilon = {eps}, delta = {delta}: teams too many to enumerate")
+    ax.set_xticks(xs, insts)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _figures.save(fig, folder, __file__, "teams-vs-icb")
+
+
+def soare_figure(folder, table, bound, n_seeds, d, delta) -> None:
+    """samples / (T* log(1/delta)) per solver on Soare et al.'s instance, valid and heuristic
+    thresholds (seed-paper algorithms: their own valid thresholds)."""
+    plt = _figures.pyplot()
+    fig, ax = plt.subplots(figsize=(7.2, 3.9))
+    labels = []
+    for i, (name, thr, rows, mean, _) in enumerate(table):
+        st = _figures.style(name.split(" (")[0])
+        ratios = np.array([r[0] for r in rows], dtype=float) / bound
+        heur = thr == "heuristic"
+        ax.plot(np.full(len(ratios), i), ratios, ls="none", marker=st["marker"], color=st["color"], alpha=0.25,
+                ms=4, mfc="none" if heur else st["color"])
+        ax.plot([i], [mean / bound], ls="none", marker=st["marker"], color=st["color"], ms=9,
+                mfc="none" if heur else st["color"])
+        labels.append(f"{name}, {thr}" if thr != "own (valid)" else name)
+    ax.axhline(1.0, color="k", ls="--", lw=1)
+    ax.text(len(table) - 0.5, 1.08, "lower bound", ha="right")
+    ax.set(yscale="log", ylabel="samples / (T* log(1/delta))",
+           title=f"Soare et al.'s instance, d = {d}, delta = {delta}: {n_seeds} seeds (small dots) and their mean; "
+                 "open = heuristic threshold")
+    ax.title.set_fontsize(8.5)
+    ax.set_xticks(range(len(table)), labels, rotation=35, ha="right", fontsize=7.5)
+    ax.set_ylim(0.7, None)
+    _figures.save(fig, folder, __file__, "soare-ratio")
 
 
 def paths(seeds) -> None:
@@ -436,13 +496,14 @@ def main() -> None:
                     help="the oracle path's two certified yardsticks against the exact T* (random small instances)")
     ap.add_argument("--domains", default="ITMANAGE,MEDICINE,CHINESE,kuroki-synthetic",
                     help="comma-separated --crowd instances")
+    _figures.add_option(ap)
     args = ap.parse_args()
     d, delta, seeds = args.d, args.delta, list(range(args.seeds))
     if args.teams:
         teams(seeds)
         return
     if args.crowd:
-        crowd(seeds, args.domains.split(","))
+        crowd(seeds, args.domains.split(","), args.figures)
         return
     if args.paths:
         paths(seeds)
@@ -493,6 +554,8 @@ def main() -> None:
         errors = sum(1 for r in rows if not r[2])
         us = 1e6 * sum(r[1] for r in rows) / sum(r[0] for r in rows)
         print(f"| {name} | {thr} | {mean:,.0f} | {mean / bound:.2f} | {orc:.2f} | {errors}/{len(rows)} | {us:.2f} |")
+    if args.figures is not None:
+        soare_figure(args.figures, table, bound, len(seeds), d, delta)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Usage::
     python benchmarks/semi_bandit.py --quick         # small N, few runs (about a minute)
     python benchmarks/semi_bandit.py --sections speed
     python benchmarks/semi_bandit.py --sections fig1 fig2 --Ns 10 20 50 100 --runs 20
+    python benchmarks/semi_bandit.py --sections fig1 fig2 --Ns 10 20 50 100 --runs 8 --lilucb-max-n 20 --figures docs/figures
 
 Sections
 --------
@@ -16,7 +17,7 @@ fig1   Best-K (Figure 1): 1-sparse and 0.3-Exponential, K = 2 and K = N/2, faith
 fig2   Best-1 (Figure 2): 1-sparse, lil-Exponential alpha = 0.3 and 0.6, with lil'UCB.
 cpe    Generalized lil'CLUCB on a partition matroid and on s-t paths.
 
-Every setting uses Gaussian rewards of variance 1/4 and nu = 0.01 (Section 5). Runs use
+Every setting uses Gaussian rewards of variance 1/4 and delta = 0.01 (the paper's nu, Section 5). Runs use
 common random numbers: run r of every algorithm sees the same noise stream
 (``SeedSequence(seed).spawn(runs)[r]``). The paper's qualitative claims are checked and
 printed at the end of each figure. This script prints figures; it is not a pass/fail test.
@@ -28,6 +29,7 @@ import argparse
 import time
 from typing import Any, Callable
 
+import _figures
 import networkx as nx
 import numpy as np
 
@@ -39,7 +41,7 @@ from combex.environments._instances_semi import (
 )
 from combex.solvers.semi_bandit import LUCB, LilCLUCB, LilLUCB, LilRandLUCB, LilUCB, LUCBPlusPlus
 
-NU = 0.01
+DELTA = 0.01
 BEST_K_ALGS = [("LUCB", LUCB), ("lil'LUCB", LilLUCB), ("LUCB++", LUCBPlusPlus), ("lil'RandLUCB", LilRandLUCB), ("lil'CLUCB", LilCLUCB)]
 BUDGET = 5_000_000  # per run, against runaway settings (reported if hit)
 
@@ -52,7 +54,7 @@ def run_setting(
     correct: Callable[[Any, Any], bool] | None = None,
 ) -> dict[str, Any]:
     """Mean samples, errors and budget-exhausted runs of ``solver`` over ``runs`` seeds."""
-    samples, errors, exhausted, wall = [], 0, 0, 0.0
+    samples, errors, exhausted, wall, bound = [], 0, 0, 0.0, []
     for child in np.random.SeedSequence(seed).spawn(runs):
         env_rng, alg_rng = np.random.default_rng(child).spawn(2)
         env = make_env(env_rng)
@@ -60,9 +62,36 @@ def run_setting(
         res = solver.run(env, rng=alg_rng, budget=BUDGET)
         wall += time.perf_counter() - t0
         samples.append(res.samples)
+        bound.append(_figures.bound_samples(res))
         exhausted += res.status != "identified"
         errors += not (correct(env, res.answer) if correct else env.is_correct(res.answer))
-    return {"mean": float(np.mean(samples)), "errors": errors, "exhausted": exhausted, "wall": wall, "runs": runs}
+    return {"mean": float(np.mean(samples)), "errors": errors, "exhausted": exhausted, "wall": wall, "runs": runs,
+            "bound": float(np.mean(bound))}
+
+
+def figure(args: argparse.Namespace, name: str, title: str,
+           panels: list[tuple[str, list[str], dict[tuple[int, str], dict[str, Any]]]]) -> None:
+    """One panel per instance: mean samples against N (faithful mode), one line per algorithm,
+    and the lower bound T* log(1/delta) of the instance (black dashes)."""
+    if args.figures is None:
+        return
+    plt = _figures.pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.4), squeeze=False)
+    for ax, (ptitle, cols, cells) in zip(axes[0], panels):
+        for c in cols:
+            ns = [n for n in args.Ns if (n, c) in cells]
+            ax.plot(ns, [cells[(n, c)]["mean"] for n in ns], label=c, **_figures.style(c))
+        ns = [n for n in args.Ns if (n, cols[0]) in cells]
+        ax.plot(ns, [cells[(n, cols[0])]["bound"] for n in ns], "k--", label="T* log(1/nu)")
+        ax.set(xscale="log", yscale="log", xlabel="N arms", title=ptitle)
+        ax.set_xticks(args.Ns, [str(n) for n in args.Ns])
+        ax.minorticks_off()
+    axes[0, 0].set_ylabel(f"samples (mean of {args.runs} runs)")
+    handles, labels = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.06))
+    fig.suptitle(title)
+    fig.tight_layout()
+    _figures.save(fig, args.figures, __file__, name)
 
 
 def print_table(title: str, Ns: list[int], cols: list[str], cells: dict[tuple[int, str], dict[str, Any]]) -> None:
@@ -96,7 +125,7 @@ def section_speed(args: argparse.Namespace) -> None:
     print("\n=== speed ===")
     env = jiang_1sparse(10_000, 2, rng=0)
     t0 = time.perf_counter()
-    res = LilRandLUCB(2, nu=NU, mode="heuristic").run(env, rng=1)
+    res = LilRandLUCB(2, delta=DELTA, mode="heuristic").run(env, rng=1)
     dt = time.perf_counter() - t0
     print(
         f"lil'RandLUCB heuristic, jiang-1sparse N=10^4 K=2: {dt:.1f} s, {res.samples} samples, "
@@ -112,20 +141,21 @@ def section_speed(args: argparse.Namespace) -> None:
             K = 1 if cls is LilUCB else 2
             env = jiang_1sparse(1000, K, rng=2)
             t0 = time.perf_counter()
-            r = cls(K, nu=NU, mode=mode).run(env, rng=3, budget=BUDGET)
+            r = cls(K, delta=DELTA, mode=mode).run(env, rng=3, budget=BUDGET)
             dt = time.perf_counter() - t0
             print(f"{name:<14}{mode:<11}{r.samples:>10}{r.rounds:>10}{dt:>9.2f}{r.rounds / dt:>11,.0f}")
 
 
 # ---------------------------------------------------------------------- figure 1
 def section_fig1(args: argparse.Namespace) -> None:
-    print("\n=== Figure 1: Best-K (mean samples over", args.runs, "runs; nu = 0.01) ===")
+    print("\n=== Figure 1: Best-K (mean samples over", args.runs, "runs; delta = 0.01) ===")
     panels = [
         ("1-Sparse, K=2", lambda n, r: jiang_1sparse(n, 2, rng=r), "K2"),
         ("1-Sparse, K=N/2", lambda n, r: jiang_1sparse(n, n // 2, rng=r), "KN2"),
         ("0.3-Exponential, K=2", lambda n, r: jiang_exponential(n, 2, 0.3, rng=r), "K2"),
         ("0.3-Exponential, K=N/2", lambda n, r: jiang_exponential(n, n // 2, 0.3, rng=r), "KN2"),
     ]
+    shown = []
     for title, make, kind in panels:
         for mode in ("faithful", "heuristic"):
             cells: dict[tuple[int, str], dict[str, Any]] = {}
@@ -135,8 +165,10 @@ def section_fig1(args: argparse.Namespace) -> None:
                 for name, cls in BEST_K_ALGS:
                     if name not in cols:
                         continue
-                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(K, nu=NU, mode=mode), args.runs, args.seed)
+                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(K, delta=DELTA, mode=mode), args.runs, args.seed)
             print_table(f"({mode.capitalize()}) {title}", args.Ns, cols, cells)
+            if mode == "faithful":
+                shown.append((title, cols, cells))
             n = args.Ns[-1]
             m = {c: cells[(n, c)]["mean"] for c in cols}
             rand = m["lil'RandLUCB"]
@@ -153,17 +185,19 @@ def section_fig1(args: argparse.Namespace) -> None:
                 if mode == "heuristic":
                     same = cells[(n, "LUCB++")]["mean"] == cells[(n, "lil'LUCB")]["mean"]
                     verdict(same, "K=N/2 heuristic: LUCB++ coincides with lil'LUCB (identical runs)")
+    figure(args, "figure1", f"Best-K (Jiang et al. Figure 1), faithful mode, nu = {NU}", shown)
 
 
 # ---------------------------------------------------------------------- figure 2
 def section_fig2(args: argparse.Namespace) -> None:
-    print("\n=== Figure 2: Best-1 (mean samples over", args.runs, "runs; nu = 0.01) ===")
+    print("\n=== Figure 2: Best-1 (mean samples over", args.runs, "runs; delta = 0.01) ===")
     panels = [
         ("1-Sparse, K=1", lambda n, r: jiang_1sparse(n, 1, rng=r)),
         ("alpha=0.3, K=1", lambda n, r: lil_exponential(n, 0.3, rng=r)),
         ("alpha=0.6, K=1", lambda n, r: lil_exponential(n, 0.6, rng=r)),
     ]
     algs = BEST_K_ALGS + [("lil'UCB", LilUCB)]
+    shown = []
     for title, make in panels:
         for mode in ("faithful", "heuristic"):
             cells: dict[tuple[int, str], dict[str, Any]] = {}
@@ -174,8 +208,10 @@ def section_fig2(args: argparse.Namespace) -> None:
                         continue
                     if cls is LilUCB and mode == "faithful" and n > args.lilucb_max_n:
                         continue
-                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(1, nu=NU, mode=mode), args.runs, args.seed)
+                    cells[(n, name)] = run_setting(lambda r, n=n: make(n, r), cls(1, delta=DELTA, mode=mode), args.runs, args.seed)
             print_table(f"({mode.capitalize()}) {title}", args.Ns, cols, cells)
+            if mode == "faithful":
+                shown.append((title, cols, cells))
             ns = [n for n in args.Ns if (n, "lil'UCB") in cells]
             n = args.Ns[-1]
             m = {c: cells[(n, c)]["mean"] for c in cols if (n, c) in cells}
@@ -196,13 +232,14 @@ def section_fig2(args: argparse.Namespace) -> None:
             slow = [m[c] for c in ("LUCB", "lil'CLUCB") if c in m]
             fast = [m[c] for c in ("lil'RandLUCB", "LUCB++") if c in m]
             verdict(max(fast) < min(slow), f"N={n}: lil'RandLUCB and LUCB++ below LUCB and lil'CLUCB")
+    figure(args, "figure2", f"Best-1 (Jiang et al. Figure 2), faithful mode, nu = {NU}", shown)
 
 
 # ---------------------------------------------------------------------- CPE
 def section_cpe(args: argparse.Namespace) -> None:
     from combex.oracles import PartitionMatroid, STPaths
 
-    print("\n=== Generalized lil'CLUCB (Algorithm 3), nu = 0.01, sigma = 1/2 ===")
+    print("\n=== Generalized lil'CLUCB (Algorithm 3), delta = 0.01, sigma = 1/2 ===")
     rng = np.random.default_rng(7)
     # partition matroid: 12 arms in 4 groups of 3, bases; distinct means 1/11 apart
     groups = np.repeat(np.arange(4), 3)
@@ -223,7 +260,7 @@ def section_cpe(args: argparse.Namespace) -> None:
         for mode in ("faithful", "heuristic"):
             best = dc.argmax(mu)  # the optimum on the true means
             cell = run_setting(lambda r, mu=mu: GaussianArms(mu, sigma=0.5, rng=r),
-                               LilCLUCB(decision_class=dc, nu=NU, mode=mode), args.cpe_runs, args.seed,
+                               LilCLUCB(decision_class=dc, delta=DELTA, mode=mode), args.cpe_runs, args.seed,
                                correct=lambda env, ans, best=best: bool(np.array_equal(ans, best)))
             print(f"{name:<30}{mode:<11}{dc.n:>4}{dc.width:>6}{cell['mean']:>14.0f}{cell['errors']:>8}")
 
@@ -237,6 +274,7 @@ def main() -> None:
     ap.add_argument("--lilucb-max-n", type=int, default=50, help="largest N for faithful lil'UCB (costly)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="N in {10, 20, 50}, 4 runs")
+    _figures.add_option(ap)
     args = ap.parse_args()
     if args.quick:
         args.Ns, args.runs, args.cpe_runs, args.lilucb_max_n = [10, 20, 50], 4, 5, 20

@@ -57,7 +57,7 @@ def throughput(url: str, workers: int, seconds: float, batch: int) -> float:
     except cs.StudyNotFoundError:
         pass
     cs.create_study(storage=url, name="bench", problem=PROBLEM, solver="lucb",
-                    solver_params={"K": 1, "nu": 0.01}, lease_seconds=3600, snapshot_every=5000)
+                    solver_params={"K": 1, "delta": 0.01}, lease_seconds=3600, snapshot_every=5000)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(url, seconds, batch, i, q)) for i in range(workers)]
@@ -80,7 +80,7 @@ def resume_time(n: int, path: str) -> tuple[float, float]:
     import sqlalchemy as sa
 
     study = cs.create_study(storage=path, name="big", problem=PROBLEM, solver="lucb",
-                            solver_params={"K": 1, "nu": 0.01}, snapshot_every=n)
+                            solver_params={"K": 1, "delta": 0.01}, snapshot_every=n)
     st = study.storage
     rng = np.random.default_rng(0)
     arms = rng.integers(0, 8, size=n)

@@ -72,7 +72,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
     _load_builtin_solvers()
     print("solvers:")
     for name in sorted(SOLVERS):
-        fams = tuple(getattr(SOLVERS[name], "families", ()) or ())
+        cls = SOLVERS[name]
+        fams = tuple(getattr(cls, "families", ()) or ())
+        if not fams and getattr(cls, "contract", "pac") == "regret":
+            fams = ("sublinear",)  # regret policies play the growing arm sets of the sublinear instances
         fam = f"[{', '.join(fams)}] " if fams else ""
         print(f"  {name:<16} {fam}{_summary(SOLVERS[name].__doc__)}")
     try:
@@ -278,7 +281,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             mean = {"lower_bound_ratio": statistics.fmean(r["lower_bound_ratio"] for r in doc["runs"]),
                     "lower_bound_ratio_kind": " ".join(str(r.get("lower_bound_ratio_kind", "")) for r in doc["runs"])}
             extra += f", mean samples/(T* log(1/delta)): {lower_bound_text(mean)}"
-        print(f"  mean samples {s['mean_samples']:.6g}, error rate {err}{extra}, "
+        print(f"  mean samples {_fmt_count(s['mean_samples'])}, error rate {err}{extra}, "
               f"median wall {s['median_wall_seconds']:.3f}s")
     return 0
 
@@ -422,6 +425,18 @@ def _add_backend_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
 
+def _fmt_count(x: Any) -> str:
+    """A count or a mean of counts as a reader writes it: ``6,778,058`` (not ``6.77806e+06``),
+    ``12.5`` for a small mean; ``n/a`` when missing."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return "n/a"
+    if v != v:
+        return "n/a"
+    return f"{v:,.0f}" if abs(v) >= 100 or v.is_integer() else f"{v:.3g}"
+
+
 def _fmt_rate(x: Any) -> str:
     try:
         return "n/a" if x is None or x != x else f"{float(x):.3f}"
@@ -550,9 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
     sd.add_argument("--out-dir", default=".", help="where to save the plot (default .)")
     sd.set_defaults(func=_cmd_demo)
 
-    from .dashboard import add_dashboard_command  # live studies (combex.studies) and their dashboard
     from .studies._cli import add_study_command
     from .studies._plan import add_plan_command
+    from .web import add_dashboard_command  # live studies (combex.studies) and their web app
 
     add_study_command(sub)
     add_plan_command(sub)

@@ -63,7 +63,7 @@ def main() -> None:
     quiz = load_quiz("POKEMON")
     study = cs.create_study(
         storage=storage, name=NAME, solver="lil-lucb",
-        solver_params={"K": 5, "nu": 0.05, "mode": "heuristic"},
+        solver_params={"K": 5, "delta": 0.05, "mode": "heuristic"},
         problem=cs.problem_spec(len(quiz.worker_ids), noise="bernoulli", labels=quiz.worker_ids),
         seed=0, lease_seconds=5.0, snapshot_every=200, load_if_exists=True,
     )

@@ -20,10 +20,12 @@ MEANS = np.array([0.9, 0.7, 0.5, 0.3, 0.1, 0.0])
 
 
 def reward(ticket, means=MEANS):
-    """Deterministic reward of a ticket's (arm, count, batch slot): the same whoever asks."""
+    """Deterministic reward of a ticket's (arm, count, batch slot): the same whoever asks
+    (eager tickets, which have no batch slot: of the ticket id)."""
     arm = ticket.arm
     key = [int(ticket.count)] + (list(arm) if isinstance(arm, list) else [int(arm)])
-    rng = np.random.default_rng(key + [int(ticket.batch) + 1, int(ticket.entry)])
+    slot = [int(ticket.batch) + 1, int(ticket.entry)] if ticket.batch >= 0 else [0, int(ticket.id)]
+    rng = np.random.default_rng(key + slot)
     if isinstance(arm, list):
         return float(rng.binomial(ticket.count, means[arm]).sum())
     return float(rng.binomial(ticket.count, means[arm]))
@@ -41,8 +43,8 @@ def main() -> None:
     if mode == "hang-ask":
         orig = study._issue
 
-        def issue(tx, rp, want):
-            out = orig(tx, rp, want)
+        def issue(*args):
+            out = orig(*args)
             print("READY", flush=True)
             time.sleep(600)
             return out

@@ -265,7 +265,7 @@ def test_epsilon_optimal_rate_adversarial_figure_1_heuristic():
 
 
 def test_refuses_lists_not_read_in_random_order():
-    # Issue 12: ones-first lists longer than the schedule reads make BoundedME wrong in
+    # Ones-first lists longer than the schedule reads make BoundedME wrong in
     # most runs (15 of 20 here; 0 of 20 on the same lists read at random), so the solver
     # refuses any order not declared random.
     env = mips_adversarial(200, 10**6, rng=0)
@@ -291,7 +291,7 @@ def test_refuses_lists_not_read_in_random_order():
 
 
 def test_too_small_value_range_is_refused_and_epsilon_reported_on_its_scale():
-    # Issue 13: a width below the problem's reward interval would void the guarantee.
+    # A width below the problem's reward interval would void the guarantee.
     env = RewardLists(_lists(6, 50) * 3.0, rng=0)  # rewards in [0, 3]
     with pytest.raises(InvalidParameterError, match="'value_range'.*upper - lower = 3.0"):
         BoundedME(value_range=1.0).start(env)
@@ -303,7 +303,7 @@ def test_too_small_value_range_is_refused_and_epsilon_reported_on_its_scale():
 
 
 def test_compiled_elimination_step_equals_the_numpy_one():
-    """Issue 17c: the numba median-elimination step gives the numpy step's survivors and
+    """The numba median-elimination step gives the numpy step's survivors and
     leaves the random stream where the numpy step does, with and without ties (a tie that
     needs a random choice is handed back to the numpy step)."""
     pytest.importorskip("numba")

@@ -126,3 +126,53 @@ def test_demo_quick_finds_epsilon_optimal_teams(tmp_path, capsys):
     assert len(rows) == 4 and all(line.rstrip().endswith("True") for line in rows), out
     ratios = [float(line.split()[3].replace(",", "")) for line in rows]  # "<= R": the lower-bound ratio
     assert all(line.split()[2] == "<=" for line in rows) and all(r > 1 for r in ratios), out
+
+
+def test_cli_list_shows_solver_families(capsys):
+    # Regression test: `combex list` names the instance families of every solver.
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    line = {ln.split()[0]: ln for ln in out.splitlines() if ln.startswith("  ")}
+    assert "[semi-bandit, mips]" in line["lil-randlucb"]
+    assert "[full-bandit]" in line["saqm"] and "[linear]" in line["lingape"]
+
+
+def test_cli_list_prints_whole_first_sentences(capsys):
+    """Regression test: each summary is the docstring's first sentence, not its first line
+    (a line can stop mid-sentence: "... Kaufmann 2022); with", "... the independent"), and
+    "et al." or "eq." do not end it."""
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    line = {ln.split()[0]: ln.rstrip() for ln in out.splitlines() if ln.startswith("  ")}
+    assert line["top-two"].endswith("EB-TCeps (Jourdan, Degenne & Kaufmann 2023).")
+    assert line["graphic-matroid"].endswith("the independent sets its forests.")
+    assert line["xy-oracle"].endswith("eq. (18) of Xu et al. (2018).")
+    assert "``" not in out
+
+
+def test_cli_run_has_a_default_budget_and_prints_progress_lines(capsys):
+    # Regression test: `combex run` has a default budget (a tied instance cannot run for
+    # ever) and prints progress lines.
+    from combex.cli import DEFAULT_BUDGET
+    from combex.environments import crowd
+    from combex.experiments import simulate
+    from combex.solvers import get_solver
+
+    args = build_parser().parse_args(["run", "icb", "--instance", "crowd"])
+    assert args.budget == DEFAULT_BUDGET
+    res = simulate(get_solver("icb")(epsilon=0.5), crowd(k=10, rng=0), rng=0, budget=20_000, progress=True, every=0.0)
+    err = capsys.readouterr().err
+    assert "[icb] samples=" in err and "statistic=" in err and "leader=" in err
+    assert res.samples <= 20_000
+
+
+def test_cli_time_limit_ends_a_tied_run_with_budget_exhausted(capsys):
+    # Regression test: --time-limit ends a run that cannot stop (tied workers, epsilon = 0)
+    # with status budget_exhausted and the indistinguishable teams.
+    from combex.exceptions import TieWarning
+
+    with pytest.warns(TieWarning):
+        assert main(["run", "icb", "--instance", "crowd", "--set", "k=10", "--time-limit", "0.5", "--json",
+                     "--no-progress"]) == 0
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert run["status"] == "budget_exhausted" and run["indistinguishable"]

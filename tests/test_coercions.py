@@ -1,4 +1,4 @@
-"""Silent coercions refused at construction (issue 13): complex numbers, strings for
+"""Silent coercions refused at construction: complex numbers, strings for
 booleans, unknown densest-k-subgraph oracle names, a too-small v_max."""
 
 from __future__ import annotations

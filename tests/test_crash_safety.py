@@ -1,4 +1,4 @@
-"""Crash-safe saves (issue 13): a process killed with SIGKILL at random instants while it
+"""Crash-safe saves: a process killed with SIGKILL at random instants while it
 saves a study over and over always leaves a save that loads and resumes exactly; temporary
 files are created with O_EXCL and never followed through a symlink."""
 
@@ -102,7 +102,7 @@ def test_temporary_names_are_not_followed_through_symlinks(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     p = tmp_path / "study.json"
-    # the names the old code used, planted as symlinks to another file
+    # fixed temporary names (what a naive save would write to), planted as symlinks to another file
     for name in ("study.json.tmp", "study.json.tmp.npz", "study.json.npz"):
         (tmp_path / name).symlink_to(victim)
     save_state({"a": np.arange(3)}, p)

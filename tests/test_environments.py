@@ -456,3 +456,21 @@ def test_full_bandit_pull_many_is_fast():
 def test_environment_is_abstract():
     with pytest.raises(TypeError):
         Environment()  # type: ignore[abstract]
+
+
+@pytest.mark.parametrize("build", ["kuroki", "topk", "crowd"])
+def test_instance_rng_seeds_the_noise(build):
+    # Regression test: a named instance's rng seeds its noise too (same seed, same draws).
+    from combex.environments import crowd, kuroki_synthetic, topk_gaussian
+
+    make = {
+        "kuroki": lambda s: kuroki_synthetic(6, 2, 0.5, rng=s),
+        "topk": lambda s: topk_gaussian((1.0, 0.8, 0.6, 0.4, 0.2, 0.0), k=2, rng=s),
+        "crowd": lambda s: crowd(k=3, rng=s),
+    }[build]
+    a, b, c = make(7), make(7), make(8)
+    mask = np.zeros(a.n_arms, dtype=bool)
+    mask[:3 if build == "crowd" else 2] = True
+    draws = [[e.pull(mask, 1)[0] for _ in range(20)] for e in (a, b, c)]
+    assert draws[0] == draws[1]
+    assert draws[0] != draws[2]

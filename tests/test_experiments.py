@@ -317,3 +317,19 @@ def test_load_study_errors(tmp_path):
         load_study(tmp_path / "s.json", build_solver("lucb"), env)
     with pytest.raises(InvalidParameterError, match="save_every"):
         run_study(solver, env, tmp_path / "x.json", save_every=0)
+
+
+def test_cli_run_is_replayed_exactly_from_python():
+    # Regression test: a run of `combex run` (run_many) is replayed exactly from Python
+    # with the generators run_generators gives.
+    from combex.environments import kuroki_synthetic
+    from combex.experiments import run_generators, run_many
+    from combex.solvers import get_solver
+
+    doc = run_many("icb", "kuroki-synthetic", {"n": 6, "k": 2, "gap": 0.5}, runs=1, seed=5)
+    inst, noise, alg = run_generators(5, 0)
+    env = kuroki_synthetic(6, 2, 0.5, rng=inst)
+    env.reset(noise)
+    res = get_solver("icb")().run(env, rng=alg)
+    assert doc["runs"][0]["samples"] == res.samples
+    assert doc["runs"][0]["answer"] == np.flatnonzero(res.answer).tolist()

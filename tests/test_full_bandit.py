@@ -203,7 +203,7 @@ def test_batched_peeling_equals_one_call_per_graph():
     ("theorem1", 4, 2, 1.0, 0), ("theorem1", 6, 3, 1.0, 1),
 ])
 def test_saqm_skipped_certificates_change_no_decision(alpha, n, k, gap, seed):
-    """Issue 17c: a check whose condition (4) already fails against the lower bound
+    """A check whose condition (4) already fails against the lower bound
     C_t ||chi_M_hat||_{A^-1} skips the quadratic maximization. Paired check by check with
     full_certificate=True: the same stopping time, answer and rounds, each skipped check's rhs
     below the full one, and the stopping check carries the full certificate."""
@@ -232,3 +232,83 @@ def test_saqm_skipped_certificates_change_no_decision(alpha, n, k, gap, seed):
             assert a == b
     assert skipped > 0.5 * len(cl)
     assert not cl[-1]["rhs_is_lower_bound"] and cl[-1]["lhs"] >= cl[-1]["rhs"]
+
+
+# ---------------------------------------------------------------------- subspaces, check schedules, ties, callbacks
+def test_saqm_theorem1_refuses_a_subspace_class_at_start_and_certified_runs():
+    # Regression test: alpha="theorem1" (Theorem 1's ratio needs a full-rank class) is
+    # refused at start on a class confined to a subspace; the certified ratio runs there.
+    from combex.exceptions import CombexError
+
+    groups = np.array([0, 0, 1, 1, 2, 2])
+    dc = PartitionMatroid(groups, [1, 1, 1], base=True)
+    env = FullBandit([1.0, 0.0, 0.0, 1.0, 1.0, 0.0], decision_class=dc, sigma=0.3, rng=0)
+    with pytest.raises(CombexError, match="'alpha' parameter.*subspace"):
+        SAQM(alpha="theorem1").start(env.problem, rng=0)
+    res = SAQM(alpha="certified", delta=0.1).run(env, rng=0, budget=10**6)
+    assert res.status == "identified"
+    np.testing.assert_array_equal(res.answer, env.best())
+
+
+def test_geometric_schedule_ratio_is_measured_and_can_exceed_one_plus_growth():
+    # Regression test: the check schedule's true bound is t_{j+1} <= max(t_j + 1,
+    # (1 + g) t_j); "at most a factor 1 + g" does not hold while checks are one sample
+    # apart, so the run reports the measured ratio.
+    g = 0.01
+    env = FullBandit([1.0, 0.9, 0.2, 0.1, 0.0], k=2, sigma=0.5, rng=3)
+    res = ICB(delta=0.1, growth=g).run(env, rng=1, trace=True)
+    t = np.asarray(res.trace["t"], dtype=float)
+    assert t.size >= 3
+    assert np.all(t[1:] <= np.maximum(t[:-1] + 1, np.floor((1 + g) * t[:-1])))
+    ratios = t[1:] / t[:-1]
+    assert res.info["max_check_ratio"] == pytest.approx(ratios.max())
+    # early checks are one sample apart: the ratio is 1 + 1/t > 1 + g
+    assert res.info["max_check_ratio"] > 1 + g
+    assert "overshoot_factor" not in res.info
+
+
+def test_epsilon0_on_tied_crowd_warns_reports_progress_and_indistinguishable():
+    # Regression test: epsilon = 0 on tied workers cannot stop; the run warns
+    # (TieWarning), reports its progress, and lists the teams the data cannot rule out.
+    import warnings
+
+    from combex.environments import crowd
+    from combex.exceptions import TieWarning
+
+    env = crowd(k=10, rng=0)
+    m = np.sort(env.means())[::-1]
+    assert m[9] == m[10]  # the 10th and 11th workers tie
+    seen = []
+    with pytest.warns(TieWarning, match="epsilon = 0"):
+        res = ICB(epsilon=0.0).run(env, rng=0, budget=50_000, callback=lambda e: seen.append(e.progress()))
+    assert res.status == "budget_exhausted" and res.samples == 50_000
+    assert seen and {"samples", "statistic", "threshold", "leader"} <= set(seen[-1])
+    assert seen[-1]["statistic"] > seen[-1]["threshold"] == 0.0 and len(seen[-1]["leader"]) == 10
+    ind = res.info["indistinguishable"]
+    assert ind and all(len(team) == 10 for team in ind)
+    # every tied swap of the leader is among the candidates the data cannot rule out
+    lead = set(np.flatnonzero(res.answer).tolist())
+    means = env.means()
+    tied = [sorted(lead - {i} | {j}) for i in lead for j in set(range(env.n_arms)) - lead
+            if means[i] == means[j]]
+    assert tied and all(t in ind for t in tied)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TieWarning)
+        ICB(epsilon=0.5).run(crowd(k=10, rng=0), rng=0, budget=5_000)  # no warning
+
+
+def test_callback_can_end_a_run_and_bad_callback_is_refused():
+    # Regression test: Solver.run's callback sees the exploration after each tell and can
+    # end the run; a callback that is not callable is refused.
+    from combex.environments import crowd
+    from combex.exceptions import CombexError, TieWarning
+
+    def stop_early(exp):
+        if exp.samples >= 1000:
+            exp.stop("budget_exhausted", "stopped by the callback")
+
+    with pytest.warns(TieWarning):
+        res = SAQM(epsilon=0.0).run(crowd(k=3, rng=0), rng=0, callback=stop_early)
+    assert res.status == "budget_exhausted" and 1000 <= res.samples < 2000
+    with pytest.raises(CombexError, match="'callback' parameter"):
+        ICB().run(crowd(k=3, rng=0), rng=0, callback=42)

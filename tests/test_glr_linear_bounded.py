@@ -1,4 +1,4 @@
-"""Bounded / Bernoulli rewards on the linear side (issue 15): the linear GLR solvers take the
+"""Bounded / Bernoulli rewards on the linear side: the linear GLR solvers take the
 sub-Gaussian scale of the declared reward range, (b - a) / 2, never a silent default."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The Kaufmann & Koolen (2021) thresholds of the GLR stopping rule: their calibration under
-the null (Monte Carlo) and the Gaussian all-arms threshold of the decision classes (issue 15)."""
+the null (Monte Carlo) and the Gaussian all-arms threshold of the decision classes."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_thresholds_are_calibrated_under_the_null_long(structure, N):
     assert (beta_dist.ppf(0.025, k, runs - k + 1) if k else 0.0) <= delta
 
 
-# ----------------------------------------------------------------------------- normal mixtures (issue 15g)
+# ----------------------------------------------------------------------------- normal mixtures
 def test_normal_mixture_pair_threshold_formula_and_below_kaufmann_koolen():
     """``"pairs-mixture"``: r_ij (log(m/delta) + log(1 + N_i/rho)/2 + log(1 + N_j/rho)/2) with
     r_ij = (q_i + q_j)/(1/N_i + 1/N_j), q = 1/N + rho/N^2; at the counts where Best-K

@@ -1,5 +1,5 @@
 """Unknown variances (Jourdan, Degenne & Kaufmann 2023): the GLR, its threshold and the
-``divergence="unknown-variance"`` option of the MAB / Best-K solvers (issue 15)."""
+``divergence="unknown-variance"`` option of the MAB / Best-K solvers."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_threshold_leading_term_is_log_one_over_delta():
         b = float(uv.pairs(n, n)[0])
         assert known(2 * n) < b < 1.12 * known(2 * n) + 1.0
         assert b < 1.5 * math.log(1 / delta) + 20
-        # the default means="mixture" (issue 15g): against the normal-mixture known-variance one
+        # the default means="mixture": against the normal-mixture known-variance one
         mix = UnknownVarianceThreshold(delta, n_alternatives=4, n_arms=5)
         known_mix = float(GLRThreshold(delta, structure="pairs-mixture", n_alternatives=4).pairs(n, n))
         bm = float(mix.pairs(n, n)[0])
@@ -201,7 +201,7 @@ def ask_tell(exp, env, stop_at=None):
 @pytest.mark.parametrize("cls", [TrackAndStop, TopTwo, FWSampling])
 def test_pair_path_does_not_starve_an_arm_with_a_tiny_plug_in_variance(cls, K):
     """The pair path's sampling rules plug in the empirical variances (the class path uses
-    their upper confidence bounds because plug-in variances starved it, issue 15h). Here the
+    their upper confidence bounds because plug-in variances starve it). Here the
     first two rewards of the two ambiguous arms are told almost equal (empirical variance
     ~1e-13 against a true 1): every run must still end, with the right answer, well inside
     50,000 samples."""
@@ -311,7 +311,7 @@ def test_heuristic_threshold_with_unknown_variances():
 
 def test_unknown_variance_mean_bound_follows_the_threshold_choice():
     """threshold="valid" (default) uses the normal-mixture mean bound, "valid-kk" the
-    Kaufmann & Koolen one (issue 15g); both report the same threshold name."""
+    Kaufmann & Koolen one; both report the same threshold name."""
     env = GaussianArms(MIXED, sigma=MIXED_SIGMA, rng=0)
     a = TopTwo(delta=0.1, divergence=UV).start(env, rng=1)
     b = TopTwo(delta=0.1, divergence=UV, threshold="valid-kk").start(env, rng=1)
@@ -319,7 +319,7 @@ def test_unknown_variance_mean_bound_follows_the_threshold_choice():
     assert float(a.beta.pairs(500, 500)[0]) < float(b.beta.pairs(500, 500)[0])
 
 
-# ----------------------------------------------------------------------------- decision classes (issue 15h)
+# ----------------------------------------------------------------------------- decision classes
 #: s-t paths of a small DAG (edges (0,1), (0,2), (1,3), (1,2), (2,3)); paths {0,2}, {0,3,4}, {1,4}
 PATH_DAG = [(0, 1), (0, 2), (1, 3), (2, 3), (1, 2)]
 PATH_MU = [0.6, 0.2, 0.5, -0.4, 0.3]  # path values 1.1, 0.5, 0.5
@@ -520,10 +520,10 @@ def test_unknown_variance_best_k_epsilon_exact_tie_error_rate():
 
 
 def test_unknown_variance_class_sampling_does_not_starve_arms():
-    """Regression (issue 15h): with the plug-in variances in the class sampling rules, an
-    arm whose first two rewards were close (empirical variance 0.01 against a true 1) was
-    never sampled again and top-two ran past 100,000 samples on this seed; the sampling
-    rules now use the variance upper bounds of the stopping statistic."""
+    """Regression test of the class sampling rules: with plug-in variances an arm whose
+    first two rewards are close (empirical variance 0.01 against a true 1) is never sampled
+    again and top-two runs past 100,000 samples on this seed; the sampling rules use the
+    variance upper bounds of the stopping statistic."""
     dc = _paths()
     sd = np.random.SeedSequence(2024).spawn(10)[5]
     env = GaussianArms(PATH_MU, sigma=1.0, rng=sd)

@@ -113,12 +113,23 @@ def test_lemma_range_helpers() -> None:
 
 # ---------------------------------------------------------------------- lil'UCB index
 def test_lil_ucb_index_values() -> None:
-    idx = lil_ucb_index([0.0, 0.5], [1, 4], delta=0.1, epsilon=0.0, beta=0.0)
+    idx = lil_ucb_index([0.0, 0.5], [1, 4], lil_delta=0.1, epsilon=0.0, beta=0.0)
     expect1 = 0.5 + math.sqrt(2 * math.log(math.log(6) / 0.1) / 4)
     np.testing.assert_allclose(idx, [2.1893528361644887, expect1], rtol=1e-12)
     # (1 + beta) scales the radius
-    idx2 = lil_ucb_index([0.0, 0.5], [1, 4], delta=0.1, epsilon=0.0, beta=0.5)
+    idx2 = lil_ucb_index([0.0, 0.5], [1, 4], lil_delta=0.1, epsilon=0.0, beta=0.5)
     np.testing.assert_allclose(idx2 - [0.0, 0.5], 1.5 * (idx - [0.0, 0.5]), rtol=1e-12)
+
+
+def test_lil_ucb_index_delta_is_a_deprecated_alias_of_lil_delta() -> None:
+    # the lemma's constant is lil_delta; delta names a guaranteed error probability elsewhere
+    with pytest.warns(DeprecationWarning, match="'delta' parameter of lil_ucb_index is deprecated; use 'lil_delta'"):
+        old = lil_ucb_index([0.0, 0.5], [1, 4], delta=0.1, epsilon=0.0, beta=0.0)
+    np.testing.assert_array_equal(old, lil_ucb_index([0.0, 0.5], [1, 4], lil_delta=0.1, epsilon=0.0, beta=0.0))
+    with pytest.warns(DeprecationWarning), pytest.raises(InvalidParameterError, match="give only 'lil_delta'"):
+        lil_ucb_index([0.0], [1], lil_delta=0.1, delta=0.2, epsilon=0.0, beta=0.0)
+    with pytest.raises(InvalidParameterError, match="'lil_delta' parameter of lil_ucb_index is required"):
+        lil_ucb_index([0.0], [1], epsilon=0.0, beta=0.0)
 
 
 # ---------------------------------------------------------------------- errors
@@ -152,9 +163,9 @@ def test_other_errors() -> None:
     with pytest.raises(InvalidParameterError, match="'omega' parameter of LILRadius"):
         LILRadius(1.5)
     with pytest.raises(InvalidParameterError, match="one shape"):
-        lil_ucb_index([0.0, 1.0], [1], delta=0.1, epsilon=0.0, beta=1.0)
+        lil_ucb_index([0.0, 1.0], [1], lil_delta=0.1, epsilon=0.0, beta=1.0)
     with pytest.raises(InvalidParameterError, match="'beta'"):
-        lil_ucb_index([0.0], [1], delta=0.1, epsilon=0.0, beta=-1.0)
+        lil_ucb_index([0.0], [1], lil_delta=0.1, epsilon=0.0, beta=-1.0)
     with pytest.raises(InvalidParameterError, match="finite"):
-        lil_ucb_index([np.inf], [1], delta=0.1, epsilon=0.0, beta=1.0)
+        lil_ucb_index([np.inf], [1], lil_delta=0.1, epsilon=0.0, beta=1.0)
     assert "LILRadius(omega=0.1" in repr(LILRadius(0.1))

@@ -638,7 +638,7 @@ def test_compiled_round_kernel_matches_evaluate_on_random_states():
 
 def test_solvers_never_touch_an_environments_private_state():
     """Solvers use the public environment API only (pull_many, state_dict /
-    load_state_dict, sequential_draws): no generator, no _pull_many (issue 14)."""
+    load_state_dict, sequential_draws): no generator, no _pull_many."""
     import pathlib
     import re
 
@@ -669,7 +669,7 @@ def test_fast_path_rewinds_through_public_state_dict(monkeypatch):
 
 
 def test_one_result_vocabulary():
-    """answer / wall_seconds in every family; the old names warn (issue 14)."""
+    """answer / wall_seconds in every family; the deprecated names warn."""
     from combex.mips import exact_top_k
     from combex.solvers import RegretResult
 
@@ -775,3 +775,77 @@ def _count_kernel_calls(monkeypatch, kern, factory, key):
 
     monkeypatch.setattr(kern, factory, lambda: counted)
     return calls
+
+
+# ---------------------------------------------------------------------- the norm bound S and the stopping rule
+def test_lingape_refuses_without_norm_bound_and_is_right_with_one():
+    # Regression test: with a default S = 1, LinGapE answered theta = (50, 50.8) wrongly in
+    # every run (C_t of eq. (3) is valid only when ||theta||_2 <= S).
+    env = LinearBandit(np.eye(2), [50.0, 50.8], rng=0)
+    from combex.exceptions import CombexError
+
+    with pytest.raises(CombexError, match="'S' parameter.*required"):
+        LinGapE(delta=0.1).run(env, rng=0)
+    wrong = 0
+    for seed in range(5):  # a small ridge keeps lambda^{1/2} S (about 0.7) from dominating C_t
+        res = LinGapE(delta=0.1, ridge=1e-4, S=float(np.hypot(50.0, 50.8))).run(env.spawn(seed), rng=seed)
+        wrong += res.answer != 1
+    assert wrong == 0
+
+
+def test_lingape_derives_S_from_a_known_reward_range():
+    # Regression test: S comes from the problem's known reward range, never a guess.
+    env = LinearBandit(np.eye(2), [0.2, 0.7], rng=0)
+    p = env.problem
+    prob = Problem(n_arms=p.n_arms, noise=p.noise, features=p.features, info={"reward_range": (-1.0, 1.0)})
+    exp = get_solver("lingape")().start(prob, rng=0)
+    assert exp.S == pytest.approx(np.sqrt(2.0))  # m sqrt(K) / s_min(X) with X = I
+
+
+def test_lingape_oracle_needs_S_on_gaussian_full_bandit_and_derives_it_otherwise():
+    # Regression test: LinGapEOracle takes no default S on Gaussian full-bandit problems
+    # (means near 50 were answered wrongly with S = 1); it derives S from bounded means.
+    from combex.environments import kuroki_synthetic, topk_gaussian
+    from combex.exceptions import CombexError
+
+    Oracle = get_solver("lingape-oracle")
+    env = FullBandit([50.0, 50.8, 0.0], k=1, rng=0)
+    with pytest.raises(CombexError, match="'S' parameter"):
+        Oracle(delta=0.1).start(env.problem, rng=0)
+    bern = FullBandit([0.2, 0.9, 0.5, 0.1], k=2, noise="bernoulli", rng=0)
+    assert Oracle().start(bern.problem, rng=0).S == pytest.approx(2.0)  # sqrt(n), means in [0, 1]
+    assert Oracle().start(kuroki_synthetic(6, 2, rng=0).problem, rng=0).S == pytest.approx(np.sqrt(6))
+    assert Oracle().start(topk_gaussian((3, 4, 0), k=1).problem, rng=0).S == pytest.approx(5.0)
+
+
+def test_lingape_oracle_stops_on_easy_top2_of_6_within_budget():
+    # Regression test: LinGapEOracle stops on an easy top-2 of 6 within a small budget
+    # (measured 271-408 samples over seeds 0-4).
+    from combex.environments import topk_gaussian
+
+    Oracle = get_solver("lingape-oracle")
+    for seed in range(2):
+        env = topk_gaussian((3, 2.5, 0, 0, 0, 0), k=2, rng=seed)
+        res = Oracle(ridge=0.1, S=4.0).run(env, rng=seed, budget=2000)
+        assert res.status == "identified", res.info
+        assert res.samples <= 1000
+        np.testing.assert_array_equal(res.answer, env.best())
+
+
+def test_xy_static_reports_its_measured_check_ratio():
+    # Regression test: the ratio between successive stopping checks is measured and
+    # reported, and it exceeds 1 + growth early on (the "n + 1" steps while n < 20).
+    res = get_solver("xy-static")(growth=0.05).run(canonical(4, 0.5, rng=0), rng=0)
+    assert res.info["max_check_ratio"] > 1.05
+
+
+def test_lingape_budget_exhausted_lists_the_indistinguishable_arms():
+    # Regression test: a run that ends on its budget says which arms the data cannot
+    # separate from its answer.
+    from combex.exceptions import TieWarning
+
+    env = LinearBandit(np.eye(3), [1.0, 1.0, 0.0], rng=0)  # arms 0 and 1 tie
+    with pytest.warns(TieWarning):
+        res = get_solver("lingape")(S=2.0).run(env, rng=0, budget=3000)
+    assert res.status == "budget_exhausted"
+    assert res.info["indistinguishable"][0] == 1 - int(res.answer)  # the tied arm, least separated

@@ -151,7 +151,7 @@ def test_kl_bracket_meets_garivier_kaufmann_theorem_5():
 def test_kl_bracket_with_epsilon_against_brute_force():
     """Two Bernoulli arms with epsilon = 0.1: T* by brute force over w and the alternative's
     common point (``lambda_2 = lambda_1 + eps``), against the bracket; the 1/2-sub-Gaussian
-    T* that used to be reported is 12% larger here."""
+    T* is 12% larger here."""
     from scipy.special import rel_entr
 
     def kl(p, q):

@@ -557,7 +557,7 @@ def test_lsh_index_hashes_the_transformed_vectors_in_chunks(chunk, monkeypatch):
 
 
 def test_mips_does_not_import_solvers():
-    # Layers: combex.mips (BoundedME's one home) sits below combex.solvers (issue 14).
+    # Layers: combex.mips (BoundedME's one home) sits below combex.solvers.
     import subprocess
     import sys
 
@@ -584,7 +584,7 @@ def test_docstring_examples(module):
 
 
 def test_fixed_costs_send_small_searches_to_exact_search():
-    """Issue 17c: the cost model counts the fixed costs of each elimination round and of the
+    """The cost model counts the fixed costs of each elimination round and of the
     query. On a small V they outweigh the bytes saved: the model says exact search is
     faster (the reads alone would say 0.5 x exact) and the default call runs it and says
     so; on large V they are negligible and the target is within reach."""
@@ -593,7 +593,7 @@ def test_fixed_costs_send_small_searches_to_exact_search():
     c = read_cost(200, 5000, 5, epsilon=0.3, delta=0.05, itemsize=8)
     reads_only = (c.time_bytes - c.fixed_bytes) / c.v_bytes
     per_round = ROUND_BYTES_ONE_CALL if _kernels.HAVE_NUMBA else ROUND_BYTES
-    per_query = QUERY_BYTES_ONE_CALL if _kernels.HAVE_NUMBA else QUERY_BYTES  # issue 17d: the planned query (fitted)
+    per_query = QUERY_BYTES_ONE_CALL if _kernels.HAVE_NUMBA else QUERY_BYTES  # the planned query (fitted)
     assert reads_only < 0.6 and c.fixed_bytes == per_query + per_round * len(c.rounds)
     assert c.exact_faster and not c.meets_target and c.time_fraction > 0.8
     # round by round (raw dimension-major data): the larger per-round cost
@@ -639,7 +639,7 @@ def test_small_search_is_really_slower_than_exact_when_forced():
 @pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
 @pytest.mark.parametrize("case", ["gaussian32", "gaussian64", "nn", "v_max", "ties", "tiny", "nan"])
 def test_one_call_schedule_equals_the_round_by_round_path(case, monkeypatch):
-    """Issue 17c: on an index the whole schedule runs in one compiled call. Same answer,
+    """On an index the whole schedule runs in one compiled call. Same answer,
     scores (bit for bit), reads, counts and random stream as the round-by-round path; the
     cases it hands back (a tie needing a random draw, a non-finite entry) behave as before."""
     rng = np.random.default_rng(11)
@@ -685,7 +685,7 @@ def test_one_call_schedule_equals_the_round_by_round_path(case, monkeypatch):
 @pytest.mark.parametrize("case", ["gaussian32", "gaussian64", "nn", "v_max", "v_max_low", "ties", "tiny", "nan",
                                   "list_q"])
 def test_planned_index_query_equals_the_general_path(case, monkeypatch):
-    """Issue 17d: a query on an index reuses a plan (checked arguments, the cost model's
+    """A query on an index reuses a plan (checked arguments, the cost model's
     choice, the schedule) and runs as one compiled call. Same answers, scores (bit for bit),
     counts, info and random stream as the general path, query after query; the cases it
     hands back (a tie needing a draw, a non-finite entry) behave as before."""
@@ -743,7 +743,7 @@ def test_planned_index_query_equals_the_general_path(case, monkeypatch):
 
 @pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
 def test_planned_index_query_checks_arguments_once_and_still_refuses_bad_ones(monkeypatch):
-    """Issue 17d: the arguments of a plan are checked when it is made, not at every query;
+    """The arguments of a plan are checked when it is made, not at every query;
     arguments never seen (or of another type) are checked, and refused, as before."""
     rng = np.random.default_rng(5)
     V = rng.standard_normal((300, 2048)).astype(np.float32)
@@ -771,7 +771,7 @@ def test_planned_index_query_checks_arguments_once_and_still_refuses_bad_ones(mo
 @pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
 @pytest.mark.parametrize("n_rows", [15, 16, 17, 37, 64])
 def test_sixteen_row_read_loop_matches_brute_force(n_rows):
-    """Issue 17d: inner products read sixteen rows at a time (runs longer than a chunk,
+    """Inner products read sixteen rows at a time (runs longer than a chunk,
     two runs, a tail of fewer than sixteen rows read eight at a time); with a bound to check
     (eight at a time) the sums and the excess are those of the numpy version."""
     rng = np.random.default_rng(n_rows)
@@ -795,7 +795,7 @@ def test_sixteen_row_read_loop_matches_brute_force(n_rows):
 
 @pytest.mark.skipif(not _kernels.HAVE_NUMBA, reason="numba not installed")
 def test_quickselect_threshold_equals_the_partition():
-    """Issue 17d: the elimination step's threshold comes from an in-place quickselect; it
+    """The elimination step's threshold comes from an in-place quickselect; it
     is the k-th smallest value numpy's partition gives (sizes 1-600, many ties, sorted,
     reversed and constant inputs)."""
     _kernels.remove_lowest(np.zeros(32), np.arange(32, dtype=np.intp), 1)  # compiles the quickselect
@@ -818,7 +818,7 @@ def test_quickselect_threshold_equals_the_partition():
 
 
 def test_cost_model_of_the_planned_index_query():
-    """Issue 17d: on an index with numba the model charges the planned query's reads at
+    """On an index with numba the model charges the planned query's reads at
     READ_FACTOR_ONE_CALL times their bytes (no per-run cost) plus its fitted fixed cost; at
     2,000 x 20,000 it reproduces the measured times (time / exact 0.27-0.29 at epsilon 0.2,
     0.185-0.205 at 0.3 over three benchmark runs) and says the target is met at 0.2."""
@@ -838,7 +838,7 @@ def test_cost_model_of_the_planned_index_query():
 
 
 def test_index_copies_start_without_plans(monkeypatch):
-    """Issue 17d: a plan records where V sits within a cache line (for the line count), so
+    """A plan records where V sits within a cache line (for the line count), so
     pickled and copied indexes drop their plans: they answer as the original and count the
     lines of their own copy of V (as the general path does)."""
     import copy

@@ -42,6 +42,41 @@ def test_notebooks_are_committed_with_their_outputs_and_figures(path):
     assert any("image/png" in o.get("data", {}) for o in outputs), "no figure in the committed outputs"
 
 
+def _outputs(nb) -> str:
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_team_selection_compares_top_two_with_the_seed_solvers_on_the_same_noise():
+    nb = nbformat.read(NOTEBOOKS[0], as_version=4)
+    text = _outputs(nb)
+    rows = dict(re.findall(r"^(ICB|SA-FOA|top-two)\s+identified:\s+([\d,]+) team evaluations", text, flags=re.M))
+    assert set(rows) == {"ICB", "SA-FOA", "top-two"}, text[:2000]
+    icb, top_two = (int(rows[k].replace(",", "")) for k in ("ICB", "top-two"))
+    assert icb / top_two > 10
+    m = re.search(r"top-two needs (\d+)x fewer team evaluations than ICB", text)
+    assert m and int(m.group(1)) == round(icb / top_two)
+
+
+def test_team_selection_plans_the_sessions_of_a_real_lab():
+    nb = nbformat.read(NOTEBOOKS[0], as_version=4)
+    headings = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
+    assert "## How many sessions would a real lab need" in headings
+    code = "".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert 'make_instance("lab-teams")' in code
+    plans = re.findall(r"epsilon\s+(\d+): median\s+([\d,]+) sessions, 90th percentile\s+([\d,]+)", _outputs(nb))
+    assert len(plans) == 3, plans
+    medians = {int(e): int(m.replace(",", "")) for e, m, _ in plans}
+    assert medians[0] > medians[2] > medians[5] > 0  # a larger slack needs fewer sessions
+
+
+def test_notebook_figures_are_dots_and_lines_never_bars():
+    """Bars from an arbitrary baseline mislead on a log axis: the notebooks draw none."""
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        code = "".join(c.source for c in nb.cells if c.cell_type == "code")
+        assert not re.search(r"\.(bar|barh)\(", code), path.name
+
+
 def test_team_selection_uses_a_non_trivial_epsilon():
     """Notebook 01 asks a real question: few teams are epsilon-optimal at its epsilon."""
     nb = nbformat.read(NOTEBOOKS[0], as_version=4)
@@ -53,7 +88,8 @@ def test_team_selection_uses_a_non_trivial_epsilon():
 @pytest.mark.skipif(not _kernel_available(),
                     reason="no 'python3' Jupyter kernel: run `python -m ipykernel install --sys-prefix --name python3`")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path):
+def test_notebook_executes(path, monkeypatch):
+    monkeypatch.setenv("COMBEX_NOTEBOOK_RUNS", "1")  # one run per setting in the repeated-run cells
     nb = nbformat.read(path, as_version=4)
     t0 = time.perf_counter()
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",

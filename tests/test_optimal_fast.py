@@ -1,4 +1,4 @@
-"""Issue 15e: the fast path of the MAB / Best-K GLR solvers and the per-pair valid thresholds."""
+"""The fast path of the MAB / Best-K GLR solvers and the per-pair valid thresholds."""
 
 from __future__ import annotations
 

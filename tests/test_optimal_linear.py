@@ -1,5 +1,5 @@
 """Linear / full-bandit asymptotically optimal pure exploration: GLR stopping (valid and
-heuristic thresholds), LinGame, RAGE, linear Top-Two, linear FW sampling (issue 15)."""
+heuristic thresholds), LinGame, RAGE, linear Top-Two, linear FW sampling."""
 
 from __future__ import annotations
 

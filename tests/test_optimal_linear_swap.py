@@ -1,4 +1,4 @@
-"""The oracle path on classes of matroid bases (issue 15): the swap-decomposition lower
+"""The oracle path on classes of matroid bases: the swap-decomposition lower
 bound of the exact GLR, the stop built on it, the oracle-randomized design and the GLR
 team noise scale for correlated members."""
 

@@ -115,5 +115,8 @@ def test_wheel_carries_the_data_and_licence_without_deprecation_warnings(tmp_pat
               "diabetes/diabetes_data_raw.csv.gz", "diabetes/diabetes_target.csv.gz",
               "li2017_quiz/PROVENANCE.md", "wine_quality/PROVENANCE.md", "diabetes/PROVENANCE.md"):
         assert f"combex/datasets/data/{f}" in names
+    for f in ("templates/base.html", "templates/study.html", "templates/assistant.html", "static/study.js",
+              "static/combex.css", "static/uPlot.iife.min.js", "static/uPlot.min.css", "static/uPlot.LICENSE"):
+        assert f"combex/web/{f}" in names  # the web app's pages and assets (no CDN)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not any("__init__" in n for n in names if "/data/" in n)

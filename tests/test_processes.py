@@ -1,4 +1,4 @@
-"""Clean process handling (issue 13): process-pool workers die with their parent, Ctrl-C
+"""Clean process handling: process-pool workers die with their parent, Ctrl-C
 stops a run promptly (exit 130, no traceback, finished runs kept), a closed pipe exits
 quietly; ``combex run --out`` checks its file before any work and writes as runs finish."""
 

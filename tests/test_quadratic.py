@@ -639,7 +639,7 @@ def test_module_doctest():
 
 
 def test_shift_hint_keeps_the_upper_bound_valid_and_tight():
-    """SAQM's warm start of the shifted-spectral bound (issue 17): with any hint the
+    """SAQM's warm start of the shifted-spectral bound: with any hint the
     certificate's upper bound stays >= the true optimum (brute force), and the hint of the
     previous certificate gives the same bound up to 1e-3."""
     import itertools
@@ -672,11 +672,11 @@ def test_shift_hint_keeps_the_upper_bound_valid_and_tight():
     data=st.data(),
 )
 def test_secular_shifted_spectral_bound_is_valid_and_at_the_minimum(n, seed, kind, data):
-    """The shifted-spectral bound parametrized by the eigenvalue (issue 17c): at the shift
+    """The shifted-spectral bound parametrized by the eigenvalue: at the shift
     it returns, k lambda_max(W - cJ) + c k^2 (dense eigensolver) is below the bound, the bound
     is >= the brute-force optimum, and it is the minimum over c up to 1e-5 (a dense scan of
-    c with exact eigenvalues). The former grid + 12-halving bisection was up to 1.6 % above
-    that minimum."""
+    c with exact eigenvalues; a grid + 12-halving bisection can be up to 1.6 % above that
+    minimum)."""
     k = data.draw(st.integers(1, n - 1))
     rng = np.random.default_rng(seed)
     B = rng.normal(size=(n, n))

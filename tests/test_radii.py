@@ -278,3 +278,21 @@ def test_static_radius_covers_with_probability_one_minus_delta():
     # The check can fail: a radius of one standard deviation does not cover.
     target = _coverage_failures(1.0 / static_radius(12, delta, sigma=1.0, log_n_hypotheses=math.log(12)), runs, delta)
     assert target > delta * runs
+
+
+def test_icb_lemma1_union_bound_sums_to_delta_from_t1():
+    # Regression test of ICB's Lemma 1 constant: the union over arms and rounds of the
+    # two-sided tails of independent_radius sums to delta (no slack). The printed constant
+    # c' = 6 / pi^2 sums to 2 pi^4 / 36 = 5.41 delta instead.
+    delta, sigma, n = 0.05, 1.3, 7
+    t = np.arange(1, 2 * 10**6 + 1, dtype=float)
+    C = independent_radius(t, delta, sigma=sigma, n_arms=n)
+    # two-sided sub-Gaussian tail per arm and round: 2 exp(-C_t^2 / (2 sigma^2))
+    per_round = n * 2.0 * np.exp(-(C**2) / (2 * sigma**2))
+    total = per_round.sum() + per_round[-1] * t[-1]  # tail sum_{s > T} T^2/s^2 <= T
+    assert total <= delta * (1 + 1e-9)
+    assert total >= 0.999 * delta
+    printed = sigma * np.sqrt(2 * np.log(6 / math.pi**2 * t**2 * n / delta))
+    printed_total = (n * 2.0 * np.exp(-(printed**2) / (2 * sigma**2))).sum()
+    assert printed_total / delta == pytest.approx(2 * math.pi**4 / 36, rel=1e-5)
+    assert 5.40 < 2 * math.pi**4 / 36 < 5.42

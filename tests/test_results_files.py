@@ -1,4 +1,4 @@
-"""Results files under stress (issue 13): two writers, duplicated rows, torn and garbled
+"""Results files under stress: two writers, duplicated rows, torn and garbled
 rows; each damaged file is a ResultsFileError naming the file and the row."""
 
 from __future__ import annotations
@@ -186,6 +186,47 @@ def _sweep_kill_loop(tmp_path, kills, seed):
 def test_sweep_killed_at_random_instants_resumes_exactly(tmp_path):
     counts = _sweep_kill_loop(tmp_path, 15, seed=0)
     assert counts["kills"] == 15
+
+
+def test_a_finished_sweep_leaves_no_lock_file(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    run_sweep(_sweep(), out)
+    assert main(["sweep", "--solver", "lucb", "--instance", "jiang-1sparse", "--set", "K=1", "--grid", "N=4,5",
+                 "--runs", "1", "--out", str(tmp_path / "cli.csv")]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert "r.csv" in names and "cli.csv" in names
+    assert not [n for n in names if n.endswith(".lock")], names
+
+
+def test_a_lock_removed_by_its_holder_is_not_shared(tmp_path, monkeypatch):
+    """A sweep that opened the lock file just before its holder finished (and removed it)
+    then locks a removed file: it must notice and lock the file now at the path, so that a
+    third sweep is refused."""
+    import fcntl
+    import os
+
+    from combex.experiments._sweep import _Lock
+
+    out = tmp_path / "r.csv"
+    first = _Lock(out)
+    real_flock, calls = fcntl.flock, []
+
+    def flock(fd, op):
+        if not calls:  # the holder finishes between the second sweep's open and its flock
+            calls.append(fd)
+            first.release()
+        return real_flock(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    second = _Lock(out)
+    try:
+        assert len(calls) == 1
+        assert os.fstat(second.fh.fileno()).st_ino == os.stat(tmp_path / "r.csv.lock").st_ino
+        with pytest.raises(ResultsFileError, match="Another sweep is writing"):
+            _Lock(out)
+    finally:
+        second.release()
+    assert not (tmp_path / "r.csv.lock").exists()
 
 
 @pytest.mark.slow

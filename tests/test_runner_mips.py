@@ -33,7 +33,7 @@ def test_reward_lists_hand_values_and_zero_width():
 
 
 def test_too_small_v_max_is_refused_not_clipped():
-    # Issue 13: a bound below max |V_ij| voids the reward width; refused at construction.
+    # A bound below max |V_ij| voids the reward width; refused at construction.
     from combex.environments import MIPSData
 
     V = np.array([[1.0, -2.0], [0.0, 2.0]])

@@ -225,7 +225,8 @@ def test_lil_ucb_stopping_rule() -> None:
     exp.record_trace = True
     _drive(exp, env)
     p = s.confidence_parameters(5)
-    assert p["lambda"] == pytest.approx(1 + 10 / 5) and p["beta"] == 0.5 and p["delta"] == pytest.approx(0.002)
+    assert p["lambda"] == pytest.approx(1 + 10 / 5) and p["beta"] == 0.5 and p["lil_delta"] == pytest.approx(0.01)
+    assert p["delta"] == 0.05  # the default guaranteed error probability; heuristic lil_delta = delta / 5
     T = exp.T
     i = int(np.argmax(T))
     assert T[i] >= 1 + p["lambda"] * (T.sum() - T[i])
@@ -233,32 +234,32 @@ def test_lil_ucb_stopping_rule() -> None:
     assert T[i] - 1 < 1 + p["lambda"] * (T.sum() - T[i])
     assert np.all(exp.result().trace["gap"][:-1] < 0)
     assert exp.answer.tolist() == [True, False, False, False, False]
-    # the arm sampled is the argmax of the index mu + (1 + beta) U(T, delta)
+    # the arm sampled is the argmax of the index mu + (1 + beta) U(T, lil_delta)
     exp2 = s.start(env.spawn(5), rng=0)
     _drive(exp2, env.spawn(6), rounds=3)
-    idx = exp2.mu + 1.5 * lil_radius(exp2.T, p["delta"], epsilon=0.0, sigma=0.5)
+    idx = exp2.mu + 1.5 * lil_radius(exp2.T, p["lil_delta"], epsilon=0.0, sigma=0.5)
     assert exp2.ask().arms.tolist() == [int(np.argmax(idx))]
 
 
 # ====================================================================== parameters
 def test_faithful_parameters() -> None:
-    nu = 0.01
+    delta = 0.01
     c = lil_c_epsilon(FAITHFUL_EPSILON)
-    p = LilRandLUCB(2, nu=nu).confidence_parameters(100)
-    assert p["epsilon"] == 0.01 and p["delta"] == pytest.approx(nu / c)
-    assert p["error_bound"] == pytest.approx(nu)
-    assert p["omegas"] == {"high": pytest.approx(p["delta"] / 196), "low": pytest.approx(p["delta"] / 4)}
-    p = LilCLUCB(2, nu=nu, epsilon=0.1).confidence_parameters(100)
+    p = LilRandLUCB(2, delta=delta).confidence_parameters(100)
+    assert p["epsilon"] == 0.01 and p["lil_delta"] == pytest.approx(delta / c) and p["delta"] == delta
+    assert p["error_bound"] == pytest.approx(delta)
+    assert p["omegas"] == {"high": pytest.approx(p["lil_delta"] / 196), "low": pytest.approx(p["lil_delta"] / 4)}
+    p = LilCLUCB(2, delta=delta, epsilon=0.1).confidence_parameters(100)
     c1 = lil_c_epsilon(0.1)
-    assert c1 * p["delta"] ** 1.1 / 100**0.1 == pytest.approx(nu, rel=1e-9)
-    assert p["omegas"]["high"] == p["omegas"]["low"] == pytest.approx(p["delta"] / 100)
-    p = LilUCB(nu=nu).confidence_parameters(10)
+    assert c1 * p["lil_delta"] ** 1.1 / 100**0.1 == pytest.approx(delta, rel=1e-9)
+    assert p["omegas"]["high"] == p["omegas"]["low"] == pytest.approx(p["lil_delta"] / 100)
+    p = LilUCB(delta=delta).confidence_parameters(10)
     assert (p["beta"], p["lambda"], p["epsilon"]) == (1.0, 9.0, 0.01)
-    assert 4 * math.sqrt(c * p["delta"]) + 4 * c * p["delta"] == pytest.approx(nu)
-    p = LUCB(3, nu=0.05).confidence_parameters(10)
-    assert p["delta"] == 0.05 and p["error_bound"] == 0.05
-    h = LilLUCB(3, nu=0.05, mode="heuristic").confidence_parameters(10)
-    assert (h["epsilon"], h["delta"], h["error_bound"]) == (0.0, 0.05, None)
+    assert 4 * math.sqrt(c * p["lil_delta"]) + 4 * c * p["lil_delta"] == pytest.approx(delta)
+    p = LUCB(3, delta=0.05).confidence_parameters(10)
+    assert p["delta"] == 0.05 and p["error_bound"] == 0.05 and "lil_delta" not in p
+    h = LilLUCB(3, delta=0.05, mode="heuristic").confidence_parameters(10)
+    assert (h["epsilon"], h["lil_delta"], h["error_bound"]) == (0.0, 0.05, None)
     # LUCB has no heuristic version: both modes give the same run
     env = jiang_1sparse(6, 2, rng=0)
     a = LUCB(2, mode="faithful").run(env.spawn(1), rng=0)
@@ -414,21 +415,52 @@ def test_registry_and_runner() -> None:
     assert all(len(r["answer"]) == 2 for r in doc["runs"])
 
 
+@pytest.mark.parametrize("cls", ALL)
+def test_delta_is_the_guaranteed_error_probability_and_nu_its_deprecated_alias(cls) -> None:
+    # one vocabulary with every PAC solver: delta is the error probability the solver
+    # guarantees (default 0.05); Lemma 2.1's constant is lil_delta; nu means delta
+    assert cls().delta == 0.05 and "nu" not in cls().get_params()
+    with pytest.warns(DeprecationWarning, match=f"'nu' parameter of {cls.__name__} is deprecated; use 'delta'") as rec:
+        old = cls(1, nu=0.1)
+    assert rec[0].filename == __file__  # the warning points at the caller's line
+    new = cls(1, delta=0.1)
+    assert old.get_params() == new.get_params() and new.delta == 0.1
+    p = new.confidence_parameters(5)
+    assert p["delta"] == 0.1 and p["error_bound"] <= 0.1 * (1 + 1e-9)
+    env = jiang_1sparse(5, 1, rng=3)
+    a, b = old.run(env.spawn(4), rng=5), new.run(env.spawn(4), rng=5)
+    assert (a.samples, a.answer.tolist()) == (b.samples, b.answer.tolist())
+    with pytest.warns(DeprecationWarning), pytest.raises(InvalidParameterError, match="give only 'delta'"):
+        cls(1, delta=0.1, nu=0.1)
+
+
+def test_cli_run_takes_delta_for_the_lil_solvers(capsys) -> None:
+    import json
+
+    from combex.cli import main
+
+    assert main(["run", "lil-lucb", "--instance", "jiang-1sparse", "--set", "N=4", "--set", "K=1", "--delta", "0.05",
+                 "--runs", "1", "--json", "--no-progress"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["solver_params"]["delta"] == 0.05 and doc["runs"][0]["correct"]
+    assert doc["runs"][0]["certificate"]["error_bound"] <= 0.05
+
+
 # ====================================================================== bad input
 @pytest.mark.parametrize(
     ("make", "match"),
     [
         (lambda: LilRandLUCB(0), "'K' parameter of LilRandLUCB"),
         (lambda: LilRandLUCB(2.5), "'K' parameter"),
-        (lambda: LilRandLUCB(2, nu=0.0), "'nu' parameter of LilRandLUCB must be a float in the range \\(0.0, 1.0\\)"),
-        (lambda: LilLUCB(2, nu=1.0), "'nu' parameter"),
-        (lambda: LUCBPlusPlus(2, nu=-0.1), "'nu' parameter"),
+        (lambda: LilRandLUCB(2, delta=0.0), "'delta' parameter of LilRandLUCB must be a float in the range \\(0.0, 1.0\\)"),
+        (lambda: LilLUCB(2, delta=1.0), "'delta' parameter"),
+        (lambda: LUCBPlusPlus(2, delta=-0.1), "'delta' parameter"),
         (lambda: LilCLUCB(2, mode="fast"), "'mode' parameter"),
         (lambda: LilRandLUCB(2, epsilon=0.0), "'epsilon' parameter of LilRandLUCB must be a float in the range \\(0.0, 1.0\\)"),
         (lambda: LilRandLUCB(2, epsilon=1.0), "'epsilon' parameter"),
         (lambda: LilRandLUCB(2, epsilon=1.0, mode="heuristic"), "'epsilon' parameter"),
         (lambda: LilUCB(epsilon=-0.5), "'epsilon' parameter of LilUCB"),
-        (lambda: LilRandLUCB(2, delta=1.5), "'delta' parameter"),
+        (lambda: LilRandLUCB(2, lil_delta=1.5), "'lil_delta' parameter"),
         (lambda: LilRandLUCB(2, sigma=0.0), "'sigma' parameter"),
         (lambda: LilUCB(2), "'K' parameter of LilUCB must be 1"),
         (lambda: LilUCB(beta=0.0), "'beta' parameter"),
@@ -454,18 +486,17 @@ def test_k_at_least_n_is_rejected(cls) -> None:
 
 def test_bad_problems_and_tells() -> None:
     env = jiang_1sparse(5, 2, rng=0)
-    # faithful mode: a delta breaking the guarantee, an epsilon outside Lemma 2.1's range
+    # faithful mode: a lil_delta breaking the guarantee, an epsilon outside Lemma 2.1's range
+    with pytest.raises(InvalidParameterError, match="'lil_delta' parameter of LilRandLUCB gives a guaranteed error "
+                                                    "probability of .* > delta=0.05"):
+        LilRandLUCB(2, lil_delta=0.5).start(env)
     with pytest.raises(InvalidParameterError, match="guaranteed error probability"):
-        LilRandLUCB(2, delta=0.5).start(env)
-    with pytest.raises(InvalidParameterError, match="guaranteed error probability"):
-        LilUCB(delta=0.5).start(env)
-    with pytest.raises(InvalidParameterError, match="guaranteed error probability"):
-        LUCB(2, nu=0.01, delta=0.05).start(env)
-    # (only reachable for Theorem 4.1 solvers with a large nu and epsilon: delta/N = 0.277)
+        LilUCB(lil_delta=0.5).start(env)
+    # (only reachable for Theorem 4.1 solvers with a large delta and epsilon: lil_delta/N = 0.277)
     with pytest.raises(InvalidParameterError, match=r"'omega_high' parameter of LilCLUCB .*log\(1 \+ epsilon\)/e"):
-        LilCLUCB(1, nu=0.99, epsilon=0.99).start(jiang_1sparse(2, 1))
+        LilCLUCB(1, delta=0.99, epsilon=0.99).start(jiang_1sparse(2, 1))
     # heuristic mode accepts what faithful mode refuses
-    LilRandLUCB(2, mode="heuristic", delta=0.5).start(env)
+    LilRandLUCB(2, mode="heuristic", lil_delta=0.5).start(env)
     # decision class over another ground set
     with pytest.raises(InvalidParameterError, match="ground set of the problem's 5 arms"):
         LilCLUCB(decision_class=TopK(6, 2)).start(env)
@@ -494,8 +525,8 @@ def test_bad_problems_and_tells() -> None:
 # ====================================================================== slow: error rates
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", ALL)
-def test_faithful_error_rate_at_most_nu(cls) -> None:
-    """Error rate <= nu over 500 seeded runs of every faithful solver (nu = 0.01).
+def test_faithful_error_rate_at_most_delta(cls) -> None:
+    """Error rate <= delta over 500 seeded runs of every faithful solver (delta = 0.01).
 
     Small instance to keep the time down: Gaussian arms, sigma = 1/2, means
     (1, 1, 0, 0) with K = 2 for the Best-K solvers, (1, 0, 0) for lil'UCB (whose faithful
@@ -503,10 +534,10 @@ def test_faithful_error_rate_at_most_nu(cls) -> None:
     this accurate in practice (the bounds are loose), so the test guards against
     algorithmic errors rather than measuring the bound's tightness.
     """
-    nu, runs = 0.01, 500
+    delta, runs = 0.01, 500
     K = 1 if cls is LilUCB else 2
     means = [1.0, 0.0, 0.0] if K == 1 else [1.0, 1.0, 0.0, 0.0]
-    solver = cls(K, nu=nu, mode="faithful")
+    solver = cls(K, delta=delta, mode="faithful")
     errors = 0
     ss = np.random.SeedSequence(2024)
     for child in ss.spawn(runs):
@@ -515,10 +546,10 @@ def test_faithful_error_rate_at_most_nu(cls) -> None:
         res = solver.run(env, rng=alg_rng)
         assert res.status == "identified"
         errors += not env.is_correct(res.answer)
-    assert errors / runs <= nu
+    assert errors / runs <= delta
 
 
-# ---------------------------------------------------------------------- per-round overhead (issue 17)
+# ---------------------------------------------------------------------- per-round overhead
 def test_gaussian_pair_pull_is_the_array_draw():
     """GaussianArms pulls a pair with two scalar draws: the same rewards, bit for bit, as
     the array draw it replaces (standard_normal(2), the same arithmetic)."""
@@ -569,3 +600,18 @@ def test_per_round_batches_are_reused_immutable_and_resume(name):
         b = exp.ask().truncated(400 - exp.samples)
         exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
     np.testing.assert_array_equal(exp.result().pulls, ref.pulls)
+
+
+def test_best_k_budget_exhausted_lists_the_arms_across_the_boundary():
+    # Regression test: a Best-K run that ends on its budget lists the arms whose confidence
+    # bounds still cross the boundary between its answer and the rest.
+    from combex.exceptions import TieWarning
+
+    env = GaussianArms([1.0, 0.5, 0.5, 0.0], rng=0)  # K = 2: arms 1 and 2 tie
+    seen = []
+    with pytest.warns(TieWarning):
+        res = get_solver("lil-randlucb")(2).run(env, rng=0, budget=20_000, callback=lambda e: seen.append(e.progress()))
+    assert res.status == "budget_exhausted"
+    assert np.isfinite(seen[-1]["statistic"]) and seen[-1]["statistic"] > seen[-1]["threshold"] == 0.0
+    ind = res.info["indistinguishable"]
+    assert {1, 2} <= set(ind["in_answer"]) | set(ind["outside"])

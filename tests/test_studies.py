@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from _study_worker import MEANS, reward  # noqa: E402
 
 #: ICB with a geometric check schedule (a handful of batches of many tickets each)
 ICB = {"delta": 0.1, "growth": 0.5}
+MAX = cs.MAX_ASK
 WORKER = str(Path(__file__).parent / "_study_worker.py")
 pytest.importorskip("sqlalchemy")
 
@@ -131,7 +133,7 @@ def test_unreachable_storage_is_a_clear_error():
 def test_eager_study_identifies_and_stores_the_result(where, tmp_path):
     storage = None if where == "memory" else str(tmp_path / "s.db")
     study = cs.create_study(storage=storage, name="s", problem=semi_problem(), solver="lucb",
-                            solver_params={"K": 1, "nu": 0.1}, seed=3, snapshot_every=50)
+                            solver_params={"K": 1, "delta": 0.1}, seed=3, snapshot_every=50)
     st = study.storage
     n = run_to_end(study)
     rec = st.get_study("s")
@@ -188,7 +190,7 @@ def test_batch_study_out_of_order_equals_sequential_run():
 
 def test_batch_policy_waits_when_the_batch_is_out():
     study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB)
-    first = study.ask(n=1000)
+    first = study.ask(n=MAX)
     assert len(first) == len({t.entry for t in first}) and study.ask() is None and study.ask(n=3) == []
     study.tell_many([(t, reward(t)) for t in first])
     assert study.ask() is not None
@@ -204,11 +206,11 @@ def test_tell_errors_write_nothing():
     before = st.tickets("s")
     with pytest.raises(cs.TicketError, match="no ticket 999"):
         study.tell(999, 1.0)
-    with pytest.raises(cs.TicketError, match=r"in \[0.0, 1.0\].*Got 2.0"):
+    with pytest.raises(cs.TicketError, match=r"in \[0, 1\].*Got 2.0"):
         study.tell(t1, 2.0)
     with pytest.raises(cs.TicketError, match="finite"):
         study.tell(t1, float("nan"))
-    with pytest.raises(cs.TicketError, match="must be a number"):
+    with pytest.raises(cs.TicketError, match="must be a real number"):
         study.tell(t1, "x")
     with pytest.raises(cs.TicketError, match="already told"):  # all or nothing, duplicate in one call
         study.tell_many([(t1, 1.0), (t1, 1.0)])
@@ -216,17 +218,46 @@ def test_tell_errors_write_nothing():
     assert study.tell(t1, 1.0) == "running"
     with pytest.raises(cs.TicketError, match="already told"):
         study.tell(t1, 1.0)
-    clock[0] += 11  # t2's lease ran out
-    with pytest.raises(cs.TicketError, match="expired"):
-        study.tell(t2, 0.0)
-    assert st.get_study("s").n_told == 1
-    again = study.ask()  # the expired evaluation is handed out first, under a new id
-    assert (again.arm, again.count) == (t2.arm, t2.count) and again.id != t2.id
+    clock[0] += 11  # t2's lease ran out: the next ask marks it expired (eager: not handed out again)
+    again = study.ask()
     rows = {r.id: r for r in st.tickets("s")}
-    assert rows[t2.id].state == "expired" and rows[again.id].reissue_of == t2.id
-    with pytest.raises(cs.TicketError, match="expired"):
-        study.tell(t2, 0.0)
+    assert rows[t2.id].state == "expired" and again.id != t2.id
+    assert study.tell(t2, 0.0) == "running"  # a late score is accepted: the evaluation was made
+    assert st.get_study("s").n_told == 2 and {r.id: r for r in st.tickets("s")}[t2.id].state == "told"
     study.tell(again, 0.0)
+
+
+def test_a_held_or_late_batch_slot_is_handed_out_again_and_both_scores_are_kept():
+    """Batch policy: a ticket past its lease, or held while the rest of its batch was told
+    (overdue), is handed out again (same slot, reissue_of); whichever score comes first
+    fills the slot, the other is kept in the log as an extra evaluation the solver does not
+    see, so the run equals the sequential one."""
+    clock = [1000.0]
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB, seed=5,
+                            lease_seconds=10)
+    study.clock = lambda: clock[0]
+    first = study.ask(n=MAX)
+    assert study.ask() is None  # everything is out, nothing told, nothing overdue
+    clock[0] += 11  # every lease ran out: the whole batch is handed out again
+    again = study.ask(n=MAX)
+    assert [(t.batch, t.entry, t.arm) for t in again] == [(t.batch, t.entry, t.arm) for t in first]
+    rows = {r.id: r for r in study.storage.tickets("s")}
+    assert all(rows[t.id].state == "expired" for t in first)
+    assert [rows[t.id].reissue_of for t in again] == [t.id for t in first]
+    study.tell_many([(t, reward(t)) for t in first[1:]])  # late scores are accepted and fill their slots
+    held = again[0]
+    dup = study.ask()  # held: every other slot of the batch was told since it was handed out
+    assert (dup.batch, dup.entry, dup.arm) == (held.batch, held.entry, held.arm) and dup.id != held.id
+    assert {r.id: r for r in study.storage.tickets("s")}[dup.id].reissue_of == held.id
+    assert study.ask() is None  # the duplicate is fresh: nothing more
+    study.tell(dup, reward(dup))  # fills the slot: the batch is folded
+    study.tell(held, reward(held))  # an extra evaluation of the same slot: kept, not folded
+    study.tell_many([(t, reward(t)) for t in again[1:]])  # extras too
+    assert study.storage.get_study("s").n_told == 2 * len(first)
+    run_to_end(study)
+    ref = sequential_reference("icb", ICB, full_problem(), seed=5)
+    res = study.storage.get_study("s").result
+    assert res["answer"] == [0, 1] and res["samples"] == ref.samples and res["rounds"] == ref.rounds
 
 
 def test_create_study_name_clash_and_bad_input(tmp_path):
@@ -272,13 +303,13 @@ def test_user_decision_class_is_stored_by_name(tmp_path):
 @pytest.mark.slow
 def test_error_rate_under_heavy_concurrency():
     """Eager policy with 16 tickets out and results told in random order: the error rate
-    stays within nu (LUCB, nu = 0.1; a one-sided binomial bound over 60 studies)."""
+    stays within delta (LUCB, delta = 0.1; a one-sided binomial bound over 60 studies)."""
     errors = 0
     runs = 60
     problem = cs.problem_spec(4, noise="bernoulli")
     means = np.array([0.8, 0.5, 0.4, 0.3])
     for r in range(runs):
-        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "nu": 0.1},
+        study = cs.create_study(name=f"r{r}", problem=problem, solver="lucb", solver_params={"K": 1, "delta": 0.1},
                                 seed=r)
         rng = np.random.default_rng(1000 + r)
         out = []
@@ -298,8 +329,13 @@ def test_error_rate_under_heavy_concurrency():
 
 
 # ----------------------------------------------------------------------------- processes
+ROOT = str(Path(__file__).resolve().parents[1])
+
+
 def _spawn(*args):
-    return subprocess.Popen([sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE, text=True)
+    """A worker process importing this checkout's combex."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    return subprocess.Popen([sys.executable, WORKER, *map(str, args)], stdout=subprocess.PIPE, text=True, env=env)
 
 
 def _check_log(storage, name):
@@ -366,3 +402,173 @@ def test_kill_9_mid_transaction(backend, mode, tmp_path, request):
     res = st.get_study("k").result
     ref = sequential_reference("icb", ICB, full_problem(), seed=4)
     assert res["answer"] == [0, 1] and res["samples"] == ref.samples and res["rounds"] == ref.rounds
+
+
+# ----------------------------------------------------------------------------- budget
+def test_budget_stops_an_eager_study_with_the_recommendation(tmp_path):
+    """A study of two equal arms never identifies; its budget stops it: status
+    budget_exhausted, the leader, what progress() reports, and no ticket past the budget."""
+    problem = cs.problem_spec(2, noise="bernoulli", labels=["ann", "bob"])
+    study = cs.create_study(storage=str(tmp_path / "b.db"), name="b", problem=problem, solver="lucb",
+                            solver_params={"K": 1, "delta": 0.1}, budget=25)
+    rng = np.random.default_rng(0)
+    out = study.ask(n=30)
+    assert len(out) == 25  # no ticket beyond the budget
+    assert study.ask(n=5) == []
+    for t in out[:-1]:
+        assert study.tell(t, float(rng.integers(0, 2))) == "running"
+    assert study.tell(out[-1], 1.0) == "budget_exhausted"
+    rec = study.storage.get_study("b")
+    assert rec.status == "budget_exhausted" and rec.n_told == 25 and rec.budget == 25
+    res = rec.result
+    assert res["status"] == "budget_exhausted" and res["evaluations"] == 25 and res["samples"] == 25
+    assert res["answer"] in ([0], [1]) and res["answer_labels"] == [["ann", "bob"][res["answer"][0]]]
+    for key in ("statistic", "threshold", "stops_when", "delta_achieved", "evaluations_left", "noise_check"):
+        assert key in res, key  # progress() merged into the stored result
+    with pytest.raises(cs.StudyFinishedError, match="budget_exhausted"):
+        study.ask()
+    best = study.best()
+    assert best["status"] == "budget_exhausted" and best["budget"] == 25 and best["leader"]["arm"] == res["answer"]
+    assert "budget of 25 evaluations ran out" in best["certificate_text"]
+    # a replay of the log stops at the same place
+    again = cs.load_study(storage=str(tmp_path / "b.db"), name="b").exploration_state()
+    assert again.exp.status == "budget_exhausted" and again.exp.samples == 25
+
+
+def test_budget_stops_a_batch_study_mid_batch():
+    """Batch policy: at the budget the solver has seen the complete batches; the told
+    entries of the unfinished one stay in the log (and the member estimates)."""
+    study = cs.create_study(name="b", problem=full_problem(), solver="icb", solver_params=ICB, budget=20)
+    first = study.ask(n=MAX)
+    assert len(first) == 15  # ICB's first batch: every team of 2 among 6
+    study.tell_many([(t, reward(t)) for t in first])
+    more = study.ask(n=MAX)
+    assert len(more) == 5  # the budget leaves 5
+    assert study.tell_many([(t, reward(t)) for t in more]) == "budget_exhausted"
+    res = study.storage.get_study("b").result
+    assert res["evaluations"] == 20 and res["samples"] == 15 and res["status"] == "budget_exhausted"
+    assert sum(e["n"] for e in study.member_estimates()) == 2 * 20
+
+
+def test_budget_of_the_lab_case_from_the_cli(tmp_path, capsys):
+    from combex.cli import main
+
+    db = str(tmp_path / "lab.db")
+    workers = "Ana,Ben,Cleo,Dev,Eli,Fay,Gus,Hana,Ivo,Jun,Kai,Lea"
+    assert main(["study", "create", db, "--name", "lab", "--workers", workers, "--team-size", "4", "--score-range",
+                 "0,100", "--noise-scale", "10", "--solver", "top-two", "--param", "delta=0.1", "--param",
+                 "epsilon=5", "--budget", "14"]) == 0
+    assert json.loads(capsys.readouterr().out)["budget"] == 14
+    rng = np.random.default_rng(1)
+    q = np.array([14.0, 9.0, 20.0, 12.0, 17.0, 8.0, 19.0, 11.0, 15.0, 10.0, 18.0, 13.0])
+    while True:
+        assert main(["study", "ask", db, "--name", "lab"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        if doc["status"] != "running":
+            break
+        for t in doc["tickets"]:
+            score = float(np.clip(q[t["arm"]].sum() + rng.normal(0, 10), 0, 100))
+            assert main(["study", "tell", db, "--name", "lab", "--result", f"{t['id']}={score}"]) == 0
+            capsys.readouterr()
+    assert doc["status"] == "budget_exhausted" and doc["best"]["evaluations"] == 14
+    assert len(doc["best"]["leader"]["names"]) == 4
+    for bad in ("0", "-3", "x"):
+        code = None
+        try:
+            code = main(["study", "create", db, "--name", "z", "--n-arms", "3", "--solver", "lucb", "--budget", bad])
+        except SystemExit as exc:  # argparse refuses a non-int
+            code = exc.code
+        assert code == 2
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("budget", [0, -1, "10", 2.5, True])
+def test_a_bad_budget_is_refused(budget):
+    with pytest.raises(combex.InvalidParameterError, match="'budget'"):
+        cs.create_study(name="b", problem=semi_problem(), solver="lucb", solver_params={"K": 1}, budget=budget)
+
+
+# ----------------------------------------------------------------------------- many assistants
+BERNOULLI4 = np.array([0.9, 0.4, 0.3, 0.2])
+
+
+def _bernoulli4_score(t, rng):
+    return float(rng.binomial(t.count, BERNOULLI4[t.arm]))
+
+
+def test_a_held_ticket_neither_blocks_nor_stalls_an_eager_study():
+    """One ticket taken and never told: the study stops within 1.5x the evaluations of the
+    same study without it (the held arm still gets tickets when LUCB needs it)."""
+    from combex.studies.testing import simulate_assistants
+
+    with_held, without = [], []
+    for seed in range(3):
+        for hold, out in ((0, without), (1, with_held)):
+            study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb",
+                                    solver_params={"K": 1, "delta": 0.1}, seed=seed)
+            r = simulate_assistants(study, _bernoulli4_score, assistants=1, hold=hold, rng=seed,
+                                    max_evaluations=5000)
+            assert r["status"] == "identified" and r["answer"] == [0] and r["empty_asks"] == 0
+            out.append(r["evaluations"])
+    assert sum(with_held) <= 1.5 * sum(without), (with_held, without)
+
+
+def test_eager_assistants_get_distinct_useful_tickets_and_never_an_empty_ask():
+    from combex.studies.testing import simulate_assistants
+
+    study = cs.create_study(name="s", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "delta": 0.1})
+    pair = set(np.asarray(study.exploration_state().batch().arms).tolist())
+    tickets = study.ask(n=6)
+    assert len({t.id for t in tickets}) == 6 and {t.arm for t in tickets} == pair  # the arms LUCB asks for
+    assert [t.arm for t in tickets[:2]] != [tickets[0].arm] * 2  # spread over them, least pending first
+    study2 = cs.create_study(name="s2", problem=cs.problem_spec(4), solver="lucb", solver_params={"K": 1, "delta": 0.1})
+    r = simulate_assistants(study2, _bernoulli4_score, assistants=8, rng=0, max_evaluations=5000)
+    assert r["status"] == "identified" and r["empty_asks"] == 0
+
+
+def test_a_batch_study_does_not_wait_for_a_held_ticket_until_its_lease_ends():
+    """Batch policy: once a held ticket is overdue (3x the median time-to-tell), the next
+    idle assistant gets its evaluation again; the study ends well within the one-day lease
+    of the held ticket, with the answer of the sequential run."""
+    from combex.studies.testing import simulate_assistants
+
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB, seed=5)
+    held = study.ask()  # taken by someone who never comes back
+
+    def score(t, rng):
+        return reward(t)
+
+    r = simulate_assistants(study, score, assistants=3, rng=0, mean_minutes=30)
+    assert r["status"] == "identified" and r["answer"] == [0, 1]
+    rows = study.storage.tickets("s")
+    dup = [x for x in rows if x.reissue_of == held.id]
+    assert dup and dup[0].issued_at - held.issued_at < 6 * 3600 < study.storage.get_study("s").lease_seconds
+    ref = sequential_reference("icb", ICB, full_problem(), seed=5)
+    assert study.storage.get_study("s").result["samples"] == ref.samples
+
+
+def test_ask_is_capped():
+    study = cs.create_study(name="s", problem=full_problem(), solver="icb", solver_params=ICB)
+    for n in (cs.MAX_ASK + 1, 20000, 0, -1, "3", 2.5, True):
+        with pytest.raises(combex.InvalidParameterError, match="'n' parameter of Study.ask"):
+            study.ask(n=n)
+    assert study.storage.tickets("s") == []
+    assert len(study.ask(n=cs.MAX_ASK)) == 15
+
+
+def test_default_propose_is_least_pending_and_changes_nothing():
+    problem = cs._problem.build_problem(cs.problem_spec(4))
+    exp = combex.solvers.get_solver("lucb")(K=1).start(problem, rng=1)
+    batch = exp.ask()
+    entries = [int(a) for a in batch.arms]
+    before = exp.state_dict()
+    rng = np.random.default_rng(0)
+    assert exp.propose(0) == []
+    got = exp.propose(2 * len(entries), [], rng)
+    assert sorted(got) == sorted(entries * 2) and sorted(got[:len(entries)]) == sorted(entries)  # once, then twice
+    got = exp.propose(len(entries) - 1, [entries[0]], rng)
+    assert sorted(got) == sorted(entries[1:])  # the entries with fewer pending first
+    _assert_same_state(before, exp.state_dict())  # neither the state nor the exploration's rng moved
+    assert exp.ask() is batch
+    with pytest.raises(combex.InvalidParameterError, match="'n'"):
+        exp.propose(-1)

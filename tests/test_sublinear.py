@@ -424,7 +424,7 @@ def test_sub_ts_runs_on_every_graph_library(backend):
 
 @pytest.mark.parametrize("backend", GRAPH_BACKENDS)
 def test_a_graph_that_finds_nothing_falls_back_to_the_exact_scan(backend):
-    # M = 2 graphs with ef = shortlist = 2 lose live points (hnswlib used to raise
+    # M = 2 graphs with ef = shortlist = 2 lose live points (some hnswlib versions raise
     # "Cannot return the results in a contiguous 2D array" here; faiss / usearch return
     # nothing): the stage query is answered by an exact scan instead.
     if backend not in hnsw_backends():

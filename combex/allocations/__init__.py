@@ -9,6 +9,7 @@
   :func:`uniform_topk_information`, :func:`uniform_topk_g_value`.
 - :func:`apportion` (efficient apportionment, Appendix D of the full-bandit paper) and
   :class:`Tracker` (the rule ``argmin T_M / p_M``, one pull or batched).
+- :class:`AdaHedge`: the scale-free learner of the game-based samplers (CombGame, LinGame).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ._design import (
     xy_optimal_design,
     xy_value,
 )
+from ._hedge import AdaHedge
 from ._l1 import L1Design, l1_design
 from ._rounding import apportion
 from ._supports import (
@@ -56,4 +58,5 @@ __all__ = [
     "max_g_value_topk",
     "apportion",
     "Tracker",
+    "AdaHedge",
 ]

@@ -135,10 +135,10 @@ class LinearBandit(Environment):
         if arms.shape[0] == 1:  # one arm (adaptive solvers): the same draw and arithmetic in scalars
             c1 = float(counts[0])
             z1 = self.rng.standard_normal()
-            return np.array([c1 * self._means[arms[0]] + float(self.noise.sigma) * math.sqrt(c1) * z1])
+            return np.array([c1 * self._means[arms[0]] + float(self.sigma) * math.sqrt(c1) * z1])
         c = counts.astype(np.float64)
         z = self.rng.standard_normal(len(arms))
-        return c * self._means[arms] + float(self.noise.sigma) * np.sqrt(c) * z
+        return c * self._means[arms] + float(self.sigma) * np.sqrt(c) * z
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {

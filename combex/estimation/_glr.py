@@ -62,7 +62,7 @@ with applications to sequential tests and confidence intervals", JMLR 22(246):
   (Garivier & Kaufmann 2016, Jourdan et al.). No guarantee.
 
 **Provenance of the constants.** The paper's text could not be read while these were
-checked (issue 15f: the search corpora hold only its bibliographic record), so the theorem
+checked (the search corpora hold only its bibliographic record), so the theorem
 numbers above are as recalled from the papers that use them, not re-read against the
 text: the two-arm Gaussian form ``2 C_G(log((K - 1)/delta)/2) + 4 log(4 + log(t/2))`` with the
 same ``g_G`` is the stopping threshold of Jourdan et al. (2022), and ``T(x) ~ x + 4 log(1 +

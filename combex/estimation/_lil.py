@@ -2,12 +2,12 @@
 
 Lemma 2.1 of Jiang, Li & Qiao (2017) (a restatement of Lemma 3 of Jamieson et al. 2014):
 let :math:`X_1, X_2, \\dots` be i.i.d. centred :math:`\\sigma`-sub-Gaussian variables. For
-every :math:`\\epsilon \\in (0, 1)` and :math:`\\delta \\in (0, \\log(1+\\epsilon)/e)`, with
-probability at least :math:`1 - c_\\epsilon \\delta^{1+\\epsilon}`,
+every :math:`\\epsilon \\in (0, 1)` and :math:`\\omega \\in (0, \\log(1+\\epsilon)/e)`, with
+probability at least :math:`1 - c_\\epsilon \\omega^{1+\\epsilon}`,
 
 .. math::
 
-    \\frac1t \\sum_{s=1}^t X_s \\le U(t, \\delta) \\quad \\text{for all } t \\ge 1,
+    \\frac1t \\sum_{s=1}^t X_s \\le U(t, \\omega) \\quad \\text{for all } t \\ge 1,
 
     U(t, \\omega) = (1 + \\sqrt{\\epsilon})
         \\sqrt{\\frac{2 \\sigma^2 (1 + \\epsilon)}{t}
@@ -15,6 +15,11 @@ probability at least :math:`1 - c_\\epsilon \\delta^{1+\\epsilon}`,
     \\qquad
     c_\\epsilon = \\frac{2 + \\epsilon}{\\epsilon}
         \\Big[\\frac{1}{\\log(1 + \\epsilon)}\\Big]^{1 + \\epsilon}.
+
+The paper writes the lemma's confidence constant :math:`\\delta`; combex keeps ``delta`` for
+the error probability a solver guarantees and calls the lemma's constant ``lil_delta`` (the
+LIL solvers of :mod:`combex.solvers.semi_bandit` derive it from their ``delta``) or, as the
+argument of :math:`U`, ``omega`` (``lil_delta``, ``lil_delta / N``, ``lil_delta / (2K)``...).
 
 Section 5 of the same paper modifies the radius to
 :math:`\\log[\\log((1+\\epsilon) t + 2) / \\omega]` "in order to avoid negative numbers inside
@@ -245,11 +250,12 @@ def lil_ucb_index(
     means: ArrayLike,
     counts: ArrayLike,
     *,
-    delta: float,
+    lil_delta: float | None = None,
     epsilon: float,
     beta: float,
     sigma: float = 1.0,
     plus: float = 2.0,
+    delta: float | None = None,
 ) -> NDArray[np.float64]:
     """The lil'UCB index of Jamieson, Malloy, Nowak & Bubeck (2014), Algorithm 1:
 
@@ -257,10 +263,13 @@ def lil_ucb_index(
 
         \\hat\\mu_{i, T_i} + (1 + \\beta)(1 + \\sqrt{\\epsilon})
         \\sqrt{\\frac{2 \\sigma^2 (1 + \\epsilon)}{T_i}
-               \\log\\Big[\\frac{\\log((1 + \\epsilon) T_i + \\text{plus})}{\\delta}\\Big]}
-        = \\hat\\mu_{i, T_i} + (1 + \\beta)\\, U(T_i, \\delta),
+               \\log\\Big[\\frac{\\log((1 + \\epsilon) T_i + \\text{plus})}{\\delta_L}\\Big]}
+        = \\hat\\mu_{i, T_i} + (1 + \\beta)\\, U(T_i, \\delta_L),
 
-    with the ``+2`` of Section 5 of Jiang et al. (2017) by default.
+    with :math:`\\delta_L` = ``lil_delta``, Lemma 2.1's confidence constant (the paper's
+    delta; not the error probability lil'UCB guarantees, which is
+    ``4 sqrt(c_eps lil_delta) + 4 c_eps lil_delta`` by Theorem 2 of that paper), and the
+    ``+2`` of Section 5 of Jiang et al. (2017) by default.
 
     Parameters
     ----------
@@ -268,11 +277,14 @@ def lil_ucb_index(
         Empirical means.
     counts : array of shape (n,)
         Sample counts, each >= 1.
-    delta : float in (0, 1)
+    lil_delta : float in (0, 1)
+        Lemma 2.1's confidence constant (required).
     epsilon : float in [0, 1)
     beta : float >= 0
     sigma : float > 0
     plus : float >= 0
+    delta : float in (0, 1), optional
+        Deprecated alias of ``lil_delta``.
 
     Returns
     -------
@@ -280,10 +292,26 @@ def lil_ucb_index(
 
     Examples
     --------
-    >>> lil_ucb_index([0.0, 0.5], [1, 4], delta=0.1, epsilon=0.0, beta=0.0).round(4)
+    >>> lil_ucb_index([0.0, 0.5], [1, 4], lil_delta=0.1, epsilon=0.0, beta=0.0).round(4)
     array([2.1894, 1.7012])
     """
     owner = "lil_ucb_index"
+    if delta is not None:
+        import warnings
+
+        warnings.warn(
+            "The 'delta' parameter of lil_ucb_index is deprecated; use 'lil_delta' (Lemma 2.1's constant).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if lil_delta is not None:
+            raise InvalidParameterError(
+                f"The 'delta' parameter of {owner} is a deprecated alias of 'lil_delta'; give only 'lil_delta'. Got "
+                f"lil_delta={lil_delta!r} and delta={delta!r} instead."
+            )
+        lil_delta = delta
+    if lil_delta is None:
+        raise InvalidParameterError(f"The 'lil_delta' parameter of {owner} is required. Got None instead.")
     b = check_float(beta, "beta", owner=owner, low=0.0)
     mu = np.asarray(means, dtype=np.float64)
     t = np.asarray(counts)
@@ -294,4 +322,4 @@ def lil_ucb_index(
         )
     if not np.all(np.isfinite(mu)):
         raise InvalidParameterError(f"The 'means' parameter of {owner} must have finite entries.")
-    return mu + (1.0 + b) * lil_radius(t, delta, epsilon=epsilon, sigma=sigma, plus=plus)
+    return mu + (1.0 + b) * lil_radius(t, lil_delta, epsilon=epsilon, sigma=sigma, plus=plus)

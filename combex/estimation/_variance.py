@@ -55,12 +55,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ResidualVariance", "variance_upper_bound", "declared_scale_rejected", "observed_scale_lower",
-           "NOISE_CHECK_ALPHA"]
+__all__ = ["ResidualVariance", "DeclaredScaleWatch", "variance_upper_bound", "declared_scale_rejected", "observed_scale_lower",
+           "NOISE_CHECK_ALPHA", "MIN_TESTED_DOF"]
 
 #: Error budget of the test of a declared noise scale: the probability that a true declaration
 #: is ever flagged over a whole run.
 NOISE_CHECK_ALPHA = 0.01
+
+#: Residual degrees of freedom a declared scale must have been tested on before a run may stop
+#: under it (the solvers defer a stop until then).
+MIN_TESTED_DOF = 5
 
 #: Mixture grids (uniform weights): ``l`` for the variance upper bound and for the test.
 _L_LOW = np.geomspace(1e-3, 3.0, 24)
@@ -259,3 +263,127 @@ def scale_check_dict(rss: float, n: int, sigma0: float, variance_estimate: float
             "estimate": math.sqrt(variance_estimate) if variance_estimate == variance_estimate else math.nan,
             "observed_at_least": observed_scale_lower(rss, n, alpha) if rejected else None,
             "observations": int(n), "alpha": float(alpha)}
+
+
+class DeclaredScaleWatch:
+    """The residual statistics a run needs for the test of its declared noise scale, folded
+    from every told ``(arm, count, reward_sum)`` (module docstring: normalized observations
+    ``S / sqrt(c)``, the least-squares residual sum of squares, the test at any time).
+
+    Index and linear arms keep per-arm counts, means and the within-arm sum of squares
+    (Welford's centred updates; O(1) per observation); the linear model's residual sum of
+    squares adds the between-arm part ``sum_a T_a (m_a - x_a^T theta_hat)^2`` of the weighted
+    fit of the arm means (the cross term of the decomposition vanishes). Super-arms (masks)
+    keep ``A = sum c x x^T``, ``b = sum S x`` and ``sum S^2 / c``.
+
+    Parameters
+    ----------
+    n_arms : int
+    features : array of shape (n_arms, d), optional
+        Linear arms (the fit is the linear model's); None: index arms (one mean per arm).
+    masks : bool
+        Super-arms given as bool masks over ``n_arms`` members (the fit is the members' sum).
+    """
+
+    def __init__(self, n_arms: int, features: Any = None, *, masks: bool = False) -> None:
+        self.masks = bool(masks)
+        self.features = None if features is None else np.asarray(features, dtype=np.float64)
+        self.n = 0
+        if self.masks:
+            d = int(n_arms)
+            self.A = np.zeros((d, d))
+            self.b = np.zeros(d)
+            self.zz = 0.0
+        else:
+            self.T = np.zeros(int(n_arms), dtype=np.float64)
+            self.mean = np.zeros(int(n_arms))
+            self.rss_ = 0.0
+
+    def add(self, arms: Any, counts: Any, reward_sums: Any) -> None:
+        """Fold a told batch: ``arms`` (indices, or bool masks of shape (m, n_arms)),
+        ``counts`` and ``reward_sums`` of shape (m,); entries of count 0 are skipped."""
+        c = np.asarray(counts, dtype=np.float64).reshape(-1)
+        S = np.asarray(reward_sums, dtype=np.float64).reshape(-1)
+        keep = c > 0
+        arms = np.asarray(arms)
+        if not keep.all():
+            arms, c, S = arms[keep], c[keep], S[keep]
+        if c.size == 0:
+            return
+        self.n += int(c.size)
+        if self.masks:
+            X = arms.astype(np.float64)
+            self.A += (X * c[:, None]).T @ X
+            self.b += X.T @ S
+            self.zz += float(np.sum(S * S / c))
+            return
+        for a, ca, s in zip(arms.astype(np.intp).tolist(), c.tolist(), S.tolist()):
+            n = self.T[a]
+            if n > 0:
+                dev = s - ca * self.mean[a]
+                self.rss_ += dev * dev / ca * n / (n + ca)
+            self.T[a] = n + ca
+            self.mean[a] += (s - ca * self.mean[a]) / (n + ca)
+
+    def add_rewards(self, arm: int, rewards: Any) -> None:
+        """Fold single rewards of one index or linear arm (a block of successive pulls)."""
+        r = np.asarray(rewards, dtype=np.float64).reshape(-1)
+        if r.size == 0:
+            return
+        if r.size == 1:
+            self.add(np.array([arm]), np.ones(1), r)
+            return
+        nb, mb = float(r.size), float(r.mean())
+        m2b = float(((r - mb) ** 2).sum())
+        n = self.T[arm]
+        self.rss_ += m2b + ((mb - self.mean[arm]) ** 2) * n * nb / (n + nb) if n > 0 else m2b
+        self.T[arm] = n + nb
+        self.mean[arm] += (mb - self.mean[arm]) * nb / (n + nb)
+        self.n += int(r.size)
+
+    def _rank(self) -> int:
+        if self.masks:
+            return int(np.linalg.matrix_rank(self.A)) if self.n else 0
+        seen = self.T > 0
+        if self.features is None:
+            return int(np.count_nonzero(seen))
+        return int(np.linalg.matrix_rank(self.features[seen])) if seen.any() else 0
+
+    def rss(self) -> float:
+        """The least-squares residual sum of squares of the normalized observations."""
+        if self.n == 0:
+            return 0.0
+        if self.masks:
+            theta, *_ = np.linalg.lstsq(self.A, self.b, rcond=None)
+            return max(self.zz - float(self.b @ theta), 0.0)
+        if self.features is None:
+            return float(self.rss_)
+        seen = self.T > 0
+        X, T, m = self.features[seen], self.T[seen], self.mean[seen]
+        theta, *_ = np.linalg.lstsq(X * np.sqrt(T)[:, None], m * np.sqrt(T), rcond=None)
+        return float(self.rss_ + np.sum(T * (m - X @ theta) ** 2))
+
+    def dof(self) -> int:
+        """Residual degrees of freedom (observations beyond the fitted parameters)."""
+        return self.n - self._rank()
+
+    def check(self, sigma0: float, alpha: float = NOISE_CHECK_ALPHA) -> dict[str, Any]:
+        """The test of the declared scale ``sigma0`` now."""
+        rss, dof = self.rss(), self.dof()
+        return scale_check_dict(rss, self.n, sigma0, rss / dof if dof > 0 else math.nan, alpha)
+
+    def state(self) -> dict[str, Any]:
+        if self.masks:
+            return {"n": self.n, "A": self.A.copy(), "b": self.b.copy(), "zz": self.zz}
+        return {"n": self.n, "T": self.T.copy(), "mean": self.mean.copy(), "rss": self.rss_}
+
+    def load(self, st: dict[str, Any]) -> None:
+        self.n = int(st["n"])
+        if self.masks:
+            self.A = np.asarray(st["A"], dtype=np.float64).copy()
+            self.b = np.asarray(st["b"], dtype=np.float64).copy()
+            self.zz = float(st["zz"])
+        else:
+            self.T = np.asarray(st["T"], dtype=np.float64).copy()
+            self.mean = np.asarray(st["mean"], dtype=np.float64).copy()
+            self.rss_ = float(st["rss"])

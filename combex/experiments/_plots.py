@@ -105,9 +105,45 @@ def _setting_columns(df: Any) -> list[str]:
     return cols
 
 
+def _missing(v: Any) -> bool:
+    """A setting a line's runs do not have (NaN or None in the table: e.g. ``growth`` on
+    a solver without that parameter)."""
+    return v is None or (isinstance(v, float) and v != v)
+
+
 def _label(columns: Sequence[str], key: Sequence[Any]) -> str:
-    """``"icb, gap=0.5"``: the solver name as is, other settings as name=value."""
-    return ", ".join(str(v) if c == "solver" else f"{c}={v}" for c, v in zip(columns, key))
+    """``"icb, gap=0.5"``: the solver name as is, other settings as name=value; a setting
+    the line's runs do not have is left out (never ``growth=nan``)."""
+    return ", ".join(str(v) if c == "solver" else f"{c}={_value_text(v)}"
+                     for c, v in zip(columns, key) if not _missing(v))
+
+
+def _value_text(v: Any) -> str:
+    """A setting's value as written: integers without a decimal point (``n=8``, not ``8.0``)."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _set_ticks(ax: Any, values: Any, log: bool) -> None:
+    """Ticks where the runs are: at the parameter's values when there are few of them,
+    else at integers only when every value is an integer (never ``n = 6.5``)."""
+    try:
+        xs = np.unique(np.asarray(values, dtype=float))
+    except (TypeError, ValueError):  # categorical x: matplotlib places the categories
+        return
+    xs = xs[np.isfinite(xs)]
+    if xs.size == 0:
+        return
+    integral = bool(np.all(xs == np.round(xs)))
+    if xs.size <= 12:
+        ax.set_xticks(xs, [_value_text(float(x)) for x in xs])
+        if log:
+            ax.minorticks_off()
+    elif integral and not log:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def plot_results(
@@ -161,6 +197,7 @@ def plot_results(
     ax.set_ylabel(f"{y} (mean" + ("" if error == "none" else f" +- {error}") + ")")
     if logx:
         ax.set_xscale("log")
+    _set_ticks(ax, s[x].to_numpy(), logx)
     if logy:
         ax.set_yscale("log")
     if title:

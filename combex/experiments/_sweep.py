@@ -634,34 +634,50 @@ def _lock_path(path: Path) -> Path:
 
 class _Lock:
     """An exclusive ``flock`` on ``<out>.lock`` for the whole sweep: a second sweep writing
-    the same results file is refused instead of duplicating every row. (No lock where
-    ``fcntl`` is missing, e.g. Windows.)"""
+    the same results file is refused instead of duplicating every row. The lock file is
+    removed on release, while still locked; a sweep that locked a file some other sweep had
+    already removed sees that the path now names another file (or none) and locks anew, so
+    two sweeps never both hold the lock. (No lock where ``fcntl`` is missing, e.g. Windows.)"""
 
     def __init__(self, path: Path) -> None:
         self.fh = None
+        self.path = _lock_path(path)
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows
             return
-        lp = _lock_path(path)
-        try:
-            fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        except OSError as exc:  # e.g. a symlink planted there (O_NOFOLLOW), a read-only directory
-            raise ResultsFileError(f"The lock file {str(lp)!r} of the results file {str(path)!r} cannot be "
-                                   f"opened ({exc}).") from None
-        fh = os.fdopen(fd, "r+")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            raise ResultsFileError(
-                f"Another sweep is writing the results file {str(path)!r} (its lock {str(lp)!r} is held); "
-                "wait for it to finish, or choose another output file."
-            ) from None
-        self.fh = fh
+        lp = self.path
+        while True:
+            try:
+                fd = os.open(lp, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except OSError as exc:  # e.g. a symlink planted there (O_NOFOLLOW), a read-only directory
+                raise ResultsFileError(f"The lock file {str(lp)!r} of the results file {str(path)!r} cannot be "
+                                       f"opened ({exc}).") from None
+            fh = os.fdopen(fd, "r+")
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                fh.close()
+                raise ResultsFileError(
+                    f"Another sweep is writing the results file {str(path)!r} (its lock {str(lp)!r} is held); "
+                    "wait for it to finish, or choose another output file."
+                ) from None
+            held = os.fstat(fh.fileno())
+            try:
+                now = os.stat(lp, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                self.fh = fh
+                return
+            fh.close()  # the file was removed by the sweep that held it: lock the new one
 
     def release(self) -> None:
         if self.fh is not None:
+            try:
+                os.unlink(self.path)  # still locked: no other sweep can be inside
+            except FileNotFoundError:  # pragma: no cover - removed by hand
+                pass
             self.fh.close()  # closing the descriptor releases the flock
             self.fh = None
 

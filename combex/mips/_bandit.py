@@ -188,7 +188,7 @@ class BoundedMEIndex:
 
     def __getstate__(self) -> dict[str, Any]:
         # Plans hold the address offset of V within a cache line, which a copy need not
-        # share: copies and pickles start without plans (issue 17d).
+        # share: copies and pickles start without plans.
         state = dict(self.__dict__)
         state["_plans"] = {}
         return state
@@ -515,7 +515,7 @@ def _permuted_fast(
 ) -> tuple[NDArray[np.intp], NDArray[np.float64], Any] | None:
     """BoundedME's whole schedule on an index in one compiled call
     (:func:`combex.mips._kernels.permuted_schedule`): the same reads, sums, eliminations
-    and answer as the round-by-round path, without its per-round Python (issue 17c). None
+    and answer as the round-by-round path, without its per-round Python. None
     when that path must run instead (a non-finite sum, a stated bound exceeded, a tie
     needing a random draw: it then reports or draws exactly as always). Fills the
     reader's counts as the round-by-round reads would."""
@@ -620,7 +620,7 @@ def _index_query(
     check_finite: bool, method: Any, nn: bool, owner: str,
 ) -> MIPSResult | None:
     """A query on a permuted index with numba, with the per-query work cut to what depends
-    on ``q`` and the random offset (issue 17d).
+    on ``q`` and the random offset.
 
     Profile that motivated it (2,000 x 20,000 float32 index, epsilon 0.3, each query right
     after an exact search, as in the benchmark): the schedule call took 1.72 ms, the rest of

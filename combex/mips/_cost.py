@@ -72,7 +72,7 @@ STREAM_DENSITY = 1.0 / 8.0
 RUN_BYTES = 1024.0
 GATHER_BYTES = 100.0
 COLUMN_GATHER_LINE = 2.0
-# Fixed costs of a search that do not depend on the bytes read (issue 17c), in
+# Fixed costs of a search that do not depend on the bytes read, in
 # streamed-byte equivalents at the idle machine's 32 GB/s. Round by round, each round of
 # the schedule costs about 20 us (a partition of the survivors' sums, about twenty numpy
 # calls and the kernel call: 26 us measured on the loaded machine, the slope of the search
@@ -83,7 +83,7 @@ COLUMN_GATHER_LINE = 2.0
 # exact search (round by round: 6 %); on 10^4 x 10^5, 0.1 %; on a 200 x 5,000 V more than
 # an exact search itself.
 #
-# Issue 17d: on an index with numba a query reuses a plan (its arguments checked, the cost
+# The planned query: on an index with numba a query reuses a plan (its arguments checked, the cost
 # model's choice and the schedule made once per set of argument values) and runs as one
 # compiled call, q's check and permutation and the ranking included. Measured per query
 # besides the reads (64-1,024 x 256 float32 index, 6-10 rounds, load 2.7): 15-20 us
@@ -100,14 +100,14 @@ COLUMN_GATHER_LINE = 2.0
 # 160 MB = 11 MB of streaming per query (11 rounds of 5 us at 32 GB/s, the rest charged
 # to the query). Conservative for small V: cold, a whole 64-1,024 x 256 query costs
 # 250-440 us, less than this fixed cost (about 0.6 ms at 2,000 x 20,000 speeds). The
-# round-by-round constants above are issue 17c's, not re-fitted.
+# round-by-round constants above were fitted separately and are not re-fitted here.
 STREAM_BYTES_PER_SECOND = 32e9
 ROUND_BYTES = 20e-6 * STREAM_BYTES_PER_SECOND
 ROUND_BYTES_ONE_CALL = 5e-6 * STREAM_BYTES_PER_SECOND
 QUERY_BYTES = 80e-6 * STREAM_BYTES_PER_SECOND
 QUERY_BYTES_ONE_CALL = 0.069 * 2000 * 20000 * 4 - 11 * ROUND_BYTES_ONE_CALL
 READ_FACTOR_ONE_CALL = 0.75
-#: The speed target of issue 17: a search should take at most this factor times
+#: The speed target: a search should take at most this factor times
 #: ``fraction_read`` times an exact search (:attr:`ReadCost.meets_target`).
 TARGET_FACTOR = 1.15
 
@@ -391,7 +391,7 @@ def _round_cost(
     if layout == "permuted":
         # One contiguous segment per survivor (two when the per-query offset wraps; rare).
         lines = expected_lines(coords * itemsize, itemsize, start_offsets(offset, pitch, itemsize))
-        if one_call:  # the planned query's read loop (issue 17d)
+        if one_call:  # the planned query's read loop
             return s * lines * LINE_BYTES, READ_FACTOR_ONE_CALL * s * lines * LINE_BYTES
         return s * lines * LINE_BYTES, s * (coords * itemsize + RUN_BYTES)
     if layout == "rows":

@@ -101,7 +101,7 @@ def _compiled(name: str) -> Any:
 
 def _nb_kth_smallest(w, k):  # pragma: no cover - compiled
     # The k-th smallest (0-based) of w by an in-place quickselect (median of three, Hoare
-    # partition); w is reordered. A value, so the same whatever the method (issue 17d:
+    # partition); w is reordered. A value, so the same whatever the method (measured
     # 25-35 % faster than numba's np.partition, which copies and checks for NaN).
     lo = 0
     hi = w.size - 1
@@ -207,7 +207,7 @@ def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no 
         if not nn and not track and n_rows - r >= 16:
             # Sixteen rows at a time for inner products (no bound check): sixteen streams
             # read the short runs of the schedule's early rounds 10-15 % faster than eight
-            # (issue 17d, cold reads of 1-3 KB to 12 KB per row, AVX-512: the sixteen
+            # (measured on cold reads of 1-3 KB to 12 KB per row, AVX-512: the sixteen
             # accumulators stay in registers).
             if starts.size > 0 and stops[0] > starts[0]:
                 for c in range(r + 16, min(r + 32, n_rows)):
@@ -307,7 +307,7 @@ def _nb_rows_runs(V, rows, starts, stops, q, out, nn, track, vm):  # pragma: no 
             continue
         m = min(8, n_rows - r)
         # Prefetch the first two lines of the next group's first run: its eight streams then
-        # start without a memory round trip each (issue 17d: cold reads of the 2,000 x
+        # start without a memory round trip each (measured on cold reads of the 2,000 x
         # 20,000 schedule's first rounds, 5-6 KB per row, about 10 % faster).
         if starts.size > 0 and stops[0] > starts[0]:
             for c in range(r + m, min(r + m + 8, n_rows)):

@@ -205,7 +205,7 @@ def _shifted_spectral_bound(
     ``lambda_max`` is bracketed by bisection (:func:`_lambda_max_rank_one`). Any ``c``
     gives a valid bound; only the verified ``lambda_max`` enters it.
 
-    ``hint`` is accepted for compatibility and ignored: the search no longer depends on
+    ``hint`` is accepted for compatibility and ignored: the search does not depend on
     the previous check (the bound is the same with or without it, so a resumed run makes
     the same decisions as an uninterrupted one).
     """
@@ -543,8 +543,8 @@ class QuadraticMaximization:
             accepted (SA-FOA's ``B_t``; see Notes).
         shift_hint : float, optional
             Accepted for compatibility and ignored: the shift ``c`` of the
-            ``"shifted_spectral"`` upper bound (:func:`upper_bound_qp`) is now found
-            without a starting point, so the bound no longer depends on it.
+            ``"shifted_spectral"`` upper bound (:func:`upper_bound_qp`) is found
+            without a starting point, so the bound does not depend on it.
 
         Returns
         -------

@@ -615,6 +615,9 @@ class Exploration(ABC):
         self._told_pending = batch is self._pending
         self._pending = None
         self.samples += sum(batch.counts.tolist()) if m <= 4 else batch.total
+        w = self.noise_watch
+        if w is not None:
+            w.add(batch.arms, batch.counts, sums)
         self._update(batch, sums)
 
     def tell(self, arm: Any, reward_sum: float, count: int = 1) -> None:
@@ -653,8 +656,27 @@ class Exploration(ABC):
                 raise param_error("arm", owner, f"an int in the range [0, {n - 1}]", bad)
 
     def stop(self, status: str, message: str = "") -> None:
+        if status == "identified" and self._untested_declared_scale():
+            return  # the rule holds, but the declared scale is not checked yet: the next checks stop
         self.status = status
         self.message = message
+
+    def _untested_declared_scale(self) -> bool:
+        """Whether a declared noise scale (Gaussian-type noise, not a range's own scale) has
+        fewer than :data:`~combex.estimation._variance.MIN_TESTED_DOF` residual degrees of
+        freedom behind it: a stop is then deferred, so a misdeclared scale is caught before it
+        can end a run (a few more samples, on the easiest instances only)."""
+        if self._own_noise_check:
+            return False
+        noise = getattr(self.problem, "noise", None)
+        if noise is None or noise.kind in ("bernoulli", "rademacher", "pm1"):
+            return False
+        w = self.noise_watch
+        if w is None or self._declared_scale() is None:
+            return False
+        from ..estimation._variance import MIN_TESTED_DOF
+
+        return w.dof() < MIN_TESTED_DOF
 
     def record(self, **values: Any) -> None:
         """Append stopping statistics to the trace (when tracing)."""
@@ -700,7 +722,7 @@ class Exploration(ABC):
             leader = None
         return {"samples": int(self.samples), "statistic": stat, "threshold": threshold,
                 "stops_when": "statistic <= threshold", "leader": leader, "challenger": None,
-                "delta_achieved": None, "evaluations_left": None, "noise_check": None}
+                "delta_achieved": None, "evaluations_left": None, "noise_check": self.noise_check()}
 
     def would_stop(self, delta: float) -> bool | None:
         """Whether the solver's stopping rule at error probability ``delta`` would hold on the
@@ -712,6 +734,63 @@ class Exploration(ABC):
         """The smallest delta at which :meth:`would_stop` holds: an anytime-valid p-value for
         "the leader is epsilon-good" (see :meth:`progress`); None where not available."""
         return None
+
+    # ------------------------------------------------------------------ the declared noise scale
+    #: Whether the exploration tests its declared noise scale itself (the GLR solvers do, and
+    #: switch rules on rejection); otherwise :attr:`noise_watch` does it for every solver.
+    _own_noise_check: ClassVar[bool] = False
+
+    @property
+    def noise_watch(self) -> Any:
+        """The residual statistics of the told observations for the test of the declared noise
+        scale (:class:`~combex.estimation._variance.DeclaredScaleWatch`), or None where there
+        is no declared scale to test (reward lists, an unknown scale, a solver with its own
+        test). Every told batch is folded into it; :meth:`result` reports the test."""
+        w = self.__dict__.get("_noise_watch", False)
+        if w is False:
+            w = self._make_noise_watch()
+            self.__dict__["_noise_watch"] = w
+        return w
+
+    def _make_noise_watch(self) -> Any:
+        if self._own_noise_check or problem_kind(self.problem) == "lists":
+            return None
+        from ..estimation._variance import DeclaredScaleWatch
+
+        kind = problem_kind(self.problem)
+        feats = np.asarray(self.problem.features, dtype=np.float64) if kind == "features" else None
+        return DeclaredScaleWatch(int(self.problem.n_arms), feats, masks=kind == "mask")
+
+    def _declared_scale(self) -> float | None:
+        """The noise scale of one observation the solver relies on: its ``sigma`` or ``R``
+        (the explorations keep the one they use), else the problem's noise model (a team's
+        scale for super-arms); None when unknown."""
+        for key in ("sigma", "R"):
+            v = getattr(self, key, None)
+            if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
+                return float(v)
+        noise = getattr(self.problem, "noise", None)
+        if noise is None or noise.sigma is None:
+            return None
+        k = 1
+        if problem_kind(self.problem) == "mask":
+            dc = getattr(self.problem, "decision_class", None)
+            k = int(getattr(dc, "k", 0) or 0) or int(np.asarray(dc.argmax(np.zeros(self.problem.n_arms))).sum())
+        return noise.scale(k)
+
+    def noise_check(self) -> dict[str, Any] | None:
+        """The test of the declared noise scale on the data so far (valid at any time: see
+        :mod:`combex.estimation._variance`), or None where there is none."""
+        if self._own_noise_check:  # kept by the exploration itself as ``_noise_record``
+            own = getattr(self, "_noise_record", None)
+            return None if own is None else dict(own)
+        w = self.noise_watch
+        sigma0 = self._declared_scale() if w is not None else None
+        if w is None or sigma0 is None or w.dof() < 1:
+            return None
+        chk = w.check(sigma0)
+        chk["at_sample"] = int(self.samples)
+        return chk
 
     def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
         """Arms for ``n`` new evaluations handed out while the evaluations of ``pending``
@@ -755,6 +834,29 @@ class Exploration(ABC):
 
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None
+        info = self._info()
+        cert = dict(self.certificate)
+        if not self._own_noise_check:
+            chk = self.noise_check()
+            if chk is not None:
+                info["noise_check"] = chk
+                cert["noise_check"] = chk
+                if chk["rejected"]:
+                    cert["guarantee"] = (
+                        f"void: the observations contradict the declared noise scale {chk['declared']:.4g} (at least "
+                        f"{chk['observed_at_least']:.4g} with confidence {1 - chk['alpha']:.2f}); the answer is not "
+                        "(epsilon, delta)-correct")
+                    if not self.__dict__.get("_noise_warned"):
+                        import warnings
+
+                        from ..exceptions import NoiseScaleWarning
+
+                        self.__dict__["_noise_warned"] = True
+                        warnings.warn(
+                            f"{type(self.solver).__name__}: the observations contradict the declared noise scale "
+                            f"{chk['declared']:.4g} (the noise scale is at least {chk['observed_at_least']:.4g} with "
+                            f"confidence {1 - chk['alpha']:.2f}; estimate {chk['estimate']:.4g}). The answer is not "
+                            "(epsilon, delta)-correct; declare the scale correctly.", NoiseScaleWarning, stacklevel=3)
         return Result(
             answer=self.answer,
             status=self.status if self.done else "running",
@@ -762,10 +864,10 @@ class Exploration(ABC):
             rounds=self.rounds,
             wall_seconds=wall_seconds,
             pulls=np.asarray(self.pulls).copy(),
-            certificate=dict(self.certificate),
+            certificate=cert,
             trace=trace,
             message=self.message,
-            info=self._info(),
+            info=info,
         )
 
     # ------------------------------------------------------------------ save / resume
@@ -786,6 +888,7 @@ class Exploration(ABC):
             else {"arms": self._pending.arms, "counts": self._pending.counts},
             "certificate": self.certificate,
             "extra": self._extra_state(),
+            "noise_watch": None if self.noise_watch is None else self.noise_watch.state(),
         }
 
     def save(self, path: Any) -> Any:
@@ -813,6 +916,9 @@ class Exploration(ABC):
         self._trace = {}
         self.record_trace = False
         self._load_extra_state(state["extra"])
+        nw = state.get("noise_watch")
+        if nw is not None and self.noise_watch is not None:
+            self.noise_watch.load(nw)
 
 
 def _check_loaded(exp: Exploration) -> None:

@@ -16,7 +16,7 @@ and the cost is increasing in each ``u_a``, so
     F_m(w) = inf { sum_{a in D} w_a h_a(u_a) : u >= 0, sum u = c },  h_a(u) = 1/2 log(1 + u^2 / sigma_a^2).
 
 ``h_a`` is convex on ``[0, sigma_a]`` and concave beyond, so the inner problem is not convex
-(which is why the earlier code computed T* only on the pair forms, where ``|D| = 2`` and the
+(which is why T* is simplest on the pair forms, where ``|D| = 2`` and the
 minimum is the root of a cubic: :func:`~combex.estimation._glr_unknown_variance.pair_glr_unknown_variance`).
 
 **The bracket ``T_lo <= T* <= T_hi``**, both certified, for any set of alternatives:

@@ -40,8 +40,8 @@ class SubTS(_LinearBanditPolicy):
     hnsw_M, ef_construction : int, default 8 and 32
         HNSW parameters (:class:`~combex.mips.HNSWIndex`). The initial build is Sub-TS's
         whole preprocessing, and it must be earned back online: at K = 10^5, d = 16, a
-        graph of degree 8 built with ``ef_construction = 32`` costs about a fifth of the
-        former hnswlib ``M = 16, ef_construction = 100`` build with the same regret
+        graph of degree 8 built with ``ef_construction = 32`` costs about a fifth of an
+        hnswlib ``M = 16, ef_construction = 100`` build with the same regret
         (``docs/mips.md``, "Sub-TS end to end"), which lets the total time (build +
         online) beat linear TS.
     backend : {"auto", "faiss", "usearch", "hnswlib"}, default "auto"

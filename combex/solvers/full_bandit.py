@@ -24,9 +24,9 @@ run's own sample path) the run stops by ``(1 + growth) t + 1``; ``info["max_chec
 is the largest ``t_{j+1} / t_j`` of the run (above ``1 + growth`` while ``t_j < 1 / growth``,
 where the ``t + 1`` term rules). This is not a bound on the batched over the per-round
 stopping time: the rule is not monotone in t (a crossing can be undone by the next
-samples) and a batch draws its noise as one sum, so the sample paths differ. The earlier
-statement "at most a factor 1 + growth" was false in that sense: issue 12 measured mean
-sample ratios of 1.027 at growth 0.01 and 1.064-1.069 at 0.05. With ``growth=0`` the two
+samples) and a batch draws its noise as one sum, so the sample paths differ: the batched
+stop is not within a factor 1 + growth of the per-round one in that sense (measured mean
+sample ratios: 1.027 at growth 0.01 and 1.064-1.069 at 0.05). With ``growth=0`` the two
 modes are the same algorithm and give identical results on a fixed seed.
 
 Noise scale (``sigma`` of Proposition 1): the proposition is stated for noise bounded in
@@ -571,7 +571,7 @@ class SAQM(_StaticFullBandit):
     the square root of Theorem 1's QP ratio ``lambda_min/lambda_max * alpha_DkS/(k-1)`` and
     the square root of the per-call certified QP ratio ``value / upper bound`` (an alpha-
     approximation of the QP is a sqrt(alpha)-approximation of CEM); ``"theorem1"`` only the
-    former (the paper's guarantee; refused at ``start`` on a class whose members span a
+    first (the paper's guarantee; refused at ``start`` on a class whose members span a
     proper subspace, e.g. partition-matroid bases, where that ratio is 0); a float in (0, 1] fixes alpha_t (the paper's Figure 3
     uses alpha = 0.9; then the (eps, delta)-PAC guarantee no longer holds).
     ``dks`` names the densest-k-subgraph oracle (peeling, as in the paper's experiments).

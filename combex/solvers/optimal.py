@@ -79,8 +79,8 @@ by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 (:mod:`combex.solvers._lower_bound_bandit`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
-linear implementations of issue 15b (:data:`LINEAR_DISPATCH`); until they are merged a
-:class:`~combex.exceptions.InvalidParameterError` says so.
+linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
+where one is missing a :class:`~combex.exceptions.InvalidParameterError` says so.
 """
 
 from __future__ import annotations
@@ -96,10 +96,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
+from ..allocations import AdaHedge
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
 from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
-from ..estimation._variance import scale_check_dict
+from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
@@ -107,14 +108,12 @@ from ._lower_bound_uv import uv_lower_bound_info
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
-#: Linear problems: registry name -> "module:Class" of the linear exploration (issue 15b).
+#: Linear problems: registry name -> "module:Class" of the linear exploration.
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
                    "fw-sampling": "combex.solvers.optimal_linear:LinearFWSampling"}
 
 _DIVERGENCES = ("auto", "gaussian", "bernoulli", "unknown-variance")
-#: Degrees of freedom of the residuals (told entries beyond one per sampled arm) the test of a
-#: declared Gaussian scale has seen before a stop under that scale is allowed.
-MIN_TESTED_DOF = 5
+
 _UV = "unknown-variance"
 
 
@@ -130,7 +129,7 @@ class _OptimalSolver(Solver):
         self,
         K: int = 1,
         *,
-        delta: float = 0.01,
+        delta: float = 0.05,
         epsilon: float = 0.0,
         threshold: str = "valid",
         divergence: str = "auto",
@@ -281,6 +280,8 @@ class _OptimalExploration(Exploration):
     """Shared state: counts, means, the answer and the GLR stopping rule; subclasses give
     :meth:`_prepare` (once per batch) and :meth:`_select` (one arm on virtual counts)."""
 
+    _own_noise_check: ClassVar[bool] = True
+
     def __init__(self, solver: _OptimalSolver, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self._configure(solver)
@@ -356,7 +357,7 @@ class _OptimalExploration(Exploration):
         self.m2 = np.zeros(self.N)
         self._n_obs = 0
         self._single = True  # every told entry had count 1 (individual rewards)
-        self.noise_check: dict[str, Any] | None = None
+        self._noise_record: dict[str, Any] | None = None
         self._noise_n = 0
         # variances of the class sampling rules (unknown variances): the upper confidence
         # bounds U_a of the stopping statistic. The plug-in variances starve arms: an arm
@@ -433,7 +434,7 @@ class _OptimalExploration(Exploration):
         st: dict[str, Any] = {
             "T": self.T.copy(), "sums": self.sums.copy(), "sq": self.sq.copy(), "m2": self.m2.copy(),
             "noise": {"n_obs": int(self._n_obs), "single": bool(self._single), "tested_at": int(self._noise_n),
-                      "uv": bool(self._uv), "check": None if self.noise_check is None else dict(self.noise_check)},
+                      "uv": bool(self._uv), "check": None if self._noise_record is None else dict(self._noise_record)},
             "ready": bool(self._ready),
             "stat": float(self._stat), "beta_t": float(self._beta_t),
             "answer": enc(self._answer), "closest": enc(self._closest),
@@ -477,7 +478,7 @@ class _OptimalExploration(Exploration):
         ns = st.get("noise")
         if ns is not None:
             self._n_obs, self._single, self._noise_n = int(ns["n_obs"]), bool(ns["single"]), int(ns["tested_at"])
-            self.noise_check = None if ns["check"] is None else dict(ns["check"])
+            self._noise_record = None if ns["check"] is None else dict(ns["check"])
             if bool(ns["uv"]) and not self._uv:
                 self._switch_to_unknown_variance()
         self._refresh_terms(range(n))
@@ -873,7 +874,7 @@ class _OptimalExploration(Exploration):
         rejection: a :class:`~combex.exceptions.NoiseScaleWarning`, and the unknown-variance
         rule from then on when every told entry was a single reward (else the guarantee is
         reported void). True when the rule changed (the caller checks again next time)."""
-        if self.divergence != "gaussian" or self._uv or (self.noise_check is not None and self.noise_check["rejected"]):
+        if self.divergence != "gaussian" or self._uv or (self._noise_record is not None and self._noise_record["rejected"]):
             return False
         n = self._n_obs
         dof = n - int(np.count_nonzero(self.T))
@@ -883,7 +884,7 @@ class _OptimalExploration(Exploration):
         rss = float(self.m2.sum())
         chk = scale_check_dict(rss, n, self.sigma, rss / max(n - self.N, 1) if n > self.N else math.nan)
         chk["at_sample"] = int(self.samples)
-        self.noise_check = chk
+        self._noise_record = chk
         if not chk["rejected"]:
             return False
         import warnings
@@ -966,11 +967,11 @@ class _OptimalExploration(Exploration):
             "delta_achieved": p["delta_achieved"],
             "divergence": self.divergence,
         }
-        if self.noise_check is not None:
-            self.certificate["noise_check"] = dict(self.noise_check)
-            if self.noise_check["rejected"]:
+        if self._noise_record is not None:
+            self.certificate["noise_check"] = dict(self._noise_record)
+            if self._noise_record["rejected"]:
                 self.certificate["guarantee"] = (
-                    f"the declared noise scale was rejected after {self.noise_check['at_sample']} samples; "
+                    f"the declared noise scale was rejected after {self._noise_record['at_sample']} samples; "
                     + ("the stop came from the unknown-variance rule after it" if self._uv else
                        "the rewards were told in sums, so the answer is not (epsilon, delta)-correct"))
 
@@ -1079,7 +1080,7 @@ class _OptimalExploration(Exploration):
                 "leader": np.flatnonzero(a).tolist() if a.dtype == bool else int(a),
                 "challenger": self._challenger(), "delta_achieved": self.delta_achieved(),
                 "evaluations_left": self.evaluations_left(),
-                "noise_check": None if self.noise_check is None else dict(self.noise_check),
+                "noise_check": None if self._noise_record is None else dict(self._noise_record),
                 "divergence": self.divergence}
 
     # ------------------------------------------------------------------ live studies
@@ -1120,8 +1121,8 @@ class _OptimalExploration(Exploration):
     def _info(self) -> dict[str, Any]:
         out = {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
-        if self.noise_check is not None:
-            out["noise_check"] = dict(self.noise_check)
+        if self._noise_record is not None:
+            out["noise_check"] = dict(self._noise_record)
         return out
 
 
@@ -1317,7 +1318,7 @@ class TrackAndStop(_OptimalSolver):
     K : int, default 1
         1: best arm (answer: an index); K >= 2: the K best arms (answer: a bool mask).
         Ignored when a decision class is given or the problem has one.
-    delta : float in (0, 1), default 0.01
+    delta : float in (0, 1), default 0.05
     epsilon : float >= 0, default 0
         The answer is epsilon-good (sum of means for sets).
     threshold : {"valid", "valid-kk", "heuristic"}
@@ -1348,7 +1349,7 @@ class TrackAndStop(_OptimalSolver):
     families: ClassVar[tuple[str, ...]] = ("semi-bandit",)
     exploration_class = _TrackAndStopExploration
 
-    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+    def __init__(self, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0, threshold: str = "valid",
                  divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
                  batch_size: int = 1, tracking: str = "D") -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
@@ -1484,7 +1485,7 @@ class TopTwo(_OptimalSolver):
     the leader side of the chosen pair (i, j) with probability ``h_i / (h_i + h_j)``,
     ``h_a = N_a d(mu_hat_a, lambda_a)`` at the pair's closest alternative (Gaussian: ``N_j /
     (N_i + N_j)``); or ``"optimal"``: the answer's share of the optimal allocation
-    ``w*(mu_hat)`` (issue 15e). ``"ids"`` and ``"optimal"`` apply to the best arm, Best-K and
+    ``w*(mu_hat)``. ``"ids"`` and ``"optimal"`` apply to the best arm, Best-K and
     matroid bases; other decision classes use 1/2. Measured (100 runs, delta = 0.01, valid
     thresholds, the seeds of benchmarks/optimal.py), ids / optimal / 1/2: jiang-1sparse
     N = 20, K = 2: 855 / 1,066 / 1,068 (the median of ``"optimal"`` is 866: it had two
@@ -1506,7 +1507,7 @@ class TopTwo(_OptimalSolver):
     families: ClassVar[tuple[str, ...]] = ("semi-bandit", "linear", "full-bandit")
     exploration_class = _TopTwoExploration
 
-    def __init__(self, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0, threshold: str = "valid",
+    def __init__(self, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0, threshold: str = "valid",
                  divergence: str = "auto", sigma: float | None = None, decision_class: Any = None,
                  batch_size: int = 1, beta: float | str = "ids") -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
@@ -1633,11 +1634,26 @@ class _CombGameExploration(_OptimalExploration):
     cumulative ``w`` (``argmax sum_s w_s - N``)."""
 
     def _setup(self) -> None:
-        self.L = np.zeros(self.N)  # cumulative losses (negative gains)
-        self.Delta = 0.0  # AdaHedge's cumulative mixability gap
+        self.learner = AdaHedge(self.N)  # cumulative losses L (negative gains), mixability gap Delta
         self.cum = np.zeros(self.N)
 
     _saved_arrays = ("L", "cum")
+
+    @property
+    def L(self) -> NDArray[np.float64]:  # noqa: N802 - the learner's cumulative losses (saved state)
+        return self.learner.L
+
+    @L.setter
+    def L(self, v: NDArray[np.float64]) -> None:  # noqa: N802
+        self.learner.L = v
+
+    @property
+    def Delta(self) -> float:  # noqa: N802 - the learner's cumulative mixability gap (saved state)
+        return self.learner.Delta
+
+    @Delta.setter
+    def Delta(self, v: float) -> None:  # noqa: N802
+        self.learner.Delta = float(v)
 
     def _extra_scalars(self) -> dict[str, float]:
         return {"Delta": float(self.Delta)}
@@ -1646,17 +1662,8 @@ class _CombGameExploration(_OptimalExploration):
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
 
-    def _hedge(self) -> NDArray[np.float64]:
-        eta = math.log(self.N) / self.Delta if self.Delta > 0 else math.inf
-        if not math.isfinite(eta):
-            m = self.L == self.L.min()
-            return m / m.sum()
-        a = -eta * (self.L - self.L.min())
-        w = np.exp(a)
-        return w / w.sum()
-
     def _select(self, cv: NDArray[np.float64]) -> int:
-        w = self._hedge()
+        w = self.learner.weights()
         t = float(cv.sum())
         ans = self._answer
         wf = np.maximum(w, 1e-12)
@@ -1685,17 +1692,7 @@ class _CombGameExploration(_OptimalExploration):
             lo = np.clip(self.mu - rad, 0.0, 1.0)
             hi = np.clip(self.mu + rad, 0.0, 1.0)
             gains = np.maximum(kl_bernoulli(lo, lam), kl_bernoulli(hi, lam))
-        loss = -gains
-        # AdaHedge update (de Rooij et al. 2014): mixability gap of this round
-        h = float(w @ loss)
-        eta = math.log(self.N) / self.Delta if self.Delta > 0 else math.inf
-        if math.isfinite(eta):
-            mn = float(loss.min())
-            mix = mn - math.log(float(w @ np.exp(-eta * (loss - mn)))) / eta
-        else:
-            mix = float(loss[w > 0].min())
-        self.Delta += max(h - mix, 0.0)
-        self.L += loss
+        self.learner.update(-gains)
         self.cum += w
         return int(np.argmax(self.cum - cv))
 
@@ -1745,7 +1742,7 @@ class OracleTracking(_OptimalSolver):
     name = "oracle-tracking"
     exploration_class = _OracleExploration
 
-    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.01, epsilon: float = 0.0,
+    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0,
                  threshold: str = "valid", divergence: str = "auto", sigma: float | None = None,
                  decision_class: Any = None, batch_size: int = 1) -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,

@@ -49,12 +49,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_probability, param_error
-from ..allocations import apportion
-from ..estimation._variance import ResidualVariance
+from ..allocations import AdaHedge, apportion
+from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Result, Solver, register_solver
 from ._linear_glr import THRESHOLDS, linear_glr
-from .optimal import MIN_TESTED_DOF
 from ._lower_bound import check_features
 from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
@@ -63,47 +62,6 @@ __all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE
 
 
 # ====================================================================== helpers
-class AdaHedge:
-    """AdaHedge (de Rooij, van Erven, Grunwald & Koolen 2014, Algorithm 1) on K actions.
-
-    ``weights()`` is ``w_k propto exp(-eta L_k)`` with ``eta = ln K / Delta`` (``Delta`` the
-    cumulative mixability gap; uniform over the leaders while ``Delta = 0``);
-    ``update(losses)`` adds one loss vector. Scale-free: no bound on the losses is needed,
-    which matters here (LinGame's gains scale as ``1 / gap^2``).
-    """
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.L = np.zeros(k)
-        self.Delta = 0.0
-
-    def weights(self) -> NDArray[np.float64]:
-        if self.Delta <= 0.0:
-            w = (self.L <= self.L.min() + 1e-300).astype(np.float64)
-            return w / w.sum()
-        eta = math.log(self.k) / self.Delta if self.k > 1 else 1.0
-        z = np.exp(-eta * (self.L - self.L.min()))
-        return z / z.sum()
-
-    def update(self, losses: NDArray[np.float64]) -> None:
-        w = self.weights()
-        h = float(w @ losses)
-        if self.Delta <= 0.0:
-            lead = self.L <= self.L.min() + 1e-300
-            m = float(losses[lead].min())
-        else:
-            eta = math.log(self.k) / self.Delta if self.k > 1 else 1.0
-            s = -eta * (losses - losses.min())
-            # log sum_k w_k exp(s_k), stably (the plain sum underflows to 0 when the weight
-            # sits on actions whose s_k is very negative)
-            with np.errstate(divide="ignore"):
-                lw = np.log(w) + s
-            top = float(lw.max())
-            m = float(losses.min()) - (top + math.log(float(np.exp(lw - top).sum()))) / eta
-        self.Delta += max(h - m, 0.0)
-        self.L = self.L + losses
-
-
 def _basis(X: NDArray[np.float64]) -> NDArray[np.intp]:
     """Indices of d linearly independent rows (greedy Gram-Schmidt, largest residual first)."""
     k, d = X.shape
@@ -194,6 +152,10 @@ def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
 #: otherwise; ``"mixture"`` and ``"fixed-design"`` force one; ``"heuristic"`` is the papers'
 #: (not valid). Results say which one ran (``info["threshold"]``).
 SOLVER_THRESHOLDS = ("valid", "mixture", "fixed-design", *[t for t in THRESHOLDS if t != "mixture"])
+
+#: With unknown variance, rounds are asked one sample per entry until this many observations
+#: (the variance bound's degrees of freedom), in sums afterwards.
+SINGLE_ENTRIES_UNTIL = 2000
 
 #: Ratio ``1 + eta`` between the fixed-design threshold's checkpoints ``c_m = 10 n (1 + eta)^(m-1)``.
 FIXED_DESIGN_SPACING = 0.2
@@ -521,6 +483,8 @@ class _GLRExploration(Exploration):
     C-tracking of Garivier & Kaufmann 2016 / eq. (3) of Degenne et al. 2020), a GLR check
     after each round."""
 
+    _own_noise_check: ClassVar[bool] = True
+
     solver: _GLRSolver
 
     def __init__(self, solver: _GLRSolver, problem: Any, rng: Any) -> None:
@@ -578,7 +542,7 @@ class _GLRExploration(Exploration):
         if self.uv:
             self._rv.start()
         self._sig = self.sigma if not self.uv else math.inf  # the stopping rule's scale, set at each check
-        self.noise_check: dict[str, Any] | None = None
+        self._noise_record: dict[str, Any] | None = None
         self._noise_n = 0  # observations at the last test of the declared scale
 
     @property
@@ -612,7 +576,7 @@ class _GLRExploration(Exploration):
     def _observe(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
         """Fold observations into the residual statistics, then test a declared scale."""
         self._rv.add(X, reward_sums, counts)
-        if self.declared is None or self.noise_check is not None and self.noise_check["rejected"]:
+        if self.declared is None or self._noise_record is not None and self._noise_record["rejected"]:
             return
         n = self._rv.n
         dof = n - self.X.shape[1]
@@ -621,13 +585,13 @@ class _GLRExploration(Exploration):
         self._noise_n = n
         chk = self._rv.scale_check(self._A, self._b, self.declared)
         chk["at_sample"] = int(self.samples)
-        self.noise_check = chk
+        self._noise_record = chk
         if chk["rejected"]:
             self._reject_declared_scale(chk)
 
     def _untested_scale(self) -> bool:
         """A declared scale not yet checked by the data (fewer than
-        :data:`~combex.solvers.optimal.MIN_TESTED_DOF` residual degrees of freedom): no stop
+        :data:`~combex.estimation._variance.MIN_TESTED_DOF` residual degrees of freedom): no stop
         yet, so a misdeclared scale is caught before it can end the run."""
         return self.declared is not None and not self.uv and self._rv.n - self.X.shape[1] < MIN_TESTED_DOF
 
@@ -779,7 +743,7 @@ class _GLRExploration(Exploration):
         rv = self._rv
         st: dict[str, Any] = {"uv": bool(self.uv), "zz": rv.zz, "n": rv.n, "active": rv.active,
                               "tested_at": int(self._noise_n), "ucb": None if rv.ucb is None else list(rv.ucb),
-                              "check": None if self.noise_check is None else dict(self.noise_check)}
+                              "check": None if self._noise_record is None else dict(self._noise_record)}
         if rv.active:
             st.update({"rss": rv.rss, "dof": rv.dof, "log_terms": rv.log_terms.copy(), "V_inv": rv.V_inv.copy(),
                        "theta": rv.theta.copy()})
@@ -792,7 +756,7 @@ class _GLRExploration(Exploration):
         self.uv = bool(st["uv"])
         rv.zz, rv.n, rv.active = float(st["zz"]), int(st["n"]), bool(st["active"])
         self._noise_n = int(st["tested_at"])
-        self.noise_check = None if st["check"] is None else dict(st["check"])
+        self._noise_record = None if st["check"] is None else dict(st["check"])
         rv.ucb = None if st.get("ucb") is None else (float(st["ucb"][0]), int(st["ucb"][1]), float(st["ucb"][2]))
         if rv.active:
             rv.rss, rv.dof = float(st["rss"]), float(st["dof"])
@@ -927,9 +891,10 @@ class _GLRExploration(Exploration):
 
     def _next_batch(self) -> Batch:
         b = self._next_batch_rule()
-        if self.uv and b.counts.size and int(b.counts.max()) > 1:
-            # one entry per sample: each observation brings its own degree of freedom to the
-            # variance bound (a sum of c rewards brings one)
+        if self.uv and b.counts.size and int(b.counts.max()) > 1 and self._rv.n < SINGLE_ENTRIES_UNTIL:
+            # one entry per sample while the observations are few: each brings its own degree of
+            # freedom to the variance bound (a sum of c rewards brings one); past that the
+            # bound is tight anyway and the per-entry work is saved
             arms = np.repeat(np.asarray(b.arms), b.counts, axis=0)
             return Batch(arms, np.ones(arms.shape[0], dtype=np.int64))
         return b
@@ -1240,8 +1205,8 @@ class _GLRExploration(Exploration):
             out["sigma_upper"] = self._stop_scale()
             est = self._rv.estimate(self._A, self._b)
             out["sigma_estimate"] = math.sqrt(est) if est == est else math.nan
-        if self.noise_check is not None:
-            out["noise_check"] = dict(self.noise_check)
+        if self._noise_record is not None:
+            out["noise_check"] = dict(self._noise_record)
         m_s = int(getattr(self, "_fd_broken", -1))
         if m_s >= 0:
             out["threshold_note"] = (
@@ -1362,7 +1327,7 @@ class _GLRExploration(Exploration):
                 "threshold": math.nan if last is None else float(last["threshold"]),
                 "stops_when": "statistic > threshold", "leader": leader, "challenger": chal,
                 "delta_achieved": self.delta_achieved(), "evaluations_left": self.evaluations_left(),
-                "noise_check": None if self.noise_check is None else dict(self.noise_check),
+                "noise_check": None if self._noise_record is None else dict(self._noise_record),
                 "divergence": "unknown-variance" if self.uv else "gaussian"}
 
     def stop(self, status: str, message: str = "") -> None:
@@ -1371,11 +1336,11 @@ class _GLRExploration(Exploration):
         self.certificate = {**self.certificate, "statistic": p["statistic"], "threshold_value": p["threshold"],
                             "stops_when": p["stops_when"], "delta_achieved": p["delta_achieved"],
                             "divergence": p["divergence"]}
-        if self.noise_check is not None:
-            self.certificate["noise_check"] = dict(self.noise_check)
-            if self.noise_check["rejected"]:
+        if self._noise_record is not None:
+            self.certificate["noise_check"] = dict(self._noise_record)
+            if self._noise_record["rejected"]:
                 self.certificate["guarantee"] = (
-                    f"the declared noise scale was rejected after {self.noise_check['at_sample']} samples; the "
+                    f"the declared noise scale was rejected after {self._noise_record['at_sample']} samples; the "
                     "stop came from the unknown-variance rule (valid for Gaussian noise) after it")
 
     # ------------------------------------------------------------------ live studies
@@ -1831,6 +1796,12 @@ class RAGEExploration(Exploration):
     def __init__(self, solver: RAGE, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self.X, self.masks, self.sigma = _team_arms(self.problem, solver.max_enumerate, "RAGE")
+        if self.sigma is None:
+            raise InvalidParameterError(
+                "RAGE needs a known noise scale (its rounds' sample sizes are proportional to sigma^2), but the "
+                "problem's noise model declares none. Declare the scale, or use a GLR solver ('top-two', "
+                "'fw-sampling', 'lingame'), which estimates it."
+            )
         self._round: dict[str, Any] = {}
         self.active = np.arange(self.X.shape[0])
         self.level = 1
@@ -1867,8 +1838,14 @@ class RAGEExploration(Exploration):
         counts = apportion(des.weights, N)
         idx = np.flatnonzero(counts)
         self._round = {"rho": rho, "N": N}
-        arms = self.masks[idx] if self.masks is not None else idx
-        return Batch(arms, counts[idx].astype(np.int64))
+        # each arm's pulls told in up to 4 sums, so the declared noise scale can be tested
+        # (a single sum per arm leaves no degree of freedom); the round's estimate is the same
+        parts = np.minimum(counts[idx], 4)
+        rep = np.repeat(idx, parts)
+        split = np.concatenate([np.diff(np.linspace(0, c, p + 1).round().astype(np.int64))
+                                for c, p in zip(counts[idx].tolist(), parts.tolist())])
+        arms = self.masks[rep] if self.masks is not None else rep
+        return Batch(arms, split.astype(np.int64))
 
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
         arms = np.asarray(batch.arms)

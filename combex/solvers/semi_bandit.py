@@ -16,30 +16,38 @@ solver (CLI name)         class            rule
 ``lil-ucb``               LilUCB           lil'UCB of Jamieson et al. (2014), K = 1
 ========================  ===============  ==============================================
 
-Parameter modes (Section 5 of the paper), given the required error probability ``nu``:
+Every solver takes ``delta``, the guaranteed error probability (the paper's nu; default
+0.05, as every PAC solver of combex). The LIL solvers' radii have a confidence constant of
+their own, Lemma 2.1's delta, here ``lil_delta`` (the paper writes it delta); the parameter
+modes (Section 5 of the paper) say how ``lil_delta`` follows from ``delta``:
 
-* ``mode="faithful"``: ``epsilon`` (Lemma 2.1's) defaults to 0.01 (the value of the
-  experiments of Jamieson et al. 2014, near the minimizer of the radius for nu = 0.01) and
-  ``delta`` is chosen so that the error probability guaranteed by the algorithm's theorem
-  equals ``nu``:
+* ``mode="faithful"``: Lemma 2.1's ``epsilon`` defaults to 0.01 (the value of the
+  experiments of Jamieson et al. 2014, near the minimizer of the radius for an error
+  probability of 0.01) and ``lil_delta`` is chosen so that the error probability
+  guaranteed by the algorithm's theorem equals ``delta``:
 
-  - lil'RandLUCB, LUCB++ (Theorem 3.1; union bound over K radii with delta/(2K) and N-K
-    with delta/(2(N-K))): ``c_eps * delta <= nu``, so ``delta = nu / c_eps``;
-  - lil'CLUCB, lil'LUCB (Theorem 4.1; N radii with delta/N):
-    ``c_eps * delta^(1+eps) / N^eps <= nu``, so ``delta = (nu N^eps / c_eps)^(1/(1+eps))``;
-  - lil'UCB (Theorem 2 of Jamieson et al. 2014): ``4 sqrt(c_eps delta) + 4 c_eps delta <= nu``,
-    so ``delta = (sqrt(1 + nu) - 1)^2 / (4 c_eps)``, with ``beta = 1`` and
+  - lil'RandLUCB, LUCB++ (Theorem 3.1; union bound over K radii with lil_delta/(2K) and
+    N-K with lil_delta/(2(N-K))): ``c_eps * lil_delta <= delta``, so
+    ``lil_delta = delta / c_eps``;
+  - lil'CLUCB, lil'LUCB (Theorem 4.1; N radii with lil_delta/N):
+    ``c_eps * lil_delta^(1+eps) / N^eps <= delta``, so
+    ``lil_delta = (delta N^eps / c_eps)^(1/(1+eps))``;
+  - lil'UCB (Theorem 2 of Jamieson et al. 2014):
+    ``4 sqrt(c_eps lil_delta) + 4 c_eps lil_delta <= delta``, so
+    ``lil_delta = (sqrt(1 + delta) - 1)^2 / (4 c_eps)``, with ``beta = 1`` and
     ``lambda = ((2 + beta)/beta)^2 = 9`` (the "theoretically motivated" setting of that paper);
-  - LUCB: ``delta = nu`` (its guarantee is delta itself).
+  - LUCB: no Lemma 2.1 constant; its radius uses ``delta`` itself (its guarantee).
 
   Every confidence argument ``omega`` given to U must lie in Lemma 2.1's range
   ``(0, log(1 + eps)/e)`` and ``eps`` in (0, 1); otherwise a clear error is raised. A
-  ``delta`` given explicitly must keep the guaranteed error at most ``nu``.
-* ``mode="heuristic"``: ``epsilon = 0`` and ``delta = nu`` ("similar to previous experiments
-  by Jamieson et al.", Section 5.1); for lil'UCB the heuristic of Jamieson et al. (2014):
-  ``epsilon = 0, beta = 1/2, lambda = 1 + 10/N, delta = nu/5``. No guarantee; the error
-  rates are measured, not assumed. LUCB has no heuristic version in the paper: both modes
-  coincide.
+  ``lil_delta`` given explicitly must keep the guaranteed error at most ``delta``.
+* ``mode="heuristic"``: ``epsilon = 0`` and ``lil_delta = delta`` ("similar to previous
+  experiments by Jamieson et al.", Section 5.1); for lil'UCB the heuristic of Jamieson et
+  al. (2014): ``epsilon = 0, beta = 1/2, lambda = 1 + 10/N, lil_delta = delta/5``. No
+  guarantee; the error rates are measured, not assumed. LUCB has no heuristic version in
+  the paper: both modes coincide.
+
+``nu`` is a deprecated alias of ``delta`` (same meaning; a :class:`DeprecationWarning`).
 
 The LIL radius is U(t, omega) of Lemma 2.1 with the ``+2`` of Section 5
 (:class:`combex.estimation._lil.LILRadius`), with sigma the sub-Gaussian scale of one reward
@@ -75,12 +83,15 @@ from ..estimation._lil import LILRadius, check_lil_lemma, lil_c_epsilon
 from ..exceptions import InvalidParameterError, StateError
 from ._base import Batch, Exploration, Solver, register_solver
 
-__all__ = ["LilRandLUCB", "LilCLUCB", "LUCB", "LilLUCB", "LUCBPlusPlus", "LilUCB", "FAITHFUL_EPSILON"]
+__all__ = ["LilRandLUCB", "LilCLUCB", "LUCB", "LilLUCB", "LUCBPlusPlus", "LilUCB", "FAITHFUL_EPSILON", "DEFAULT_DELTA"]
 
 _MODES = ("faithful", "heuristic")
 
 #: Lemma 2.1's epsilon in faithful mode when none is given.
 FAITHFUL_EPSILON = 0.01
+
+#: The guaranteed error probability when none is given (every PAC solver's default).
+DEFAULT_DELTA = 0.05
 
 #: k1 of LUCB1's radius (Kalyanakrishnan et al. 2012).
 LUCB_K1 = 1.25
@@ -108,6 +119,29 @@ def _problem_sigma(solver_sigma: float | None, problem: Any) -> float:
     return float(sigma)
 
 
+def _resolve_delta(delta: Any, nu: Any, owner: str) -> float:
+    """The guaranteed error probability from ``delta`` and its deprecated alias ``nu``."""
+    if nu is not None:
+        import sys
+        import warnings
+
+        level, frame = 1, sys._getframe(0)
+        while frame is not None and frame.f_globals.get("__name__") == __name__:  # the caller's line
+            level, frame = level + 1, frame.f_back
+        warnings.warn(
+            f"The 'nu' parameter of {owner} is deprecated; use 'delta' (the same guaranteed error probability).",
+            DeprecationWarning,
+            stacklevel=level,
+        )
+        if delta is not None:
+            raise InvalidParameterError(
+                f"The 'nu' parameter of {owner} is a deprecated alias of 'delta'; give only 'delta'. Got "
+                f"delta={delta!r} and nu={nu!r} instead."
+            )
+        return check_probability(nu, "nu", owner=owner)
+    return check_probability(DEFAULT_DELTA if delta is None else delta, "delta", owner=owner)
+
+
 # ============================================================================ solvers
 def _const(a: NDArray[Any]) -> NDArray[Any]:
     a.setflags(write=False)
@@ -127,20 +161,24 @@ class _SemiBanditSolver(Solver):
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
     families: ClassVar[tuple[str, ...]] = ("semi-bandit", "mips")
+    #: The confidence bounds hold for any sampling adapted to the told history: a live
+    #: study folds each told evaluation at once (the eager policy of combex.studies).
+    eager_tells: ClassVar[bool] = True
 
     def __init__(
         self,
         K: int = 1,
         *,
-        nu: float = 0.01,
+        delta: float | None = None,
         mode: str = "faithful",
         epsilon: float | None = None,
-        delta: float | None = None,
+        lil_delta: float | None = None,
         sigma: float | None = None,
+        nu: float | None = None,
     ) -> None:
         owner = type(self).__name__
         self.K = check_int(K, "K", owner=owner, low=1)
-        self.nu = check_probability(nu, "nu", owner=owner)
+        self.delta = _resolve_delta(delta, nu, owner)
         self.mode = check_choice(mode, "mode", _MODES, owner=owner)
         if epsilon is not None:
             if self.mode == "faithful":
@@ -148,67 +186,78 @@ class _SemiBanditSolver(Solver):
             else:
                 epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0, high=1.0, closed="left")
         self.epsilon = epsilon
-        self.delta = None if delta is None else check_probability(delta, "delta", owner=owner)
+        self.lil_delta = None if lil_delta is None else check_probability(lil_delta, "lil_delta", owner=owner)
         self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
+
+    def get_params(self) -> dict[str, Any]:
+        """:meth:`Solver.get_params` without the deprecated alias ``nu`` (its value is
+        ``delta``)."""
+        import inspect
+
+        sig = inspect.signature(type(self).__init__).parameters
+        return {p: getattr(self, p) for p, v in sig.items()
+                if p not in ("self", "nu") and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
 
     # ------------------------------------------------------------------ parameters
     def _check_k(self, n_arms: int) -> int:
         n = check_int(n_arms, "n_arms", owner=type(self).__name__, low=2)
         return check_int(self.K, "K", owner=type(self).__name__, low=1, high=n - 1)
 
-    def _omegas(self, n: int, k: int, delta: float) -> dict[str, float]:
+    def _omegas(self, n: int, k: int, lil_delta: float) -> dict[str, float]:
         """Subclass hook (the Lemma 2.1 solvers); LUCB defines its own confidence_parameters."""
         raise TypeError(f"{type(self).__name__} has no _omegas")
 
-    def _error_bound(self, n: int, k: int, eps: float, delta: float) -> float:
+    def _error_bound(self, n: int, k: int, eps: float, lil_delta: float) -> float:
         """Subclass hook (the Lemma 2.1 solvers); LUCB defines its own confidence_parameters."""
         raise TypeError(f"{type(self).__name__} has no _error_bound")
 
-    def _faithful_delta(self, n: int, k: int, eps: float) -> float:
+    def _faithful_lil_delta(self, n: int, k: int, eps: float) -> float:
         """Subclass hook (the Lemma 2.1 solvers); LUCB defines its own confidence_parameters."""
-        raise TypeError(f"{type(self).__name__} has no _faithful_delta")
+        raise TypeError(f"{type(self).__name__} has no _faithful_lil_delta")
 
     def confidence_parameters(self, n_arms: int) -> dict[str, Any]:
-        """The epsilon, delta, confidence arguments omega and guaranteed error bound used on
-        a problem with ``n_arms`` arms (validating K against N and, in faithful mode, the
-        range of Lemma 2.1).
+        """Lemma 2.1's epsilon and delta (``lil_delta``), the confidence arguments omega and
+        the guaranteed error bound used on a problem with ``n_arms`` arms (validating K
+        against N and, in faithful mode, the range of Lemma 2.1).
 
         Returns
         -------
-        dict with keys ``mode, epsilon, delta, omegas, error_bound`` (``error_bound`` is
-        None in heuristic mode).
+        dict with keys ``mode, delta, epsilon, lil_delta, omegas, error_bound``
+        (``delta`` is the solver's guaranteed error probability; ``error_bound``, the
+        error probability the theorem guarantees with these constants, is at most
+        ``delta`` in faithful mode and None in heuristic mode).
         """
         owner = type(self).__name__
         n = int(n_arms)
         k = self._check_k(n)
         if self.mode == "faithful":
             eps = FAITHFUL_EPSILON if self.epsilon is None else float(self.epsilon)
-            delta = self._faithful_delta(n, k, eps) if self.delta is None else float(self.delta)
-            bound = self._error_bound(n, k, eps, delta)
-            if bound > self.nu * (1.0 + _REL_TOL):
+            lil = self._faithful_lil_delta(n, k, eps) if self.lil_delta is None else float(self.lil_delta)
+            bound = self._error_bound(n, k, eps, lil)
+            if bound > self.delta * (1.0 + _REL_TOL):
                 raise InvalidParameterError(
-                    f"The 'delta' parameter of {owner} gives a guaranteed error probability of "
-                    f"{bound!r} > nu={self.nu!r} in faithful mode (epsilon={eps!r}, N={n}). Got "
-                    f"{delta!r} instead; leave delta=None to derive it from nu."
+                    f"The 'lil_delta' parameter of {owner} gives a guaranteed error probability of "
+                    f"{bound!r} > delta={self.delta!r} in faithful mode (epsilon={eps!r}, N={n}). Got "
+                    f"{lil!r} instead; leave lil_delta=None to derive it from delta."
                 )
-            omegas = self._omegas(n, k, delta)
+            omegas = self._omegas(n, k, lil)
             for name, w in omegas.items():
                 check_lil_lemma(eps, w, name=f"omega_{name}", owner=owner)
         else:
             eps = 0.0 if self.epsilon is None else float(self.epsilon)
-            delta = self.nu if self.delta is None else float(self.delta)
+            lil = self.delta if self.lil_delta is None else float(self.lil_delta)
             bound = None
-            omegas = self._omegas(n, k, delta)
-        return {"mode": self.mode, "epsilon": eps, "delta": delta, "omegas": omegas, "error_bound": bound}
+            omegas = self._omegas(n, k, lil)
+        return {"mode": self.mode, "delta": self.delta, "epsilon": eps, "lil_delta": lil, "omegas": omegas,
+                "error_bound": bound}
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return self.exploration_class(self, problem, rng)
 
     def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
             callback: Any = None) -> Any:
-        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/nu))
-        from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`; nu is the
-        required error probability)."""
+        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/delta))
+        from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`)."""
         from dataclasses import replace
 
         from ._lower_bound_bandit import bandit_lower_bound_info
@@ -216,37 +265,38 @@ class _SemiBanditSolver(Solver):
         result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         dc = getattr(self, "decision_class", None)
         info = dict(result.info)
-        info.update(bandit_lower_bound_info(env, self.nu, result.samples, K=self.K if dc is None else 1,
+        info.update(bandit_lower_bound_info(env, self.delta, result.samples, K=self.K if dc is None else 1,
                                             decision_class=dc, epsilon=self.tolerance, divergence="gaussian"))
         return replace(result, info=info)
 
 
 class _Theorem31Solver(_SemiBanditSolver):
-    """Radii U(T, delta/(2(N-K))) in High_t and U(T, delta/(2K)) in Low_t; error <= c_eps delta."""
+    """Radii U(T, lil_delta/(2(N-K))) in High_t and U(T, lil_delta/(2K)) in Low_t;
+    error <= c_eps lil_delta."""
 
-    def _omegas(self, n: int, k: int, delta: float) -> dict[str, float]:
-        return {"high": delta / (2.0 * (n - k)), "low": delta / (2.0 * k)}
+    def _omegas(self, n: int, k: int, lil_delta: float) -> dict[str, float]:
+        return {"high": lil_delta / (2.0 * (n - k)), "low": lil_delta / (2.0 * k)}
 
-    def _error_bound(self, n: int, k: int, eps: float, delta: float) -> float:
-        return lil_c_epsilon(eps) * delta
+    def _error_bound(self, n: int, k: int, eps: float, lil_delta: float) -> float:
+        return lil_c_epsilon(eps) * lil_delta
 
-    def _faithful_delta(self, n: int, k: int, eps: float) -> float:
-        return self.nu / lil_c_epsilon(eps)
+    def _faithful_lil_delta(self, n: int, k: int, eps: float) -> float:
+        return self.delta / lil_c_epsilon(eps)
 
 
 class _Theorem41Solver(_SemiBanditSolver):
-    """Radius U(T, delta/N) for every arm; error <= c_eps delta^(1+eps) / N^eps."""
+    """Radius U(T, lil_delta/N) for every arm; error <= c_eps lil_delta^(1+eps) / N^eps."""
 
-    def _omegas(self, n: int, k: int, delta: float) -> dict[str, float]:
-        w = delta / n
+    def _omegas(self, n: int, k: int, lil_delta: float) -> dict[str, float]:
+        w = lil_delta / n
         return {"high": w, "low": w}
 
-    def _error_bound(self, n: int, k: int, eps: float, delta: float) -> float:
-        return lil_c_epsilon(eps) * delta ** (1.0 + eps) / n**eps
+    def _error_bound(self, n: int, k: int, eps: float, lil_delta: float) -> float:
+        return lil_c_epsilon(eps) * lil_delta ** (1.0 + eps) / n**eps
 
-    def _faithful_delta(self, n: int, k: int, eps: float) -> float:
-        # solve c_eps delta^(1+eps) / N^eps = nu, shrunk by a hair against rounding
-        return (self.nu * n**eps / lil_c_epsilon(eps)) ** (1.0 / (1.0 + eps)) * (1.0 - 1e-12)
+    def _faithful_lil_delta(self, n: int, k: int, eps: float) -> float:
+        # solve c_eps lil_delta^(1+eps) / N^eps = delta, shrunk by a hair against rounding
+        return (self.delta * n**eps / lil_c_epsilon(eps)) ** (1.0 / (1.0 + eps)) * (1.0 - 1e-12)
 
 
 # ============================================================================ explorations
@@ -568,7 +618,7 @@ class _BestKExploration(_ArmStatsExploration):
 
     def _certificate(self) -> dict[str, Any]:
         p = self.params
-        return {
+        out = {
             "gap": self._gap,
             "h": self._h,
             "l": self._l,
@@ -578,6 +628,9 @@ class _BestKExploration(_ArmStatsExploration):
             "error_bound": p["error_bound"],
             "sigma": self.sigma,
         }
+        if "lil_delta" in p:
+            out["lil_delta"] = p["lil_delta"]
+        return out
 
     def progress(self) -> dict[str, Any]:
         """:meth:`Exploration.progress` with the statistic ``-gap = UCB_l - LCB_h`` (the run
@@ -655,7 +708,7 @@ class _LilCLUCBExploration(_BestKExploration):
     """Algorithms 2 and 3 (lil'CLUCB, generalized).
 
     Top-K (no decision class): M_t = High_t (maintained incrementally), radius
-    u_i = U(T_i, delta/N), revised means mu~ = mu - u on M_t and mu + u off M_t. M~_t = M_t
+    u_i = U(T_i, lil_delta/N), revised means mu~ = mu - u on M_t and mu + u off M_t. M~_t = M_t
     (ties resolved in favour of M_t) exactly when min over M_t of mu~ >= max off M_t of mu~:
     the stopping gap. Otherwise M~_t = top-K of mu~ and the arm of largest radius in the
     symmetric difference is sampled.
@@ -755,7 +808,7 @@ class _LilCLUCBExploration(_BestKExploration):
 
 
 class _LilUCBExploration(_ArmStatsExploration):
-    """lil'UCB: sample argmax of mu + (1 + beta) U(T, delta); stop when some arm has
+    """lil'UCB: sample argmax of mu + (1 + beta) U(T, lil_delta); stop when some arm has
     T_i >= 1 + lambda * sum_{j != i} T_j; answer argmax_i T_i."""
 
     _arrays = _ArmStatsExploration._arrays + ("index",)
@@ -768,7 +821,7 @@ class _LilUCBExploration(_ArmStatsExploration):
         self.sigma = _problem_sigma(s.sigma, self.problem)  # type: ignore[attr-defined]
         self.params = s.confidence_parameters(self.N)  # type: ignore[attr-defined]
         p = self.params
-        self._U = LILRadius(p["delta"], epsilon=p["epsilon"], sigma=self.sigma)
+        self._U = LILRadius(p["lil_delta"], epsilon=p["epsilon"], sigma=self.sigma)
         self._scale = 1.0 + p["beta"]
         self._lam = p["lambda"]
 
@@ -828,6 +881,7 @@ class _LilUCBExploration(_ArmStatsExploration):
             "mode": p["mode"],
             "epsilon": p["epsilon"],
             "delta": p["delta"],
+            "lil_delta": p["lil_delta"],
             "beta": p["beta"],
             "lambda": p["lambda"],
             "error_bound": p["error_bound"],
@@ -844,29 +898,34 @@ class LilRandLUCB(_Theorem31Solver):
     """lil'RandLUCB, Algorithm 1 of Jiang, Li & Qiao (2017).
 
     Sample every arm once; then at each round t, High_t = the K arms with the highest
-    empirical means, Low_t the rest; radius u_i = U(T_i, delta/(2(N-K))) for i in High_t and
-    U(T_i, delta/(2K)) for i in Low_t (U of Lemma 2.1 with the +2 of Section 5);
+    empirical means, Low_t the rest; radius u_i = U(T_i, lil_delta/(2(N-K))) for i in High_t
+    and U(T_i, lil_delta/(2K)) for i in Low_t (U of Lemma 2.1 with the +2 of Section 5);
     h_t = argmin_{High_t} mu_i - u_i, l_t = argmax_{Low_t} mu_i + u_i. Stop and return High_t
     when mu_h - u_h >= mu_l + u_l; otherwise sample h_t with probability
     T_l / (T_h + T_l), else l_t.
 
-    Theorem 3.1: correct with probability at least 1 - c_eps delta.
+    Theorem 3.1: correct with probability at least 1 - c_eps lil_delta (the paper writes
+    Lemma 2.1's constant delta).
 
     Parameters
     ----------
     K : int
         Number of arms to identify (1 <= K < N, checked at start).
-    nu : float in (0, 1), default 0.01
-        Required error probability.
+    delta : float in (0, 1), default 0.05
+        Guaranteed error probability (faithful mode; the paper's nu).
     mode : {"faithful", "heuristic"}
-        See the module docstring: faithful delta = nu / c_eps (epsilon 0.01 by default);
-        heuristic epsilon = 0, delta = nu.
+        See the module docstring: faithful lil_delta = delta / c_eps (epsilon 0.01 by
+        default); heuristic epsilon = 0, lil_delta = delta (no guarantee).
     epsilon : float, optional
-        Lemma 2.1's epsilon, in (0, 1) in faithful mode, [0, 1) in heuristic mode.
-    delta : float in (0, 1), optional
-        Override the derived delta (faithful mode: must keep c_eps delta <= nu).
+        Lemma 2.1's epsilon, in (0, 1) in faithful mode, [0, 1) in heuristic mode (not a
+        tolerance on the answer: the answer is the exact top-K set).
+    lil_delta : float in (0, 1), optional
+        Lemma 2.1's delta, the confidence constant of the radii; default derived from
+        ``delta`` (faithful mode: a given value must keep c_eps lil_delta <= delta).
     sigma : float > 0, optional
         Sub-Gaussian scale of one reward (default: the problem's ``noise.sigma``).
+    nu : float in (0, 1), optional
+        Deprecated alias of ``delta``.
 
     Examples
     --------
@@ -886,10 +945,10 @@ class LUCBPlusPlus(_Theorem31Solver):
     """LUCB++ of Simchowitz, Jamieson & Recht (2017).
 
     The rule (as the best-K paper describes it, footnote 4, and as published): sample every
-    arm once; each round, High_t = top-K empirical means; radius U(T_i, delta/(2(N-K))) in
-    High_t and U(T_i, delta/(2K)) in Low_t (the LIL radius of Lemma 2.1 with the +2);
+    arm once; each round, High_t = top-K empirical means; radius U(T_i, lil_delta/(2(N-K)))
+    in High_t and U(T_i, lil_delta/(2K)) in Low_t (the LIL radius of Lemma 2.1 with the +2);
     h_t = argmin_{High_t} LCB, l_t = argmax_{Low_t} UCB; stop and return High_t when
-    LCB_h >= UCB_l; otherwise sample **both** h_t and l_t. Error <= c_eps delta (as
+    LCB_h >= UCB_l; otherwise sample **both** h_t and l_t. Error <= c_eps lil_delta (as
     Theorem 3.1). Parameters as :class:`LilRandLUCB`.
     """
 
@@ -902,11 +961,11 @@ class LilLUCB(_Theorem41Solver):
     """lil'LUCB of Jamieson & Nowak (2014), generalized to K arms.
 
     LUCB1's rule with the LIL radius: sample every arm once; each round, High_t = top-K
-    empirical means, radius u_i = U(T_i, delta/N) for every arm (Lemma 2.1 with the +2);
+    empirical means, radius u_i = U(T_i, lil_delta/N) for every arm (Lemma 2.1 with the +2);
     h_t = argmin_{High_t} mu_i - u_i, l_t = argmax_{Low_t} mu_i + u_i; stop and return High_t
     when mu_h - u_h >= mu_l + u_l; otherwise sample both h_t and l_t. Error
-    <= N c_eps (delta/N)^(1+eps) = c_eps delta^(1+eps) / N^eps, so faithful
-    delta = (nu N^eps / c_eps)^(1/(1+eps)). Parameters as :class:`LilRandLUCB`.
+    <= N c_eps (lil_delta/N)^(1+eps) = c_eps lil_delta^(1+eps) / N^eps, so faithful
+    lil_delta = (delta N^eps / c_eps)^(1/(1+eps)). Parameters as :class:`LilRandLUCB`.
     """
 
     name = "lil-lucb"
@@ -918,12 +977,12 @@ class LilCLUCB(_Theorem41Solver):
     """lil'CLUCB, Algorithms 2 (top-K) and 3 (generalized) of Jiang, Li & Qiao (2017).
 
     Sample every arm once; each round, M_t = Oracle(mu) (the top-K set without a decision
-    class), radius u_i = U(T_i, delta/N); revised means mu~_i = mu_i - u_i for i in M_t and
-    mu_i + u_i otherwise; M~_t = Oracle(mu~); if M~_t = M_t return M_t; otherwise sample the
-    arm with the largest radius in the symmetric difference of M_t and M~_t.
+    class), radius u_i = U(T_i, lil_delta/N); revised means mu~_i = mu_i - u_i for i in M_t
+    and mu_i + u_i otherwise; M~_t = Oracle(mu~); if M~_t = M_t return M_t; otherwise sample
+    the arm with the largest radius in the symmetric difference of M_t and M~_t.
 
-    Theorems 4.1 / 4.2: correct with probability at least 1 - c_eps delta^(1+eps) / N^eps;
-    faithful delta = (nu N^eps / c_eps)^(1/(1+eps)). The sample bound scales with
+    Theorems 4.1 / 4.2: correct with probability at least 1 - c_eps lil_delta^(1+eps) / N^eps;
+    faithful lil_delta = (delta N^eps / c_eps)^(1/(1+eps)). The sample bound scales with
     width(M)^2, reported in the certificate (``None`` when the class does not know it).
 
     Parameters
@@ -934,7 +993,7 @@ class LilCLUCB(_Theorem41Solver):
         Any class with a maximization oracle ``argmax(weights) -> bool mask`` (top-k,
         matroids, paths, matchings, CP-SAT classes). Default: the problem's
         ``decision_class``, else top-K.
-    nu, mode, epsilon, delta, sigma
+    delta, mode, epsilon, lil_delta, sigma, nu
         As :class:`LilRandLUCB`.
 
     Notes
@@ -952,13 +1011,14 @@ class LilCLUCB(_Theorem41Solver):
         K: int = 1,
         *,
         decision_class: Any = None,
-        nu: float = 0.01,
+        delta: float | None = None,
         mode: str = "faithful",
         epsilon: float | None = None,
-        delta: float | None = None,
+        lil_delta: float | None = None,
         sigma: float | None = None,
+        nu: float | None = None,
     ) -> None:
-        super().__init__(K, nu=nu, mode=mode, epsilon=epsilon, delta=delta, sigma=sigma)
+        super().__init__(K, delta=delta, mode=mode, epsilon=epsilon, lil_delta=lil_delta, sigma=sigma, nu=nu)
         if decision_class is not None and not callable(getattr(decision_class, "argmax", None)):
             raise param_error(
                 "decision_class", "LilCLUCB", "a decision class with an argmax(weights) oracle", decision_class
@@ -982,20 +1042,21 @@ class LUCB(_SemiBanditSolver):
     is the paper's sqrt(log(k1 N t^4/delta) / (2u)) for rewards in [0, 1]);
     h_t = argmin_{High_t} mu_i - beta(T_i, t), l_t = argmax_{Low_t} mu_i + beta(T_i, t);
     stop and return High_t when (mu_l + beta_l) - (mu_h - beta_h) < epsilon; otherwise
-    sample both h_t and l_t. (epsilon, delta)-PAC; here ``delta = nu`` in both modes (the
-    best-K paper runs no heuristic LUCB).
+    sample both h_t and l_t. (epsilon, delta)-PAC in both modes (the best-K paper runs no
+    heuristic LUCB).
 
     Parameters
     ----------
     K : int
-    nu : float in (0, 1)
+    delta : float in (0, 1), default 0.05
+        Guaranteed error probability (the radius' delta).
     epsilon : float >= 0, default 0.0
         The PAC tolerance of LUCB1 (0: exact top-K identification, the paper's setting).
     mode : {"faithful", "heuristic"}
-        Accepted for a uniform interface; both give ``delta = nu``.
-    delta : float in (0, 1), optional
-        Override ``delta`` (must be <= nu in faithful mode).
+        Accepted for a uniform interface; the two modes coincide.
     sigma : float > 0, optional
+    nu : float in (0, 1), optional
+        Deprecated alias of ``delta``.
     """
 
     name = "lucb"
@@ -1010,32 +1071,25 @@ class LUCB(_SemiBanditSolver):
         self,
         K: int = 1,
         *,
-        nu: float = 0.01,
+        delta: float | None = None,
         epsilon: float = 0.0,
         mode: str = "faithful",
-        delta: float | None = None,
         sigma: float | None = None,
+        nu: float | None = None,
     ) -> None:
-        super().__init__(K, nu=nu, mode=mode, epsilon=None, delta=delta, sigma=sigma)
+        super().__init__(K, delta=delta, mode=mode, epsilon=None, sigma=sigma, nu=nu)
         self.epsilon = check_float(epsilon, "epsilon", owner="LUCB", low=0.0)
 
     def confidence_parameters(self, n_arms: int) -> dict[str, Any]:
-        k = self._check_k(int(n_arms))
-        del k
-        delta = self.nu if self.delta is None else float(self.delta)
-        if self.mode == "faithful" and delta > self.nu * (1.0 + _REL_TOL):
-            raise InvalidParameterError(
-                f"The 'delta' parameter of LUCB gives a guaranteed error probability of {delta!r} > "
-                f"nu={self.nu!r} in faithful mode."
-            )
+        self._check_k(int(n_arms))
         return {
             "mode": self.mode,
+            "delta": self.delta,
             "epsilon": 0.0,
             "pac_epsilon": self.epsilon,
-            "delta": delta,
             "k1": LUCB_K1,
             "omegas": {},
-            "error_bound": delta if self.mode == "faithful" else None,
+            "error_bound": self.delta,
         }
 
 
@@ -1043,27 +1097,27 @@ class LUCB(_SemiBanditSolver):
 class LilUCB(_SemiBanditSolver):
     """lil'UCB of Jamieson, Malloy, Nowak & Bubeck (2014), best arm (K = 1).
 
-    Sample every arm once; then sample I_t = argmax_i mu_i + (1 + beta) U(T_i, delta), where
-    (1 + beta) U(T, delta) = (1 + beta)(1 + sqrt(eps)) sqrt(2 sigma^2 (1 + eps)
-    log(log((1 + eps) T + 2) / delta) / T) (with the +2 of Section 5 of the best-K paper);
-    stop as soon as some arm has T_i >= 1 + lambda * sum_{j != i} T_j and return
+    Sample every arm once; then sample I_t = argmax_i mu_i + (1 + beta) U(T_i, lil_delta),
+    where (1 + beta) U(T, lil_delta) = (1 + beta)(1 + sqrt(eps)) sqrt(2 sigma^2 (1 + eps)
+    log(log((1 + eps) T + 2) / lil_delta) / T) (with the +2 of Section 5 of the best-K
+    paper); stop as soon as some arm has T_i >= 1 + lambda * sum_{j != i} T_j and return
     argmax_i T_i.
 
-    Settings (Jamieson et al. 2014, Section 5):
+    Settings (Jamieson et al. 2014, Section 5; their delta is ``lil_delta`` here):
 
     * faithful: eps = 0.01, beta = 1, lambda = ((2 + beta)/beta)^2 = 9, and
-      delta = (sqrt(1 + nu) - 1)^2 / (4 c_eps), which makes the guaranteed error of their
-      Theorem 2, 4 sqrt(c_eps delta) + 4 c_eps delta, equal to nu;
+      lil_delta = (sqrt(1 + delta) - 1)^2 / (4 c_eps), which makes the guaranteed error of
+      their Theorem 2, 4 sqrt(c_eps lil_delta) + 4 c_eps lil_delta, equal to delta;
     * heuristic ("lil'UCB Heuristic"): eps = 0, beta = 1/2, lambda = 1 + 10/N,
-      delta = nu / 5.
+      lil_delta = delta / 5.
 
     Parameters
     ----------
     K : int, default 1
         Must be 1 (best-arm identification).
-    nu, mode, epsilon, delta, sigma
-        As :class:`LilRandLUCB` (a given ``delta`` must keep the bound <= nu in faithful
-        mode).
+    delta, mode, epsilon, lil_delta, sigma, nu
+        As :class:`LilRandLUCB` (a given ``lil_delta`` must keep the bound <= delta in
+        faithful mode).
     beta : float > 0, optional
         Override beta (faithful lambda follows as ((2 + beta)/beta)^2).
     lam : float > 0, optional
@@ -1077,15 +1131,16 @@ class LilUCB(_SemiBanditSolver):
         self,
         K: int = 1,
         *,
-        nu: float = 0.01,
+        delta: float | None = None,
         mode: str = "faithful",
         epsilon: float | None = None,
-        delta: float | None = None,
+        lil_delta: float | None = None,
         beta: float | None = None,
         lam: float | None = None,
         sigma: float | None = None,
+        nu: float | None = None,
     ) -> None:
-        super().__init__(K, nu=nu, mode=mode, epsilon=epsilon, delta=delta, sigma=sigma)
+        super().__init__(K, delta=delta, mode=mode, epsilon=epsilon, lil_delta=lil_delta, sigma=sigma, nu=nu)
         if self.K != 1:
             raise param_error("K", "LilUCB", "1 (lil'UCB identifies the best arm only)", K)
         self.beta = None if beta is None else check_float(beta, "beta", owner="LilUCB", low=0.0, closed="neither")
@@ -1100,27 +1155,29 @@ class LilUCB(_SemiBanditSolver):
             beta = 1.0 if self.beta is None else self.beta
             lam = ((2.0 + beta) / beta) ** 2 if self.lam is None else self.lam
             c = lil_c_epsilon(eps)
-            delta = (math.sqrt(1.0 + self.nu) - 1.0) ** 2 / (4.0 * c) if self.delta is None else float(self.delta)
-            bound = 4.0 * math.sqrt(c * delta) + 4.0 * c * delta
-            if bound > self.nu * (1.0 + 1e-9):
+            lil = (math.sqrt(1.0 + self.delta) - 1.0) ** 2 / (4.0 * c) if self.lil_delta is None else float(
+                self.lil_delta)
+            bound = 4.0 * math.sqrt(c * lil) + 4.0 * c * lil
+            if bound > self.delta * (1.0 + 1e-9):
                 raise InvalidParameterError(
-                    f"The 'delta' parameter of {owner} gives a guaranteed error probability of "
-                    f"{bound!r} > nu={self.nu!r} in faithful mode. Got {delta!r} instead; leave "
-                    f"delta=None to derive it from nu."
+                    f"The 'lil_delta' parameter of {owner} gives a guaranteed error probability of "
+                    f"{bound!r} > delta={self.delta!r} in faithful mode. Got {lil!r} instead; leave "
+                    f"lil_delta=None to derive it from delta."
                 )
-            check_lil_lemma(eps, delta, name="delta", owner=owner)
+            check_lil_lemma(eps, lil, name="lil_delta", owner=owner)
         else:
             eps = 0.0 if self.epsilon is None else float(self.epsilon)
             beta = 0.5 if self.beta is None else self.beta
             lam = 1.0 + 10.0 / n if self.lam is None else self.lam
-            delta = self.nu / 5.0 if self.delta is None else float(self.delta)
+            lil = self.delta / 5.0 if self.lil_delta is None else float(self.lil_delta)
             bound = None
         return {
             "mode": self.mode,
+            "delta": self.delta,
             "epsilon": eps,
-            "delta": delta,
+            "lil_delta": lil,
             "beta": beta,
             "lambda": lam,
-            "omegas": {"all": delta},
+            "omegas": {"all": lil},
             "error_bound": bound,
         }

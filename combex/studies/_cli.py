@@ -1,4 +1,5 @@
-"""``combex study create|ask|tell|status|export|list|delete``: live studies from scripts.
+"""``combex study create|ask|tell|release|correct|pending|status|history|estimates|add-assistant|
+remove-assistant|assistants|export|list|delete``: live studies from scripts.
 
 Every command prints one JSON document on stdout (errors: a message on stderr, exit 2).
 STORAGE is a file path (SQLite) or a SQLAlchemy URL.
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..exceptions import InvalidParameterError
 from ._errors import StudyFinishedError
+from ._study import DEFAULT_LEASE_SECONDS
 
 __all__ = ["add_study_command"]
 
@@ -38,33 +40,116 @@ def _assignments(items: Any, option: str) -> dict[str, Any]:
     return out
 
 
+def _floats(text: str, option: str, n: int) -> list[float | None]:
+    """``n`` comma-separated numbers (an empty field or "none" for an open end)."""
+    parts = [p.strip() for p in text.split(",")]
+    out: list[float | None] = []
+    for p in parts:
+        if p.lower() in ("", "none"):
+            out.append(None)
+            continue
+        try:
+            out.append(float(p))
+        except ValueError:
+            out = []
+            break
+    if len(out) != n or len(parts) != n:
+        raise InvalidParameterError(f"The {option} option takes {n} comma-separated numbers (LOW,HIGH). "
+                                    f"Got {text!r} instead.")
+    return out
+
+
+def _names(text: str, option: str) -> list[str]:
+    names = [p.strip() for p in text.split(",")]
+    if not all(names):
+        raise InvalidParameterError(f"The {option} option takes comma-separated non-empty names. Got {text!r} instead.")
+    return names
+
+
 def _problem(args: argparse.Namespace) -> dict[str, Any]:
     from ._problem import problem_spec
 
+    lab = [o for o, v in (("--workers", args.workers), ("--team-size", args.team_size)) if v is not None]
     if args.problem:
+        if lab or args.n_arms is not None:
+            raise InvalidParameterError("Give the problem either as --problem JSON or with options "
+                                        "(--workers/--team-size or --n-arms), not both.")
         text = args.problem
         if text.startswith("@"):
-            with open(text[1:], encoding="utf-8") as fh:
-                text = fh.read()
+            try:
+                with open(text[1:], encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise InvalidParameterError(f"The --problem option names a file that cannot be read: "
+                                            f"{text[1:]!r} ({exc.strerror}).") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParameterError(f"The --problem option must be a JSON object ({exc}).") from None
         if not isinstance(doc, dict):
             raise InvalidParameterError(f"The --problem option must be a JSON object. Got {doc!r} instead.")
+        known = {"n_arms", "workers", "team_size", "score_range", "noise_scale", "noise", "arm_type",
+                 "decision_class", "reward_range", "labels"}
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise InvalidParameterError(f"The --problem option has unknown keys {unknown}; known keys: "
+                                        f"{sorted(known)}.")
         return problem_spec(**doc)
+    noise: Any = None if args.noise is None else args.noise
+    if args.sigma is not None:
+        noise = {"kind": args.noise or "gaussian", "sigma": args.sigma}
+    sr = _floats(args.score_range, "--score-range", 2) if args.score_range else None
+    rr = _floats(args.reward_range, "--reward-range", 2) if args.reward_range else None
+    if lab:
+        if args.workers is None or args.team_size is None:
+            raise InvalidParameterError("A team study needs both --workers NAME,NAME,... and --team-size K.")
+        if args.n_arms is not None or args.labels or args.decision_class:
+            raise InvalidParameterError("--workers replaces --n-arms, --labels and --decision-class; give one form.")
+        return problem_spec(workers=_names(args.workers, "--workers"), team_size=args.team_size, score_range=sr,
+                            noise_scale=args.noise_scale, noise=noise, reward_range=rr)
     if args.n_arms is None:
-        raise InvalidParameterError("Give the problem: --problem JSON (or @file) or --n-arms N [--noise ...].")
+        raise InvalidParameterError("Give the problem: --workers NAMES --team-size K [--score-range LOW,HIGH], "
+                                    "--problem JSON (or @file), or --n-arms N [--noise ...].")
     dc = None
     if args.decision_class:
         dc = {"name": args.decision_class, "params": _assignments(args.dc_param, "--dc-param")}
-    noise: Any = args.noise
-    if args.sigma is not None:
-        noise = {"kind": args.noise, "sigma": args.sigma}
-    labels = args.labels.split(",") if args.labels else None
-    rr = [float(x) for x in args.reward_range.split(",")] if args.reward_range else None
-    return problem_spec(args.n_arms, noise=noise, arm_type=args.arm_type, decision_class=dc,
-                        reward_range=rr, labels=labels)
+    labels = _names(args.labels, "--labels") if args.labels else None
+    return problem_spec(args.n_arms, noise=noise, noise_scale=args.noise_scale, arm_type=args.arm_type,
+                        decision_class=dc, score_range=sr, reward_range=rr, labels=labels)
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidParameterError(f"The {what} must be a number. Got {text!r} instead.") from None
+
+
+def _ticket(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidParameterError(f"The {what} must be a ticket id (an int). Got {text!r} instead.") from None
+
+
+def _export(study: Any, out: str | None) -> None:
+    import os
+
+    df = study.trials_dataframe()
+    if not out:
+        print(df.to_json(orient="records"))
+        return
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise InvalidParameterError(f"The --out option names a file in a folder that does not exist: {folder!r}.")
+    try:
+        if out.endswith(".csv"):
+            df.to_csv(out, index=False)
+        else:
+            df.to_json(out, orient="records")
+    except OSError as exc:
+        raise InvalidParameterError(f"The --out file {out!r} cannot be written ({exc.strerror}).") from None
+    _print({"written": out, "rows": len(df)})
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -78,7 +163,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if action == "create":
         study = S.create_study(storage=args.storage, name=args.name, problem=_problem(args), solver=args.solver,
                                solver_params=_assignments(args.param, "--param"), seed=args.seed,
-                               lease_seconds=args.lease, snapshot_every=args.snapshot_every,
+                               budget=args.budget, lease_seconds=args.lease, snapshot_every=args.snapshot_every,
                                load_if_exists=args.load_if_exists)
         _print(study.summary())
         return 0
@@ -87,45 +172,72 @@ def _cmd(args: argparse.Namespace) -> int:
         _print({"deleted": args.name})
         return 0
     study = S.load_study(storage=args.storage, name=args.name)
+    who = getattr(args, "assistant", None)
     if action == "ask":
         try:
-            tickets = study.ask(n=args.n)
+            tickets = study.ask(n=args.n, assistant=who)
         except StudyFinishedError as exc:
             _print({"status": study.status, "tickets": [], "message": str(exc), "best": study.best()})
             return 0
         _print({"status": "running", "tickets": [t.to_dict() for t in tickets]})
         return 0
     if action == "tell":
-        pairs = []
+        pairs: list[tuple[int, Any]] = []
         for item in args.result or []:
             tid, sep, val = item.partition("=")
             if not sep:
                 raise InvalidParameterError(f"The --result option takes TICKET=REWARD_SUM. Got {item!r} instead.")
-            pairs.append((int(tid), _value(val)))
+            pairs.append((_ticket(tid.strip(), "ticket of --result"), _number(val.strip(), "score of --result")))
         if args.ticket is not None:
             if args.reward_sum is None:
                 raise InvalidParameterError("--ticket needs --reward-sum.")
             pairs.append((args.ticket, args.reward_sum))
+        elif args.reward_sum is not None:
+            raise InvalidParameterError("--reward-sum needs --ticket.")
         if not pairs:
             raise InvalidParameterError("Give --ticket ID --reward-sum X, or --result ID=X (repeatable).")
-        status = study.tell_many(pairs)
+        status = study.tell_many(pairs, assistant=who)
         _print({"status": status, "told": [p[0] for p in pairs]})
+        return 0
+    if action == "release":
+        status = study.release(args.ticket, assistant=who)
+        _print({"status": status, "released": args.ticket})
+        return 0
+    if action == "correct":
+        if (args.reward_sum is None) == (not args.void):
+            raise InvalidParameterError("Give exactly one of --reward-sum X (the right score) and --void.")
+        status = study.correct(args.ticket, None if args.void else args.reward_sum, reason=args.reason,
+                               assistant=who)
+        _print({"status": status, "corrected": args.ticket, "best": study.best()})
+        return 0
+    if action == "pending":
+        _print([t.to_dict() for t in study.pending()])
         return 0
     if action == "status":
         doc = study.summary()
         doc["best"] = study.best()
         _print(doc)
         return 0
+    if action == "history":
+        _print(study.history(max_points=args.max_points))
+        return 0
+    if action == "estimates":
+        _print(study.member_estimates())
+        return 0
+    if action == "add-assistant":
+        token = study.add_assistant(args.assistant)
+        _print({"assistant": args.assistant, "token": token,
+                "note": "the token is shown once (only a salted hash is stored): give it to the assistant"})
+        return 0
+    if action == "remove-assistant":
+        study.remove_assistant(args.assistant)
+        _print({"removed": args.assistant})
+        return 0
+    if action == "assistants":
+        _print(study.assistants())
+        return 0
     if action == "export":
-        df = study.trials_dataframe()
-        if args.out:
-            if args.out.endswith(".csv"):
-                df.to_csv(args.out, index=False)
-            else:
-                df.to_json(args.out, orient="records")
-            _print({"written": args.out, "rows": len(df)})
-        else:
-            print(df.to_json(orient="records"))
+        _export(study, args.out)
         return 0
     raise InvalidParameterError(f"Unknown study action {action!r}.")  # pragma: no cover
 
@@ -133,15 +245,21 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_study_command(sub: Any) -> None:
     """Register ``combex study ...`` on the ``combex`` parser's subparsers."""
     p = sub.add_parser(
-        "study", help="live studies: create, ask, tell, status, export, list, delete (JSON output)",
+        "study", help="live studies: create, ask, tell, release, correct, status, assistants, export... (JSON)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a live study through a storage (a file path for SQLite, or a SQLAlchemy URL such as "
                     "postgresql+psycopg://user@host/db). Every command prints JSON.",
         epilog="Examples:\n"
+               "  combex study create lab.db --name lab --workers Ana,Ben,Cleo,Dev,Eli,Fay,Gus,Hana,Ivo,Jun,Kai,Lea "
+               "--team-size 4 --score-range 0,100 --solver top-two --param delta=0.1 --param epsilon=5\n"
                "  combex study create lab.db --name quiz --n-arms 8 --noise bernoulli --solver lil-clucb "
-               "--param K=2 --param nu=0.05\n"
-               "  combex study ask lab.db --name quiz --n 4\n"
-               "  combex study tell lab.db --name quiz --ticket 3 --reward-sum 1\n"
+               "--param K=2 --param delta=0.05\n"
+               "  combex study add-assistant lab.db --name lab --assistant ann\n"
+               "  combex study ask lab.db --name lab --assistant ann\n"
+               "  combex study tell lab.db --name lab --ticket 3 --reward-sum 64.5 --assistant ann\n"
+               "  combex study correct lab.db --name lab --ticket 3 --reward-sum 46.5 --reason 'digits swapped'\n"
+               "  combex study release lab.db --name lab --ticket 4\n"
+               "  combex study pending lab.db --name lab\n"
                "  combex study status lab.db --name quiz\n"
                "  combex study export lab.db --name quiz --out trials.csv\n"
                "  combex dashboard lab.db --port 8050",
@@ -152,41 +270,67 @@ def add_study_command(sub: Any) -> None:
     c.add_argument("--name", required=True)
     c.add_argument("--solver", required=True, help="solver name (see `combex list`)")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting (repeatable)")
+    c.add_argument("--workers", default=None, metavar="NAME,NAME,...",
+                   help="a team study: the workers' names (with --team-size; arms are teams)")
+    c.add_argument("--team-size", type=int, default=None, help="members of a team (with --workers)")
+    c.add_argument("--score-range", default=None, metavar="LOW,HIGH",
+                   help="range of one observation (one session's score of a team)")
+    c.add_argument("--noise-scale", type=float, default=None,
+                   help="known standard deviation of one observation (default: unknown, estimated)")
     c.add_argument("--problem", help="problem spec as JSON, or @file.json")
     c.add_argument("--n-arms", type=int, help="number of base arms (workers), instead of --problem")
-    c.add_argument("--noise", default="bernoulli", help="noise kind (default bernoulli)")
-    c.add_argument("--sigma", type=float, default=None, help="noise sigma (non-Bernoulli)")
-    c.add_argument("--arm-type", default="index", choices=["index", "mask"])
+    c.add_argument("--noise", default=None,
+                   help="noise kind: bernoulli (default), gaussian (team studies' default), rademacher")
+    c.add_argument("--sigma", type=float, default=None, help="noise sigma (a gaussian kind's known scale)")
+    c.add_argument("--arm-type", default=None, choices=["index", "mask"])
     c.add_argument("--decision-class", default=None, help="registered decision class name")
     c.add_argument("--dc-param", action="append", metavar="KEY=VALUE", help="decision class parameter")
     c.add_argument("--reward-range", default=None, help="LOW,HIGH of one observation of one arm")
     c.add_argument("--labels", default=None, help="comma-separated arm names")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--lease", type=float, default=3600.0, help="ticket lease in seconds (default 3600)")
+    c.add_argument("--budget", type=int, default=None, help="stop after this many evaluations told")
+    c.add_argument("--lease", type=float, default=DEFAULT_LEASE_SECONDS,
+                   help="ticket lease in seconds (default one day)")
     c.add_argument("--snapshot-every", type=int, default=1000)
     c.add_argument("--load-if-exists", action="store_true")
-    a = acts.add_parser("ask", help="hand out tickets")
-    a.add_argument("storage")
-    a.add_argument("--name", required=True)
+
+    def cmd(name: str, help: str, assistant: bool = False) -> Any:
+        q = acts.add_parser(name, help=help)
+        q.add_argument("storage")
+        q.add_argument("--name", required=True, help="the study")
+        if assistant:
+            q.add_argument("--assistant", default=None, help="the assistant acting (default: the owner)")
+        return q
+
+    a = cmd("ask", "hand out tickets", assistant=True)
     a.add_argument("--n", type=int, default=1, help="number of tickets (default 1)")
-    t = acts.add_parser("tell", help="record reward sums")
-    t.add_argument("storage")
-    t.add_argument("--name", required=True)
+    t = cmd("tell", "record scores (reward sums)", assistant=True)
     t.add_argument("--ticket", type=int, default=None)
     t.add_argument("--reward-sum", type=float, default=None)
     t.add_argument("--result", action="append", metavar="TICKET=REWARD_SUM", help="repeatable; one transaction")
-    s = acts.add_parser("status", help="status, ticket counts, leader / result")
-    s.add_argument("storage")
-    s.add_argument("--name", required=True)
-    e = acts.add_parser("export", help="every ticket (JSON records, or --out .csv/.json)")
-    e.add_argument("storage")
-    e.add_argument("--name", required=True)
+    r = cmd("release", "hand a ticket back unevaluated", assistant=True)
+    r.add_argument("--ticket", type=int, required=True)
+    co = cmd("correct", "replace (or void) a told score, with a reason", assistant=True)
+    co.add_argument("--ticket", type=int, required=True)
+    co.add_argument("--reward-sum", type=float, default=None, help="the right score")
+    co.add_argument("--void", action="store_true", help="void the told score (the evaluation did not count)")
+    co.add_argument("--reason", required=True)
+    cmd("pending", "the tickets out: assistant, age, lease deadline")
+    cmd("status", "status, ticket counts, leader / result, certificate in words")
+    h = cmd("history", "the stopping statistic over the evaluations")
+    h.add_argument("--max-points", type=int, default=400)
+    cmd("estimates", "per-worker estimates with intervals")
+    aa = cmd("add-assistant", "add an assistant; prints their token (shown once)")
+    aa.add_argument("--assistant", required=True, help="the assistant's name")
+    ra = cmd("remove-assistant", "remove an assistant (their token stops working)")
+    ra.add_argument("--assistant", required=True, help="the assistant's name")
+    cmd("assistants", "the assistants: name, created, last seen, evaluations told")
+    e = cmd("export", "every ticket (JSON records, or --out .csv/.json)")
     e.add_argument("--out", default=None)
     li = acts.add_parser("list", help="the studies of a storage")
     li.add_argument("storage")
-    d = acts.add_parser("delete", help="delete a study and its log")
-    d.add_argument("storage")
-    d.add_argument("--name", required=True)
+    d = cmd("delete", "delete a study and its logs")
+    del d
     p.set_defaults(func=_cmd)
 
 

@@ -2,13 +2,18 @@
 
 Schema (version :data:`~combex.studies._storage.SCHEMA_VERSION`, in table
 ``combex_schema``): ``combex_studies`` (one row per study: JSON settings, status, result,
-``n_told``), ``combex_tickets`` (the append-only evaluation log, unique
-``(study_id, told_seq)``), ``combex_snapshots`` (serialized states, a cache). A database
-whose ``combex_schema`` names another version is refused, never read.
+``n_told``, ``n_corrections`` and the derived ``progress`` / ``aggregates`` caches),
+``combex_tickets`` (the append-only evaluation log, unique ``(study_id, told_seq)``),
+``combex_corrections`` (the append-only correction log), ``combex_batches`` (the batches
+of batch-policy studies as handed out), ``combex_assistants`` (names, public key ids and
+salted hashes of their tokens), ``combex_snapshots`` (serialized states with checksums, a
+cache). A database whose ``combex_schema`` names another version is refused, never read.
 
 Locking: SQLite transactions start with ``BEGIN IMMEDIATE`` (one writer at a time, WAL
 journal so readers never wait); other databases lock the study row with
-``SELECT ... FOR UPDATE`` at the start of every transaction.
+``SELECT ... FOR UPDATE`` at the start of every transaction. Reads run in a separate
+read transaction (SQLite: a deferred ``BEGIN`` on the WAL snapshot; PostgreSQL:
+``REPEATABLE READ``) and never take the lock.
 """
 
 from __future__ import annotations
@@ -17,10 +22,23 @@ import contextlib
 import json
 import os
 import time
+from dataclasses import replace
 from typing import Any, Iterator
 
 from ._errors import DuplicatedStudyError, SchemaVersionError, StorageError, StudyNotFoundError
-from ._storage import SCHEMA_VERSION, BaseStorage, StudyRecord, StudyTransaction, TicketRow
+from ._storage import (
+    SCHEMA_VERSION,
+    TICKET_STATES,
+    AssistantRow,
+    BaseStorage,
+    CorrectionRow,
+    SnapshotRow,
+    StudyRecord,
+    StudyTransaction,
+    TicketRow,
+    payload_checksum,
+    row_checksum,
+)
 
 __all__ = ["SQLStorage"]
 
@@ -33,10 +51,11 @@ def _sa() -> Any:
     return sqlalchemy
 
 
-def _tables(sa: Any) -> tuple[Any, ...]:
+def _tables(sa: Any) -> dict[str, Any]:
     md = sa.MetaData()
-    schema = sa.Table("combex_schema", md, sa.Column("version", sa.Integer, nullable=False))
-    studies = sa.Table(
+    out: dict[str, Any] = {"md": md}
+    out["schema"] = sa.Table("combex_schema", md, sa.Column("version", sa.Integer, nullable=False))
+    out["studies"] = sa.Table(
         "combex_studies", md,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("name", sa.String(255), nullable=False, unique=True),
@@ -51,8 +70,13 @@ def _tables(sa: Any) -> tuple[Any, ...]:
         sa.Column("result", sa.Text, nullable=True),
         sa.Column("n_told", sa.Integer, nullable=False),
         sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("budget", sa.BigInteger, nullable=True),
+        sa.Column("n_corrections", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("progress", sa.Text, nullable=True),
+        sa.Column("aggregates", sa.Text, nullable=True),
+        sa.Column("history", sa.Text, nullable=True),
     )
-    tickets = sa.Table(
+    out["tickets"] = sa.Table(
         "combex_tickets", md,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
         sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), nullable=False),
@@ -68,36 +92,89 @@ def _tables(sa: Any) -> tuple[Any, ...]:
         sa.Column("told_at", sa.Float, nullable=True),
         sa.Column("stat", sa.Text, nullable=True),
         sa.Column("reissue_of", sa.Integer, nullable=True),
+        sa.Column("issued_seq", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("asked_by", sa.String(255), nullable=True),
+        sa.Column("told_by", sa.String(255), nullable=True),
+        sa.Column("checksum", sa.String(32), nullable=True),
         sa.UniqueConstraint("study_id", "told_seq", name="uq_combex_told_seq"),
         sa.Index("ix_combex_tickets_state", "study_id", "state"),
         sa.Index("ix_combex_tickets_batch", "study_id", "batch"),
     )
-    snapshots = sa.Table(
+    out["corrections"] = sa.Table(
+        "combex_corrections", md,
+        sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), primary_key=True),
+        sa.Column("seq", sa.Integer, primary_key=True),
+        sa.Column("ticket_id", sa.Integer, nullable=False),
+        sa.Column("told_seq", sa.Integer, nullable=False),
+        sa.Column("reward_sum", sa.Float, nullable=True),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("assistant", sa.String(255), nullable=True),
+        sa.Column("created_at", sa.Float, nullable=False),
+    )
+    out["batches"] = sa.Table(
+        "combex_batches", md,
+        sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), primary_key=True),
+        sa.Column("batch", sa.Integer, primary_key=True),
+        sa.Column("arms", sa.Text, nullable=False),
+        sa.Column("counts", sa.Text, nullable=False),
+    )
+    out["assistants"] = sa.Table(
+        "combex_assistants", md,
+        sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), primary_key=True),
+        sa.Column("name", sa.String(255), primary_key=True),
+        sa.Column("key_id", sa.String(64), nullable=False, unique=True),
+        sa.Column("salt", sa.LargeBinary, nullable=False),
+        sa.Column("secret_hash", sa.LargeBinary, nullable=False),
+        sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("last_seen", sa.Float, nullable=True),
+        sa.Column("n_told", sa.Integer, nullable=False, server_default="0"),
+    )
+    out["snapshots"] = sa.Table(
         "combex_snapshots", md,
         sa.Column("study_id", sa.Integer, sa.ForeignKey("combex_studies.id"), primary_key=True),
         sa.Column("told_seq", sa.Integer, primary_key=True),
+        sa.Column("n_corrections", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("checksum", sa.String(64), nullable=False, server_default=""),
         sa.Column("payload", sa.LargeBinary, nullable=False),
     )
-    return md, schema, studies, tickets, snapshots
+    return out
 
 
 def _dump(x: Any) -> str:
     return json.dumps(x, sort_keys=True, allow_nan=False)
 
 
+def _load(x: Any) -> Any:
+    return None if x is None else json.loads(x)
+
+
 class _SQLTransaction(StudyTransaction):
-    def __init__(self, st: "SQLStorage", conn: Any, row: Any) -> None:
+    def __init__(self, st: "SQLStorage", conn: Any, row: Any, read_only: bool = False) -> None:
         self._st = st
         self._c = conn
         self._id = row.id
         self.study = st._record(row)
+        self.read_only = read_only
 
     def _rows(self, stmt: Any) -> list[TicketRow]:
         return [self._st._ticket(r, self.study.name) for r in self._c.execute(stmt)]
 
-    def told_since(self, seq: int) -> list[TicketRow]:
+    # -------------------------------------------------------------- reading
+    def told_since(self, seq: int, limit: int | None = None) -> list[TicketRow]:
         t = self._st._t
-        return self._rows(t.select().where(t.c.study_id == self._id, t.c.told_seq > seq).order_by(t.c.told_seq))
+        stmt = t.select().where(t.c.study_id == self._id, t.c.told_seq > int(seq)).order_by(t.c.told_seq)
+        if limit is not None:
+            stmt = stmt.limit(int(limit))
+        return self._rows(stmt)
+
+    def told_at(self, seqs: list[int]) -> list[TicketRow]:
+        t = self._st._t
+        wanted = sorted({int(x) for x in seqs})
+        out: list[TicketRow] = []
+        for i in range(0, len(wanted), 500):
+            out += self._rows(t.select().where(t.c.study_id == self._id, t.c.told_seq.in_(wanted[i:i + 500]))
+                              .order_by(t.c.told_seq))
+        return out
 
     def pending(self) -> list[TicketRow]:
         t = self._st._t
@@ -108,50 +185,10 @@ class _SQLTransaction(StudyTransaction):
         return self._rows(t.select().where(t.c.study_id == self._id, t.c.state == "pending",
                                            t.c.lease_deadline < now).order_by(t.c.id).limit(limit))
 
-    def batch_entries(self, batch: int) -> list[int]:
-        t = self._st._t
-        stmt = (self._st.sa.select(t.c.entry)
-                .where(t.c.study_id == self._id, t.c.batch == batch, t.c.state.in_(("pending", "told")))
-                .order_by(t.c.entry))
-        return [int(r[0]) for r in self._c.execute(stmt)]
-
     def get_ticket(self, ticket_id: int) -> TicketRow | None:
         t = self._st._t
         rows = self._rows(t.select().where(t.c.study_id == self._id, t.c.id == int(ticket_id)))
         return rows[0] if rows else None
-
-    def add_ticket(self, arm: Any, count: int, batch: int, entry: int, issued_at: float,
-                   lease_deadline: float, reissue_of: int | None = None) -> TicketRow:
-        t = self._st._t
-        values = dict(study_id=self._id, arm=_dump(arm), count=int(count), batch=int(batch), entry=int(entry),
-                      state="pending", issued_at=float(issued_at), lease_deadline=float(lease_deadline),
-                      reissue_of=reissue_of)
-        res = self._c.execute(self._st._add_stmt, values)
-        tid = int(res.scalar_one())
-        return TicketRow(tid, self.study.name, arm, int(count), int(batch), int(entry), "pending",
-                         float(issued_at), float(lease_deadline), reissue_of=reissue_of)
-
-    def set_state(self, ticket_ids: list[int], state: str) -> None:
-        if not ticket_ids:
-            return
-        t = self._st._t
-        self._c.execute(t.update().where(t.c.study_id == self._id, t.c.id.in_([int(i) for i in ticket_ids]),
-                                         t.c.state == "pending").values(state=state))
-
-    def tell(self, ticket_id: int, reward_sum: float, told_at: float) -> int:
-        t, s = self._st._t, self._st._s
-        seq = self.study.n_told + 1
-        res = self._c.execute(t.update().where(t.c.study_id == self._id, t.c.id == int(ticket_id),
-                                               t.c.state == "pending")
-                              .values(state="told", told_seq=seq, reward_sum=float(reward_sum),
-                                      told_at=float(told_at)))
-        if res.rowcount != 1:  # pragma: no cover - the study checks the ticket first
-            raise StorageError(f"Ticket {ticket_id} of study {self.study.name!r} is not pending.")
-        self._c.execute(s.update().where(s.c.id == self._id).values(n_told=seq))
-        from dataclasses import replace
-
-        self.study = replace(self.study, n_told=seq)
-        return seq
 
     def get_tickets(self, ticket_ids: list[int]) -> dict[int, TicketRow]:
         t = self._st._t
@@ -159,38 +196,157 @@ class _SQLTransaction(StudyTransaction):
         rows = self._rows(t.select().where(t.c.study_id == self._id, t.c.id.in_(ids)))
         return {r.id: r for r in rows}
 
-    def tell_many(self, items: list[tuple[int, float, float, dict | None]]) -> list[int]:
+    def state_counts(self) -> dict[str, int]:
+        sa, t = self._st.sa, self._st._t
+        out = {s: 0 for s in TICKET_STATES}
+        others = [s for s in TICKET_STATES if s != "told"]
+        stmt = (sa.select(t.c.state, sa.func.count()).where(t.c.study_id == self._id, t.c.state.in_(others))
+                .group_by(t.c.state))
+        for state, n in self._c.execute(stmt):
+            out[state] = int(n)
+        out["told"] = int(self.study.n_told)
+        return out
+
+    def corrections(self, since: int = 0) -> list[CorrectionRow]:
+        c = self._st._corr
+        stmt = c.select().where(c.c.study_id == self._id, c.c.seq > int(since)).order_by(c.c.seq)
+        return [CorrectionRow(int(r.seq), int(r.ticket_id), int(r.told_seq),
+                              None if r.reward_sum is None else float(r.reward_sum), r.reason, r.assistant,
+                              float(r.created_at)) for r in self._c.execute(stmt)]
+
+    def batches(self, first: int, last: int) -> dict[int, tuple[list, list]]:
+        b = self._st._batches
+        stmt = b.select().where(b.c.study_id == self._id, b.c.batch >= int(first), b.c.batch <= int(last))
+        return {int(r.batch): (json.loads(r.arms), json.loads(r.counts)) for r in self._c.execute(stmt)}
+
+    def last_batch(self) -> int:
+        sa, b = self._st.sa, self._st._batches
+        v = self._c.execute(sa.select(sa.func.max(b.c.batch)).where(b.c.study_id == self._id)).scalar()
+        return -1 if v is None else int(v)
+
+    def _assistant(self, r: Any) -> AssistantRow:
+        return AssistantRow(r.name, r.key_id, bytes(r.salt), bytes(r.secret_hash), float(r.created_at),
+                            None if r.last_seen is None else float(r.last_seen), int(r.n_told))
+
+    def assistants(self) -> list[AssistantRow]:
+        a = self._st._asst
+        stmt = a.select().where(a.c.study_id == self._id).order_by(a.c.name)
+        return [self._assistant(r) for r in self._c.execute(stmt)]
+
+    def assistant_by_key(self, key_id: str) -> AssistantRow | None:
+        a = self._st._asst
+        r = self._c.execute(a.select().where(a.c.study_id == self._id, a.c.key_id == str(key_id))).first()
+        return None if r is None else self._assistant(r)
+
+    def snapshots(self) -> list[SnapshotRow]:
+        sn = self._st._snap
+        stmt = sn.select().where(sn.c.study_id == self._id).order_by(sn.c.told_seq.desc())
+        return [SnapshotRow(int(r.told_seq), int(r.n_corrections), bytes(r.payload), r.checksum)
+                for r in self._c.execute(stmt)]
+
+    # -------------------------------------------------------------- writing
+    def add_ticket(self, arm: Any, count: int, batch: int, entry: int, issued_at: float,
+                   lease_deadline: float, reissue_of: int | None = None, *, issued_seq: int = 0,
+                   asked_by: str | None = None) -> TicketRow:
+        self._writable()
+        values = dict(study_id=self._id, arm=_dump(arm), count=int(count), batch=int(batch), entry=int(entry),
+                      state="pending", issued_at=float(issued_at), lease_deadline=float(lease_deadline),
+                      reissue_of=reissue_of, issued_seq=int(issued_seq), asked_by=asked_by)
+        res = self._c.execute(self._st._add_stmt, values)
+        tid = int(res.scalar_one())
+        return TicketRow(tid, self.study.name, arm, int(count), int(batch), int(entry), "pending",
+                         float(issued_at), float(lease_deadline), reissue_of=reissue_of, issued_seq=int(issued_seq),
+                         asked_by=asked_by)
+
+    def set_state(self, ticket_ids: list[int], state: str) -> None:
+        self._writable()
+        if not ticket_ids:
+            return
+        t = self._st._t
+        self._c.execute(t.update().where(t.c.study_id == self._id, t.c.id.in_([int(i) for i in ticket_ids]),
+                                         t.c.state == "pending").values(state=state))
+
+    def tell(self, ticket_id: int, reward_sum: float, told_at: float, *, told_by: str | None = None) -> int:
+        return self.tell_many([(ticket_id, reward_sum, told_at, None, told_by)])[0]
+
+    def tell_many(self, items: list[tuple[Any, ...]]) -> list[int]:
+        self._writable()
         if not items:
             return []
+        rows = self.get_tickets([it[0] for it in items])
         first = self.study.n_told + 1
-        params = [{"tid": int(tid), "seq": first + k, "r": float(r), "at": float(at),
-                   "stat": None if not stat else json.dumps(stat)}
-                  for k, (tid, r, at, stat) in enumerate(items)]
+        params = []
+        for k, item in enumerate(items):
+            tid, r, at, stat = item[:4]
+            row = rows.get(int(tid))
+            if row is None or row.state == "told":
+                raise StorageError(f"Ticket {tid} of study {self.study.name!r} cannot be told (absent or told).")
+            seq = first + k
+            params.append({"tid": int(tid), "sid": self._id, "seq": seq, "r": float(r), "at": float(at),
+                           "stat": None if not stat else json.dumps(stat),
+                           "by": item[4] if len(item) > 4 else None,
+                           "ck": row_checksum(row.id, row.arm, row.count, row.batch, row.entry, seq, float(r))})
         res = self._c.execute(self._st._tell_stmt, params)
-        if res.rowcount not in (-1, len(params)):  # pragma: no cover - the study checks tickets first
-            raise StorageError(f"Some tickets of study {self.study.name!r} were not pending.")
+        if res.rowcount not in (-1, len(params)):  # pragma: no cover - checked above
+            raise StorageError(f"Some tickets of study {self.study.name!r} could not be told.")
         last = first + len(items) - 1
         s = self._st._s
         self._c.execute(s.update().where(s.c.id == self._id).values(n_told=last))
-        from dataclasses import replace
-
         self.study = replace(self.study, n_told=last)
         return list(range(first, last + 1))
 
-    def set_stat(self, ticket_id: int, stat: dict) -> None:
+    def set_stat(self, ticket_id: int, stat: dict | None) -> None:
+        self._writable()
         t = self._st._t
-        self._c.execute(t.update().where(t.c.id == int(ticket_id)).values(stat=json.dumps(stat)))
+        self._c.execute(t.update().where(t.c.study_id == self._id, t.c.id == int(ticket_id))
+                        .values(stat=None if stat is None else json.dumps(stat)))
 
-    def latest_snapshot(self) -> tuple[int, bytes] | None:
-        sn = self._st._snap
-        row = self._c.execute(sn.select().where(sn.c.study_id == self._id)
-                              .order_by(sn.c.told_seq.desc()).limit(1)).first()
-        return None if row is None else (int(row.told_seq), bytes(row.payload))
+    def add_correction(self, ticket_id: int, told_seq: int, reward_sum: float | None, reason: str,
+                       assistant: str | None, created_at: float) -> int:
+        self._writable()
+        seq = self.study.n_corrections + 1
+        self._c.execute(self._st._corr.insert().values(
+            study_id=self._id, seq=seq, ticket_id=int(ticket_id), told_seq=int(told_seq),
+            reward_sum=None if reward_sum is None else float(reward_sum), reason=str(reason), assistant=assistant,
+            created_at=float(created_at)))
+        s = self._st._s
+        self._c.execute(s.update().where(s.c.id == self._id).values(n_corrections=seq))
+        self.study = replace(self.study, n_corrections=seq)
+        return seq
 
-    def save_snapshot(self, told_seq: int, payload: bytes) -> None:
+    def record_batch(self, batch: int, arms: list, counts: list) -> None:
+        self._writable()
+        self._c.execute(self._st._batches.insert().values(study_id=self._id, batch=int(batch), arms=_dump(arms),
+                                                          counts=_dump([int(c) for c in counts])))
+
+    def add_assistant(self, row: AssistantRow) -> None:
+        self._writable()
+        a = self._st._asst
+        if self._c.execute(a.select().where(a.c.study_id == self._id, a.c.name == row.name)).first() is not None:
+            raise DuplicatedStudyError(f"Study {self.study.name!r} already has an assistant named {row.name!r}.")
+        self._c.execute(a.insert().values(study_id=self._id, name=row.name, key_id=row.key_id, salt=row.salt,
+                                          secret_hash=row.secret_hash, created_at=row.created_at,
+                                          last_seen=row.last_seen, n_told=row.n_told))
+
+    def remove_assistant(self, name: str) -> bool:
+        self._writable()
+        a = self._st._asst
+        res = self._c.execute(a.delete().where(a.c.study_id == self._id, a.c.name == str(name)))
+        return res.rowcount == 1
+
+    def touch_assistant(self, name: str, at: float, told: int = 0) -> None:
+        self._writable()
+        a = self._st._asst
+        self._c.execute(a.update().where(a.c.study_id == self._id, a.c.name == str(name))
+                        .values(last_seen=float(at), n_told=a.c.n_told + int(told)))
+
+    def save_snapshot(self, told_seq: int, payload: bytes, n_corrections: int = 0) -> None:
+        self._writable()
         sn = self._st._snap
         self._c.execute(sn.delete().where(sn.c.study_id == self._id, sn.c.told_seq == int(told_seq)))
-        self._c.execute(sn.insert().values(study_id=self._id, told_seq=int(told_seq), payload=bytes(payload)))
+        self._c.execute(sn.insert().values(study_id=self._id, told_seq=int(told_seq), payload=bytes(payload),
+                                           n_corrections=int(n_corrections),
+                                           checksum=payload_checksum(bytes(payload))))
         # keep the two newest snapshots
         old = self._c.execute(self._st.sa.select(sn.c.told_seq).where(sn.c.study_id == self._id)
                               .order_by(sn.c.told_seq.desc()).offset(2)).fetchall()
@@ -198,12 +354,18 @@ class _SQLTransaction(StudyTransaction):
             self._c.execute(sn.delete().where(sn.c.study_id == self._id,
                                               sn.c.told_seq.in_([int(r[0]) for r in old])))
 
-    def finish(self, status: str, result: dict) -> None:
+    def update_study(self, **fields: Any) -> None:
+        self._writable()
+        bad = set(fields) - {"status", "result", "progress", "aggregates", "history"}
+        if bad:
+            raise StorageError(f"update_study cannot set {sorted(bad)}.")
+        values = {}
+        for k, v in fields.items():
+            values[k] = v if k == "status" else (None if v is None else _dump(v))
         s = self._st._s
-        self._c.execute(s.update().where(s.c.id == self._id).values(status=status, result=_dump(result)))
-        from dataclasses import replace
-
-        self.study = replace(self.study, status=status, result=result)
+        self._c.execute(s.update().where(s.c.id == self._id).values(**values))
+        self.study = replace(self.study, **{k: (list(v) if k == "history" and v is not None else v)
+                                            for k, v in fields.items()})
 
 
 class SQLStorage(BaseStorage):
@@ -272,14 +434,20 @@ class SQLStorage(BaseStorage):
             def _begin_read(conn: Any) -> None:
                 conn.exec_driver_sql("BEGIN")
         else:
-            self._read_engine = self.engine
+            # reads: one consistent snapshot per read transaction, no row lock
+            self._read_engine = self.engine.execution_options(isolation_level="REPEATABLE READ")
 
-        self._md, self._schema, self._s, self._t, self._snap = _tables(sa)
+        tb = _tables(sa)
+        self._md, self._schema, self._s, self._t, self._snap = (tb["md"], tb["schema"], tb["studies"], tb["tickets"],
+                                                                tb["snapshots"])
+        self._corr, self._batches, self._asst = tb["corrections"], tb["batches"], tb["assistants"]
         t = self._t
         self._add_stmt = t.insert().returning(t.c.id)
-        self._tell_stmt = (t.update().where(t.c.id == sa.bindparam("tid"), t.c.state == "pending")
+        self._tell_stmt = (t.update().where(t.c.id == sa.bindparam("tid"), t.c.study_id == sa.bindparam("sid"),
+                                            t.c.state != "told")
                            .values(state="told", told_seq=sa.bindparam("seq"), reward_sum=sa.bindparam("r"),
-                                   told_at=sa.bindparam("at"), stat=sa.bindparam("stat")))
+                                   told_at=sa.bindparam("at"), stat=sa.bindparam("stat"), told_by=sa.bindparam("by"),
+                                   checksum=sa.bindparam("ck")))
         self._init_schema()
 
     def _safe_url(self) -> str:
@@ -288,14 +456,22 @@ class SQLStorage(BaseStorage):
         except Exception:
             return "<unparsable URL>"
 
+    def _cli_url(self) -> str:
+        """The storage as the CLI takes it (a file path for SQLite)."""
+        if self._sqlite and self.url.startswith("sqlite:///"):
+            return self.url[len("sqlite:///"):]
+        return self._safe_url()
+
     def _connect_error(self, exc: Exception) -> StorageError:
         msg = str(getattr(exc, "orig", exc)).strip().splitlines()
         return StorageError(f"Cannot reach the storage {self._safe_url()!r}: {msg[0] if msg else exc}")
 
-    def _init_schema(self) -> None:
+    def _init_schema(self, write: bool = False) -> None:
+        """Check the schema in a read transaction; create it (a write transaction) only in
+        a database without it."""
         sa = self.sa
         try:
-            with self.engine.begin() as conn:
+            with (self.engine if write else self._read_engine).begin() as conn:
                 insp = sa.inspect(conn)
                 names = set(insp.get_table_names())
                 if "combex_schema" in names:
@@ -312,10 +488,11 @@ class SQLStorage(BaseStorage):
                             f"version {v}, newer than this combex's {SCHEMA_VERSION}; upgrade combex to "
                             "read it (it is never read with an older schema)."
                         )
-                    if v < SCHEMA_VERSION:  # pragma: no cover - no older schema exists yet
+                    if v < SCHEMA_VERSION:
                         raise SchemaVersionError(
-                            f"The storage {self._safe_url()!r} has schema version {v} < {SCHEMA_VERSION}; "
-                            "no migration is known."
+                            f"The storage {self._safe_url()!r} was written with combex storage schema version {v}, "
+                            f"older than this combex's {SCHEMA_VERSION}; it is never changed silently: upgrade it "
+                            f"with `combex study upgrade {self._cli_url()}` (back it up first)."
                         )
                     return
                 if names & {"combex_studies", "combex_tickets", "combex_snapshots"}:
@@ -323,8 +500,14 @@ class SQLStorage(BaseStorage):
                         f"The storage {self._safe_url()!r} has combex tables but no combex_schema "
                         "version row; refusing to guess its layout."
                     )
-                self._md.create_all(conn)
-                conn.execute(self._schema.insert().values(version=SCHEMA_VERSION))
+                if not write:
+                    create = True
+                else:
+                    create = False
+                    self._md.create_all(conn)
+                    conn.execute(self._schema.insert().values(version=SCHEMA_VERSION))
+            if create:
+                return self._init_schema(write=True)
         except SchemaVersionError:
             raise
         except sa.exc.IntegrityError:  # pragma: no cover - two processes created it at once
@@ -341,8 +524,10 @@ class SQLStorage(BaseStorage):
         return StudyRecord(
             name=r.name, problem=json.loads(r.problem), solver=r.solver, solver_params=json.loads(r.solver_params),
             seed=int(r.seed), lease_seconds=float(r.lease_seconds), snapshot_every=int(r.snapshot_every),
-            policy=r.policy, status=r.status, result=None if r.result is None else json.loads(r.result),
-            n_told=int(r.n_told), created_at=float(r.created_at),
+            policy=r.policy, status=r.status, result=_load(r.result), n_told=int(r.n_told),
+            created_at=float(r.created_at), budget=None if r.budget is None else int(r.budget),
+            n_corrections=int(r.n_corrections), progress=_load(r.progress), aggregates=_load(r.aggregates),
+            history=_load(r.history) or [],
         )
 
     @staticmethod
@@ -353,8 +538,8 @@ class SQLStorage(BaseStorage):
             told_seq=None if r.told_seq is None else int(r.told_seq),
             reward_sum=None if r.reward_sum is None else float(r.reward_sum),
             told_at=None if r.told_at is None else float(r.told_at),
-            stat=None if r.stat is None else json.loads(r.stat),
-            reissue_of=None if r.reissue_of is None else int(r.reissue_of),
+            stat=_load(r.stat), reissue_of=None if r.reissue_of is None else int(r.reissue_of),
+            issued_seq=int(r.issued_seq), asked_by=r.asked_by, told_by=r.told_by, checksum=r.checksum,
         )
 
     @contextlib.contextmanager
@@ -378,6 +563,10 @@ class SQLStorage(BaseStorage):
                     policy=record.policy, status=record.status,
                     result=None if record.result is None else _dump(record.result),
                     n_told=int(record.n_told), created_at=float(record.created_at or time.time()),
+                    budget=record.budget, n_corrections=int(record.n_corrections),
+                    progress=None if record.progress is None else _dump(record.progress),
+                    aggregates=None if record.aggregates is None else _dump(record.aggregates),
+                    history=_dump(list(record.history)),
                 ))
         except self.sa.exc.IntegrityError:
             raise DuplicatedStudyError(f"A study named {record.name!r} already exists in {self!r}.") from None
@@ -402,8 +591,8 @@ class SQLStorage(BaseStorage):
     def delete_study(self, name: str) -> None:
         with self._begin() as conn:
             row = self._row(conn, name, lock=True)
-            conn.execute(self._snap.delete().where(self._snap.c.study_id == row.id))
-            conn.execute(self._t.delete().where(self._t.c.study_id == row.id))
+            for tab in (self._snap, self._t, self._corr, self._batches, self._asst):
+                conn.execute(tab.delete().where(tab.c.study_id == row.id))
             conn.execute(self._s.delete().where(self._s.c.id == row.id))
 
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
@@ -416,17 +605,20 @@ class SQLStorage(BaseStorage):
             return [self._ticket(r, name) for r in conn.execute(stmt.order_by(t.c.id))]
 
     def told_since(self, name: str, seq: int) -> list[TicketRow]:
-        t = self._t
-        with self._begin(read=True) as conn:
-            row = self._row(conn, name)
-            stmt = t.select().where(t.c.study_id == row.id, t.c.told_seq > int(seq)).order_by(t.c.told_seq)
-            return [self._ticket(r, name) for r in conn.execute(stmt)]
+        with self.read(name) as tx:
+            return tx.told_since(seq)
 
     @contextlib.contextmanager
     def transaction(self, name: str) -> Iterator[StudyTransaction]:
         with self._begin() as conn:
             row = self._row(conn, name, lock=True)
             yield _SQLTransaction(self, conn, row)
+
+    @contextlib.contextmanager
+    def read(self, name: str) -> Iterator[StudyTransaction]:
+        with self._begin(read=True) as conn:
+            row = self._row(conn, name)
+            yield _SQLTransaction(self, conn, row, read_only=True)
 
     def close(self) -> None:
         self.engine.dispose()

@@ -1,17 +1,27 @@
 """The storage contract of live studies, and the in-memory backend.
 
 A storage holds several studies by name. A study is one row of settings (problem spec,
-solver name and settings, root seed, status, final result) plus an append-only log of
-*tickets* (evaluations): each is issued ``pending`` with a lease deadline, then becomes
-``told`` (with its reward sum and a told sequence number 1, 2, ... without gaps),
-``expired`` (its lease ran out and it was handed out again under a new id) or
-``cancelled`` (still pending when the study stopped). Told rows are never changed again.
-Snapshots (serialized exploration states keyed by the told sequence number they include)
-are a cache: the told log alone is the truth.
+solver name and settings, root seed, budget, status, final result, and derived caches: the
+current progress and the least-squares aggregates of the told log) plus
+
+* an append-only log of *tickets* (evaluations): each is issued ``pending`` with a lease
+  deadline, then becomes ``told`` (with its reward sum, the assistant who told it, a told
+  sequence number 1, 2, ... without gaps and a checksum of the row), ``expired`` (its lease
+  ran out), ``released`` (handed back unevaluated) or ``cancelled`` (still pending when the
+  study stopped). Told rows are never changed again (only the derived ``stat`` cache);
+* an append-only log of *corrections*: a told score replaced (or voided) with a reason;
+* the *batches* of a batch-policy study (the arms and counts of each batch as it was
+  handed out), so a replay after a correction folds exactly the recorded batches;
+* the study's *assistants* (name, salted hash of their secret token, counters);
+* *snapshots* (serialized exploration states keyed by the told sequence number and the
+  number of corrections they include, with a checksum): a cache; the logs alone are the
+  truth.
 
 Every change goes through :meth:`BaseStorage.transaction`, which locks the study (an
 immediate transaction in SQLite, ``SELECT ... FOR UPDATE`` of the study row in
-PostgreSQL, a mutex in memory) and commits everything or nothing.
+PostgreSQL, a mutex in memory) and commits everything or nothing. Reads go through
+:meth:`BaseStorage.read`: a consistent read that takes no write lock (SQLite's WAL
+snapshot, PostgreSQL's repeatable-read snapshot).
 
 :func:`combex.studies.testing.check_storage` checks a backend against this contract.
 """
@@ -20,19 +30,35 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-from ._errors import DuplicatedStudyError, StudyNotFoundError
+from ._errors import DuplicatedStudyError, StorageError, StudyNotFoundError
 
-__all__ = ["SCHEMA_VERSION", "StudyRecord", "TicketRow", "BaseStorage", "StudyTransaction", "InMemoryStorage"]
+__all__ = ["SCHEMA_VERSION", "StudyRecord", "TicketRow", "CorrectionRow", "AssistantRow", "SnapshotRow",
+           "BaseStorage", "StudyTransaction", "InMemoryStorage", "row_checksum", "payload_checksum"]
 
-#: Version of the storage schema written by this combex (a newer one is refused).
-SCHEMA_VERSION = 1
+#: Version of the storage schema written by this combex (an older one is upgraded only by
+#: ``combex study upgrade STORAGE``; a newer one is refused).
+SCHEMA_VERSION = 2
 
-TICKET_STATES = ("pending", "told", "expired", "cancelled")
+TICKET_STATES = ("pending", "told", "expired", "released", "cancelled")
+
+
+def row_checksum(ticket_id: int, arm: Any, count: int, batch: int, entry: int, told_seq: int,
+                 reward_sum: float) -> str:
+    """Checksum of a told row's content (what the replay reads): 16 hex digits of BLAKE2b."""
+    a = ",".join(map(str, arm)) if isinstance(arm, list) else str(int(arm))
+    doc = f"{int(ticket_id)}|{a}|{int(count)}|{int(batch)}|{int(entry)}|{int(told_seq)}|{float(reward_sum).hex()}"
+    return hashlib.blake2b(doc.encode(), digest_size=8).hexdigest()
+
+
+def payload_checksum(payload: bytes) -> str:
+    """Checksum of a snapshot payload (SHA-256, hex)."""
+    return hashlib.sha256(payload).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -51,19 +77,32 @@ class StudyRecord:
     seed : int
         Root seed of the solver's randomness.
     lease_seconds : float
-        How long a worker may hold a ticket before it is handed out again.
+        How long an assistant may hold a ticket before it is handed out again.
     snapshot_every : int
         A snapshot of the exploration is stored every this many tells.
     policy : {"batch", "eager"}
-        How tells reach the solver (see :class:`combex.studies.Study`).
+        How tells reach the solver (see :mod:`combex.studies`).
     status : str
-        ``"running"``, ``"identified"`` (or another final status of the solver).
+        ``"running"``, ``"identified"``, ``"budget_exhausted"`` (or another final status
+        of the solver).
     result : dict or None
         At the stop: answer, certificate, samples, evaluations used...
     n_told : int
         Number of told tickets (the last told sequence number).
     created_at : float
         Unix time.
+    budget : int or None
+        The study stops when this many evaluations are told.
+    n_corrections : int
+        Number of correction records (the last correction sequence number).
+    progress : dict or None
+        Where the study stands after its last change (leader, statistic, threshold...):
+        a cache written with every change, read by ``best()`` without a replay.
+    aggregates : dict or None
+        Sufficient statistics of the told log for the member estimates (a cache written
+        with every tell and correction).
+    history : list
+        Notes on the study's course (a stop undone by a correction...).
     """
 
     name: str
@@ -78,11 +117,16 @@ class StudyRecord:
     result: dict | None = None
     n_told: int = 0
     created_at: float = 0.0
+    budget: int | None = None
+    n_corrections: int = 0
+    progress: dict | None = None
+    aggregates: dict | None = None
+    history: list = field(default_factory=list)
 
     def settings(self) -> dict[str, Any]:
         """What makes two studies of the same name the same study."""
         return {"problem": self.problem, "solver": self.solver, "solver_params": self.solver_params,
-                "seed": self.seed, "policy": self.policy}
+                "seed": self.seed, "policy": self.policy, "budget": self.budget}
 
 
 @dataclass(frozen=True)
@@ -90,8 +134,11 @@ class TicketRow:
     """One evaluation of the log.
 
     ``arm`` is an int (index arms) or the sorted member list (super-arms); ``batch`` and
-    ``entry`` locate the ticket in the solver's batch (batch policy); ``told_seq`` is the
-    told order (1, 2, ...) and ``stat`` the stopping statistic computed after this tell.
+    ``entry`` locate the ticket in the solver's batch (batch policy; ``batch`` is -1 under
+    the eager policy); ``told_seq`` is the told order (1, 2, ...), ``stat`` the stopping
+    statistic computed after this tell (a derived cache), ``issued_seq`` the number of
+    told tickets when it was issued, ``asked_by`` / ``told_by`` the assistants (None: the
+    owner), ``checksum`` the told row's :func:`row_checksum`.
     """
 
     id: int
@@ -108,17 +155,70 @@ class TicketRow:
     told_at: float | None = None
     stat: dict | None = None
     reissue_of: int | None = None
+    issued_seq: int = 0
+    asked_by: str | None = None
+    told_by: str | None = None
+    checksum: str | None = None
+
+
+@dataclass(frozen=True)
+class CorrectionRow:
+    """A told score replaced (``reward_sum``) or voided (``reward_sum`` None); ``seq`` is
+    the study's correction number (1, 2, ...)."""
+
+    seq: int
+    ticket_id: int
+    told_seq: int
+    reward_sum: float | None
+    reason: str
+    assistant: str | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class AssistantRow:
+    """An assistant of a study: the public ``key_id`` of their token and the salted hash
+    of its secret (never the secret)."""
+
+    name: str
+    key_id: str
+    salt: bytes
+    secret_hash: bytes
+    created_at: float
+    last_seen: float | None = None
+    n_told: int = 0
+
+
+@dataclass(frozen=True)
+class SnapshotRow:
+    """A serialized exploration after ``told_seq`` tells and ``n_corrections`` corrections."""
+
+    told_seq: int
+    n_corrections: int
+    payload: bytes
+    checksum: str
 
 
 class StudyTransaction(ABC):
-    """Operations on one locked study; all committed together at the end of the
-    ``with storage.transaction(name)`` block, or none if it raises."""
+    """Operations on one study; in a ``with storage.transaction(name)`` block all committed
+    together at the end, or none if it raises. A ``storage.read(name)`` block offers the
+    reading methods only (the writing ones raise :class:`StorageError`)."""
 
     study: StudyRecord
+    read_only: bool = False
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StorageError(f"A read of study {self.study.name!r} cannot write.")
+
+    # -------------------------------------------------------------- reading
+    @abstractmethod
+    def told_since(self, seq: int, limit: int | None = None) -> list[TicketRow]:
+        """Told tickets with ``told_seq > seq``, in told order (at most ``limit``)."""
 
     @abstractmethod
-    def told_since(self, seq: int) -> list[TicketRow]:
-        """Told tickets with ``told_seq > seq``, in told order."""
+    def told_at(self, seqs: list[int]) -> list[TicketRow]:
+        """The told tickets of the given told sequence numbers, in told order."""
 
     @abstractmethod
     def pending(self) -> list[TicketRow]:
@@ -129,26 +229,8 @@ class StudyTransaction(ABC):
         """Up to ``limit`` pending tickets whose lease deadline is before ``now``, by id."""
 
     @abstractmethod
-    def batch_entries(self, batch: int) -> list[int]:
-        """Entries of ``batch`` held by a pending or told ticket."""
-
-    @abstractmethod
     def get_ticket(self, ticket_id: int) -> TicketRow | None:
         """The ticket, or None when the study has no ticket of that id."""
-
-    @abstractmethod
-    def add_ticket(self, arm: Any, count: int, batch: int, entry: int, issued_at: float,
-                   lease_deadline: float, reissue_of: int | None = None) -> TicketRow:
-        """Append a pending ticket (the storage assigns the id)."""
-
-    @abstractmethod
-    def set_state(self, ticket_ids: list[int], state: str) -> None:
-        """Mark pending tickets ``expired`` or ``cancelled``."""
-
-    @abstractmethod
-    def tell(self, ticket_id: int, reward_sum: float, told_at: float) -> int:
-        """Mark a pending ticket told; assign and return the next told sequence number
-        (``study.n_told + 1``; the study row's ``n_told`` follows)."""
 
     def get_tickets(self, ticket_ids: list[int]) -> dict[int, TicketRow]:
         """The study's tickets among ``ticket_ids`` by id (absent ids left out); backends
@@ -160,33 +242,108 @@ class StudyTransaction(ABC):
                 out[int(i)] = row
         return out
 
-    def tell_many(self, items: list[tuple[int, float, float, dict | None]]) -> list[int]:
+    @abstractmethod
+    def state_counts(self) -> dict[str, int]:
+        """Number of tickets in each state (every state of :data:`TICKET_STATES`)."""
+
+    @abstractmethod
+    def corrections(self, since: int = 0) -> list[CorrectionRow]:
+        """Correction records with ``seq > since``, in order."""
+
+    @abstractmethod
+    def batches(self, first: int, last: int) -> dict[int, tuple[list, list]]:
+        """Recorded batches ``first..last`` as ``{batch: (arms, counts)}``."""
+
+    @abstractmethod
+    def last_batch(self) -> int:
+        """The highest recorded batch number (-1 when none)."""
+
+    @abstractmethod
+    def assistants(self) -> list[AssistantRow]:
+        """The study's assistants, by name."""
+
+    @abstractmethod
+    def assistant_by_key(self, key_id: str) -> AssistantRow | None:
+        """The assistant whose token has this public key id, or None."""
+
+    @abstractmethod
+    def snapshots(self) -> list[SnapshotRow]:
+        """Stored snapshots, newest (highest ``told_seq``) first."""
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        """The newest snapshot as ``(told_seq, payload)``, or None."""
+        snaps = self.snapshots()
+        return None if not snaps else (snaps[0].told_seq, snaps[0].payload)
+
+    # -------------------------------------------------------------- writing
+    @abstractmethod
+    def add_ticket(self, arm: Any, count: int, batch: int, entry: int, issued_at: float,
+                   lease_deadline: float, reissue_of: int | None = None, *, issued_seq: int = 0,
+                   asked_by: str | None = None) -> TicketRow:
+        """Append a pending ticket (the storage assigns the id)."""
+
+    @abstractmethod
+    def set_state(self, ticket_ids: list[int], state: str) -> None:
+        """Mark pending tickets ``expired``, ``released`` or ``cancelled`` (tickets in
+        another state are left as they are)."""
+
+    @abstractmethod
+    def tell(self, ticket_id: int, reward_sum: float, told_at: float, *, told_by: str | None = None) -> int:
+        """Mark a pending, expired, released or cancelled ticket told; assign and return the
+        next told sequence number (``study.n_told + 1``; the study row's ``n_told``
+        follows) and store the row's :func:`row_checksum`."""
+
+    def tell_many(self, items: list[tuple[Any, ...]]) -> list[int]:
         """``tell`` (then ``set_stat`` when given) for ``(ticket_id, reward_sum, told_at,
-        stat)`` items in order; returns their told sequence numbers. Backends may override
-        with one statement."""
+        stat[, told_by])`` items in order; returns their told sequence numbers. Backends
+        may override with one statement."""
         seqs = []
-        for tid, r, at, stat in items:
-            seqs.append(self.tell(tid, r, at))
+        for item in items:
+            tid, r, at, stat = item[:4]
+            seqs.append(self.tell(tid, r, at, told_by=item[4] if len(item) > 4 else None))
             if stat:
                 self.set_stat(tid, stat)
         return seqs
 
     @abstractmethod
-    def set_stat(self, ticket_id: int, stat: dict) -> None:
+    def set_stat(self, ticket_id: int, stat: dict | None) -> None:
         """Attach the stopping statistic computed after a tell (a derived cache)."""
 
     @abstractmethod
-    def latest_snapshot(self) -> tuple[int, bytes] | None:
-        """The newest snapshot as ``(told_seq, payload)``, or None."""
+    def add_correction(self, ticket_id: int, told_seq: int, reward_sum: float | None, reason: str,
+                       assistant: str | None, created_at: float) -> int:
+        """Append a correction record; returns its number (``study.n_corrections + 1``)."""
 
     @abstractmethod
-    def save_snapshot(self, told_seq: int, payload: bytes) -> None:
-        """Store a snapshot of the state after ``told_seq`` tells (replacing one with the
-        same number)."""
+    def record_batch(self, batch: int, arms: list, counts: list) -> None:
+        """Record the arms and counts of a batch as it is first handed out."""
 
     @abstractmethod
-    def finish(self, status: str, result: dict) -> None:
-        """Record the final status and result of the study."""
+    def add_assistant(self, row: AssistantRow) -> None:
+        """Add an assistant; :class:`DuplicatedStudyError` when the name is taken."""
+
+    @abstractmethod
+    def remove_assistant(self, name: str) -> bool:
+        """Remove an assistant; False when there is none of that name."""
+
+    @abstractmethod
+    def touch_assistant(self, name: str, at: float, told: int = 0) -> None:
+        """Set an assistant's ``last_seen`` and add ``told`` to their ``n_told``."""
+
+    @abstractmethod
+    def save_snapshot(self, told_seq: int, payload: bytes, n_corrections: int = 0) -> None:
+        """Store a snapshot of the state after ``told_seq`` tells and ``n_corrections``
+        corrections, with its :func:`payload_checksum` (replacing one with the same
+        number; the two newest are kept)."""
+
+    @abstractmethod
+    def update_study(self, **fields: Any) -> None:
+        """Set fields of the study row: ``status``, ``result``, ``progress``,
+        ``aggregates``, ``history``."""
+
+    def finish(self, status: str, result: dict | None) -> None:
+        """Record the status and result of the study."""
+        self.update_study(status=status, result=result)
 
 
 class BaseStorage(ABC):
@@ -208,21 +365,28 @@ class BaseStorage(ABC):
 
     @abstractmethod
     def delete_study(self, name: str) -> None:
-        """Remove a study with its log and snapshots; :class:`StudyNotFoundError` when absent."""
+        """Remove a study with its logs, assistants and snapshots; :class:`StudyNotFoundError`
+        when absent."""
 
     @abstractmethod
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
-        """The study's tickets by id (all, or those in ``states``); a consistent read."""
+        """The study's tickets by id (all, or those in ``states``); a consistent read
+        (exports: it reads the whole log)."""
 
     def told_since(self, name: str, seq: int) -> list[TicketRow]:
         """Told tickets with ``told_seq > seq`` in told order, read *without* locking the
         study (told rows never change, so a process can catch up before it locks)."""
-        with self.transaction(name) as tx:
+        with self.read(name) as tx:
             return tx.told_since(seq)
 
     @abstractmethod
     def transaction(self, name: str) -> contextlib.AbstractContextManager[StudyTransaction]:
         """Lock the study for one atomic change."""
+
+    @abstractmethod
+    def read(self, name: str) -> contextlib.AbstractContextManager[StudyTransaction]:
+        """A consistent read of the study that takes no write lock (a read-only
+        :class:`StudyTransaction`)."""
 
     def close(self) -> None:
         """Release connections (the storage may not be used afterwards)."""
@@ -232,105 +396,205 @@ class BaseStorage(ABC):
 
 
 # ============================================================================ memory
+@dataclass
+class _MemoryStudy:
+    record: StudyRecord
+    tickets: dict[int, TicketRow] = field(default_factory=dict)
+    told: list[int] = field(default_factory=list)
+    pending: set[int] = field(default_factory=set)
+    snapshots: dict[int, SnapshotRow] = field(default_factory=dict)
+    corrections: list[CorrectionRow] = field(default_factory=list)
+    batches: dict[int, tuple[list, list]] = field(default_factory=dict)
+    assistants: dict[str, AssistantRow] = field(default_factory=dict)
+
+
 class _MemoryTransaction(StudyTransaction):
-    def __init__(self, storage: "InMemoryStorage", name: str) -> None:
+    def __init__(self, storage: "InMemoryStorage", name: str, read_only: bool = False) -> None:
         self._s = storage
         self._name = name
-        self.study = storage._studies[name]
-        self._log = storage._tickets[name]
+        self._d = storage._studies[name]
+        self.study = self._d.record
+        self.read_only = read_only
         self._undo: list[Any] = []
 
-    def told_since(self, seq: int) -> list[TicketRow]:
-        told = self._s._told[self._name]
-        return [self._log[i] for i in told[seq:]]
+    # -------------------------------------------------------------- reading
+    def told_since(self, seq: int, limit: int | None = None) -> list[TicketRow]:
+        ids = self._d.told[max(int(seq), 0):]
+        if limit is not None:
+            ids = ids[:limit]
+        return [self._d.tickets[i] for i in ids]
+
+    def told_at(self, seqs: list[int]) -> list[TicketRow]:
+        n = len(self._d.told)
+        return [self._d.tickets[self._d.told[s - 1]] for s in sorted(set(int(x) for x in seqs)) if 1 <= s <= n]
 
     def pending(self) -> list[TicketRow]:
-        return [self._log[i] for i in sorted(self._s._pending[self._name])]
+        return [self._d.tickets[i] for i in sorted(self._d.pending)]
 
     def expired(self, now: float, limit: int) -> list[TicketRow]:
         out = [t for t in self.pending() if t.lease_deadline < now]
         return out[:limit]
 
-    def batch_entries(self, batch: int) -> list[int]:
-        out = []
-        for t in reversed(self._log.values()):  # ids grow with time, batches never go back
-            if 0 <= t.batch < batch:
-                break
-            if t.batch == batch and t.state in ("pending", "told"):
-                out.append(t.entry)
-        return sorted(out)
-
     def get_ticket(self, ticket_id: int) -> TicketRow | None:
-        return self._log.get(int(ticket_id))
+        return self._d.tickets.get(int(ticket_id))
 
+    def state_counts(self) -> dict[str, int]:
+        out = {s: 0 for s in TICKET_STATES}
+        for t in self._d.tickets.values():
+            out[t.state] += 1
+        return out
+
+    def corrections(self, since: int = 0) -> list[CorrectionRow]:
+        return list(self._d.corrections[max(int(since), 0):])
+
+    def batches(self, first: int, last: int) -> dict[int, tuple[list, list]]:
+        return {b: copy.deepcopy(v) for b, v in self._d.batches.items() if first <= b <= last}
+
+    def last_batch(self) -> int:
+        return max(self._d.batches, default=-1)
+
+    def assistants(self) -> list[AssistantRow]:
+        return [self._d.assistants[k] for k in sorted(self._d.assistants)]
+
+    def assistant_by_key(self, key_id: str) -> AssistantRow | None:
+        for a in self._d.assistants.values():
+            if a.key_id == key_id:
+                return a
+        return None
+
+    def snapshots(self) -> list[SnapshotRow]:
+        return [self._d.snapshots[k] for k in sorted(self._d.snapshots, reverse=True)]
+
+    # -------------------------------------------------------------- writing
     def _put(self, row: TicketRow) -> None:
-        old = self._log.get(row.id)
-        pend = self._s._pending[self._name]
+        self._writable()
+        d = self._d
+        old = d.tickets.get(row.id)
 
         def undo() -> None:
             if old is None:
-                self._log.pop(row.id, None)
-                pend.discard(row.id)
+                d.tickets.pop(row.id, None)
+                d.pending.discard(row.id)
             else:
-                self._log[row.id] = old
+                d.tickets[row.id] = old
                 if old.state == "pending":
-                    pend.add(row.id)
+                    d.pending.add(row.id)
                 else:
-                    pend.discard(row.id)
+                    d.pending.discard(row.id)
 
         self._undo.append(undo)
-        self._log[row.id] = row
+        d.tickets[row.id] = row
         if row.state == "pending":
-            pend.add(row.id)
+            d.pending.add(row.id)
         else:
-            pend.discard(row.id)
+            d.pending.discard(row.id)
 
     def add_ticket(self, arm: Any, count: int, batch: int, entry: int, issued_at: float,
-                   lease_deadline: float, reissue_of: int | None = None) -> TicketRow:
+                   lease_deadline: float, reissue_of: int | None = None, *, issued_seq: int = 0,
+                   asked_by: str | None = None) -> TicketRow:
+        self._writable()
         self._s._next_id += 1
         row = TicketRow(self._s._next_id, self._name, copy.deepcopy(arm), int(count), int(batch), int(entry),
-                        "pending", float(issued_at), float(lease_deadline), reissue_of=reissue_of)
+                        "pending", float(issued_at), float(lease_deadline), reissue_of=reissue_of,
+                        issued_seq=int(issued_seq), asked_by=asked_by)
         self._put(row)
         return row
 
     def set_state(self, ticket_ids: list[int], state: str) -> None:
         for i in ticket_ids:
-            self._put(replace(self._log[int(i)], state=state))
+            row = self._d.tickets[int(i)]
+            if row.state == "pending":
+                self._put(replace(row, state=state))
 
     def _set_study(self, **fields: Any) -> None:
+        self._writable()
         old = self.study
-        self._undo.append(lambda: self._s._studies.__setitem__(self._name, old))
-        self.study = replace(self.study, **fields)
-        self._s._studies[self._name] = self.study
+        d = self._d
 
-    def tell(self, ticket_id: int, reward_sum: float, told_at: float) -> int:
+        def undo() -> None:
+            d.record = old
+
+        self._undo.append(undo)
+        self.study = d.record = replace(self.study, **copy.deepcopy(fields))
+
+    def tell(self, ticket_id: int, reward_sum: float, told_at: float, *, told_by: str | None = None) -> int:
+        self._writable()
+        row = self._d.tickets[int(ticket_id)]
+        if row.state == "told":
+            raise StorageError(f"Ticket {ticket_id} of study {self._name!r} is already told.")
         seq = self.study.n_told + 1
-        self._put(replace(self._log[int(ticket_id)], state="told", told_seq=seq,
-                          reward_sum=float(reward_sum), told_at=float(told_at)))
-        told = self._s._told[self._name]
+        r = float(reward_sum)
+        self._put(replace(row, state="told", told_seq=seq, reward_sum=r, told_at=float(told_at), told_by=told_by,
+                          checksum=row_checksum(row.id, row.arm, row.count, row.batch, row.entry, seq, r)))
+        told = self._d.told
         told.append(int(ticket_id))
         self._undo.append(told.pop)
         self._set_study(n_told=seq)
         return seq
 
-    def set_stat(self, ticket_id: int, stat: dict) -> None:
-        self._put(replace(self._log[int(ticket_id)], stat=copy.deepcopy(stat)))
+    def set_stat(self, ticket_id: int, stat: dict | None) -> None:
+        self._put(replace(self._d.tickets[int(ticket_id)], stat=copy.deepcopy(stat)))
 
-    def latest_snapshot(self) -> tuple[int, bytes] | None:
-        snaps = self._s._snapshots[self._name]
-        if not snaps:
-            return None
-        seq = max(snaps)
-        return seq, snaps[seq]
+    def add_correction(self, ticket_id: int, told_seq: int, reward_sum: float | None, reason: str,
+                       assistant: str | None, created_at: float) -> int:
+        self._writable()
+        seq = self.study.n_corrections + 1
+        c = CorrectionRow(seq, int(ticket_id), int(told_seq), None if reward_sum is None else float(reward_sum),
+                          str(reason), assistant, float(created_at))
+        self._d.corrections.append(c)
+        self._undo.append(self._d.corrections.pop)
+        self._set_study(n_corrections=seq)
+        return seq
 
-    def save_snapshot(self, told_seq: int, payload: bytes) -> None:
-        snaps = self._s._snapshots[self._name]
-        old = snaps.get(told_seq)
-        self._undo.append(lambda: snaps.pop(told_seq) if old is None else snaps.__setitem__(told_seq, old))
-        snaps[told_seq] = bytes(payload)
+    def record_batch(self, batch: int, arms: list, counts: list) -> None:
+        self._writable()
+        b = self._d.batches
+        if int(batch) in b:
+            raise StorageError(f"Batch {batch} of study {self._name!r} is already recorded.")
+        b[int(batch)] = (copy.deepcopy(arms), [int(c) for c in counts])
+        self._undo.append(lambda: b.pop(int(batch), None))
 
-    def finish(self, status: str, result: dict) -> None:
-        self._set_study(status=status, result=copy.deepcopy(result))
+    def add_assistant(self, row: AssistantRow) -> None:
+        self._writable()
+        a = self._d.assistants
+        if row.name in a:
+            raise DuplicatedStudyError(f"Study {self._name!r} already has an assistant named {row.name!r}.")
+        a[row.name] = row
+        self._undo.append(lambda: a.pop(row.name, None))
+
+    def remove_assistant(self, name: str) -> bool:
+        self._writable()
+        a = self._d.assistants
+        old = a.pop(name, None)
+        if old is None:
+            return False
+        self._undo.append(lambda: a.__setitem__(name, old))
+        return True
+
+    def touch_assistant(self, name: str, at: float, told: int = 0) -> None:
+        self._writable()
+        a = self._d.assistants
+        old = a.get(name)
+        if old is None:
+            return
+        a[name] = replace(old, last_seen=float(at), n_told=old.n_told + int(told))
+        self._undo.append(lambda: a.__setitem__(name, old))
+
+    def save_snapshot(self, told_seq: int, payload: bytes, n_corrections: int = 0) -> None:
+        self._writable()
+        snaps = self._d.snapshots
+        before = dict(snaps)
+        self._undo.append(lambda: (snaps.clear(), snaps.update(before)))
+        snaps[int(told_seq)] = SnapshotRow(int(told_seq), int(n_corrections), bytes(payload),
+                                           payload_checksum(bytes(payload)))
+        for k in sorted(snaps, reverse=True)[2:]:
+            del snaps[k]
+
+    def update_study(self, **fields: Any) -> None:
+        bad = set(fields) - {"status", "result", "progress", "aggregates", "history"}
+        if bad:
+            raise StorageError(f"update_study cannot set {sorted(bad)}.")
+        self._set_study(**fields)
 
     def _rollback(self) -> None:
         for undo in reversed(self._undo):
@@ -341,29 +605,22 @@ class _MemoryTransaction(StudyTransaction):
 class InMemoryStorage(BaseStorage):
     """A storage in this process's memory (tests, notebooks; lost at exit).
 
-    Thread-safe: one lock serializes transactions.
+    Thread-safe: one lock serializes transactions (reads take it too: in one process
+    there is nothing to gain by not taking it).
     """
 
     url = ":memory:"
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._studies: dict[str, StudyRecord] = {}
-        self._tickets: dict[str, dict[int, TicketRow]] = {}
-        self._told: dict[str, list[int]] = {}
-        self._pending: dict[str, set[int]] = {}
-        self._snapshots: dict[str, dict[int, bytes]] = {}
+        self._studies: dict[str, _MemoryStudy] = {}
         self._next_id = 0
 
     def create_study(self, record: StudyRecord) -> None:
         with self._lock:
             if record.name in self._studies:
                 raise DuplicatedStudyError(f"A study named {record.name!r} already exists in {self!r}.")
-            self._studies[record.name] = copy.deepcopy(record)
-            self._tickets[record.name] = {}
-            self._told[record.name] = []
-            self._pending[record.name] = set()
-            self._snapshots[record.name] = {}
+            self._studies[record.name] = _MemoryStudy(copy.deepcopy(record))
 
     def _check(self, name: str) -> None:
         if name not in self._studies:
@@ -372,22 +629,22 @@ class InMemoryStorage(BaseStorage):
     def get_study(self, name: str) -> StudyRecord:
         with self._lock:
             self._check(name)
-            return copy.deepcopy(self._studies[name])
+            return copy.deepcopy(self._studies[name].record)
 
     def list_studies(self) -> list[StudyRecord]:
         with self._lock:
-            return [copy.deepcopy(self._studies[k]) for k in sorted(self._studies)]
+            return [copy.deepcopy(self._studies[k].record) for k in sorted(self._studies)]
 
     def delete_study(self, name: str) -> None:
         with self._lock:
             self._check(name)
-            for d in (self._studies, self._tickets, self._told, self._pending, self._snapshots):
-                del d[name]
+            del self._studies[name]
 
     def tickets(self, name: str, *, states: tuple[str, ...] | None = None) -> list[TicketRow]:
         with self._lock:
             self._check(name)
-            rows = [self._tickets[name][i] for i in sorted(self._tickets[name])]
+            d = self._studies[name].tickets
+            rows = [d[i] for i in sorted(d)]
             return [r for r in rows if states is None or r.state in states]
 
     @contextlib.contextmanager
@@ -400,3 +657,9 @@ class InMemoryStorage(BaseStorage):
             except BaseException:
                 tx._rollback()
                 raise
+
+    @contextlib.contextmanager
+    def read(self, name: str) -> Iterator[StudyTransaction]:
+        with self._lock:
+            self._check(name)
+            yield _MemoryTransaction(self, name, read_only=True)

@@ -1,75 +1,87 @@
-"""Live studies: ask / tell through a storage, by many processes at once.
+"""Live studies: ask / tell through a storage, by many processes and people at once.
 
-The rules (stated once; the tests check them):
-
-* **Truth = the told log.** The exploration state after ``m`` tells is
-  ``solver.start(problem, rng=default_rng(seed))`` fed the told tickets ``1..m`` in told
-  order (by :class:`_Replay`), with ``ask()`` called after every fold. A snapshot is that
-  state serialized (JSON + ``.npz`` bytes, no pickle) every ``snapshot_every`` tells; a
-  process resumes from the newest snapshot and replays the rest, so the state is
-  bit-identical whoever computes it.
-* **Batch policy** (every solver): a ticket is one entry ``(arm, count)`` of the solver's
-  current batch (``exploration.ask()``). Tells are held until every entry of the batch is
-  told, then folded with ``tell_batch`` *in batch order*: the solver sees exactly the
-  batches it asked for, so the answer equals that of a sequential run given the same
-  rewards, whatever the order the results arrived in. When every entry is out,
-  ``ask()`` returns no ticket (``[]`` / ``None``): the workers wait for the batch.
-* **Eager policy** (solvers with per-arm statistics: the semi-bandit family): each told
-  ticket is folded at once, in told order, as ``tell(arm, reward_sum, count)``. The next
-  arm is chosen from *told results only* -- pending tickets do not count: a ticket goes to
-  the arm of the solver's next batch (e.g. LUCB's pair h_t, l_t) with the fewest pending
-  tickets, ties to the one with the fewest told samples; so when every arm of the batch is
-  already pending, another ticket for one of them is handed out (extra samples of an arm
-  the solver asked for).
-  The confidence bounds of these solvers hold for any sampling rule adapted to the told
-  history, so the error guarantee is kept (tests/test_studies.py measures it under a
-  pending window of 16).
-* **Leases.** A pending ticket past its lease deadline is refused at ``tell`` and, at the
-  next ``ask``, marked ``expired`` and handed out again under a new id (same arm, count,
-  batch slot). Expired tickets are handed out before anything new.
-* **Stop.** When the solver's stopping rule holds, the study's status becomes the
-  solver's (``"identified"``), its result (answer, certificate, samples, evaluations) is
-  stored, pending tickets are cancelled, ``ask`` raises :class:`StudyFinishedError`.
+The rules are stated in the :mod:`combex.studies` module docstring; this module implements
+them (:class:`_Replay` folds the logs, :class:`Study` hands out tickets and records
+tells, releases and corrections).
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import hmac
 import io
 import json
 import math
+import secrets
 import time
-from dataclasses import dataclass
-from typing import Any
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 import numpy as np
 
 from .._state import join_arrays, split_arrays
+from .._validation import check_int, param_error
+from ..exceptions import CombexWarning, InvalidParameterError
 from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, TicketError
 from ._problem import (
     build_problem,
     build_solver,
     check_lease,
+    check_name,
+    check_reward,
     check_seed,
     problem_spec,
-    reward_bounds,
     solver_spec,
 )
-from ._storage import BaseStorage, InMemoryStorage, StudyRecord, TicketRow
+from ._storage import (
+    AssistantRow,
+    BaseStorage,
+    InMemoryStorage,
+    StudyRecord,
+    TicketRow,
+    payload_checksum,
+    row_checksum,
+)
 
 __all__ = ["Ticket", "Study", "create_study", "load_study", "delete_study", "get_all_study_names",
-           "get_storage", "EAGER_SOLVERS"]
+           "get_storage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time"]
 
-#: Solvers whose explorations fold any (arm, count, reward_sum) into per-arm statistics
-#: and choose the next arm from them: the eager policy applies.
-EAGER_SOLVERS = frozenset({"lucb", "lil-lucb", "lucb++", "lil-ucb", "lil-randlucb", "lil-clucb"})
+#: Most tickets one ``ask(n=...)`` hands out (a larger ``n`` is refused: one ask is one
+#: short transaction holding the study's lock).
+MAX_ASK = 1000
+#: Default lease of a ticket: one day (an assistant may ask in the morning and enter the
+#: score in the evening). A ticket past its lease is handed out again; its score is still
+#: accepted when it comes (see the module docstring of :mod:`combex.studies`).
+DEFAULT_LEASE_SECONDS = 24 * 3600.0
+#: A pending ticket is *overdue* (held) once it has been out this many times longer than
+#: the median time-to-tell of the recent evaluations (and at least
+#: :data:`OVERDUE_MIN_SECONDS`), or once more than ``2 m + 2`` evaluations were told since
+#: it was handed out (``m`` the number of pending tickets).
+OVERDUE_FACTOR = 3.0
+OVERDUE_MIN_SECONDS = 1.0
+#: Largest ticket id a storage holds (32-bit ids).
+MAX_TICKET_ID = 2**31 - 1
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
+
+
+def iso_time(t: float | None) -> str | None:
+    """A Unix time as ISO 8601 UTC text (``"2026-11-27T18:31:54Z"``); None stays None."""
+    if t is None or not math.isfinite(t):
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(t)))
 
 
 @dataclass(frozen=True)
 class Ticket:
     """An evaluation to perform: evaluate ``arm`` (a worker index, or the sorted member
-    list of a team) ``count`` times and ``tell`` the sum of the rewards before
-    ``lease_deadline`` (Unix time). ``batch`` and ``entry`` locate it in the solver's
-    batches (batch policy; ``batch`` is -1 under the eager policy)."""
+    list of a team; ``names`` are their labels) ``count`` times and ``tell`` the sum of the
+    scores, best before ``lease_deadline`` (Unix time; after it the evaluation is handed
+    out again, but the score is still accepted). ``batch`` and ``entry`` locate it in the
+    solver's batches (batch policy; ``batch`` is -1 under the eager policy);
+    ``assistant`` is who asked (None: the owner); ``age_seconds`` and ``overdue`` are set
+    by :meth:`Study.pending`."""
 
     id: int
     arm: Any
@@ -77,14 +89,37 @@ class Ticket:
     lease_deadline: float
     batch: int = -1
     entry: int = 0
+    names: Any = None
+    issued_at: float | None = None
+    assistant: str | None = None
+    age_seconds: float | None = None
+    overdue: bool | None = None
 
     @classmethod
-    def _of(cls, row: TicketRow) -> "Ticket":
-        return cls(row.id, row.arm, row.count, row.lease_deadline, row.batch, row.entry)
+    def _of(cls, row: TicketRow, labels: Any = None, now: float | None = None,
+            overdue: bool | None = None) -> "Ticket":
+        return cls(row.id, row.arm, row.count, row.lease_deadline, row.batch, row.entry, _names(labels, row.arm),
+                   row.issued_at, row.asked_by, None if now is None else max(now - row.issued_at, 0.0), overdue)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "arm": self.arm, "count": self.count, "lease_deadline": self.lease_deadline,
-                "batch": self.batch, "entry": self.entry}
+        """JSON: names and ISO 8601 UTC times, with the raw ``arm`` and the Unix
+        ``lease_deadline_unix`` for scripts."""
+        out = {"id": self.id, "arm": self.arm, "names": self.names, "count": self.count,
+               "issued_at": iso_time(self.issued_at), "lease_deadline": iso_time(self.lease_deadline),
+               "lease_deadline_unix": self.lease_deadline, "assistant": self.assistant, "batch": self.batch,
+               "entry": self.entry}
+        if self.age_seconds is not None:
+            out["age_seconds"] = round(self.age_seconds, 3)
+            out["overdue"] = self.overdue
+        return out
+
+
+def _names(labels: Any, arm: Any) -> Any:
+    if not labels or arm is None:
+        return None
+    if isinstance(arm, list):
+        return [labels[i] for i in arm]
+    return labels[int(arm)]
 
 
 def get_storage(storage: Any) -> BaseStorage:
@@ -94,6 +129,8 @@ def get_storage(storage: Any) -> BaseStorage:
         return storage
     if storage is None or storage == ":memory:":
         return InMemoryStorage()
+    if not isinstance(storage, str) and not hasattr(storage, "__fspath__"):
+        raise param_error("storage", "get_storage", "a BaseStorage, None, a SQLAlchemy URL or a file path", storage)
     from ._sql import SQLStorage
 
     return SQLStorage(storage)
@@ -115,92 +152,6 @@ def _unpack(payload: bytes) -> dict[str, Any]:
     return join_arrays(doc, arrays)
 
 
-def _arm_key(arm: Any) -> Any:
-    return tuple(arm) if isinstance(arm, list) else int(arm)
-
-
-class _Replay:
-    """The exploration after ``seq`` tells (see the module docstring)."""
-
-    def __init__(self, record: StudyRecord, problem: Any, solver: Any) -> None:
-        self.record = record
-        self.problem = problem
-        self.solver = solver
-        self.exp = solver.start(problem, rng=np.random.default_rng(record.seed))
-        self.seq = 0
-        self.batch_no = 0
-        self.buffer: dict[int, float] = {}
-        self._after_fold()
-
-    # ------------------------------------------------------------------ snapshots
-    def snapshot(self) -> bytes:
-        return _pack({"seq": self.seq, "batch_no": self.batch_no,
-                      "buffer": {str(k): v for k, v in self.buffer.items()}, "exp": self.exp.state_dict()})
-
-    @classmethod
-    def from_snapshot(cls, record: StudyRecord, problem: Any, solver: Any, payload: bytes) -> "_Replay":
-        d = _unpack(payload)
-        self = cls.__new__(cls)
-        self.record, self.problem, self.solver = record, problem, solver
-        self.exp = solver.resume(d["exp"], problem)
-        self.seq = int(d["seq"])
-        self.batch_no = int(d["batch_no"])
-        self.buffer = {int(k): float(v) for k, v in d["buffer"].items()}
-        self.exp.record_trace = True
-        return self
-
-    # ------------------------------------------------------------------ folding
-    def _after_fold(self) -> None:
-        self.exp.record_trace = True
-        if not self.exp.done:
-            self.exp.ask()
-
-    def batch(self) -> Any:
-        return self.exp.ask()
-
-    def fold(self, rows: list[TicketRow]) -> None:
-        for r in rows:
-            if r.told_seq != self.seq + 1:
-                raise StorageError(
-                    f"The told log of study {self.record.name!r} has a gap: expected told_seq "
-                    f"{self.seq + 1}, found {r.told_seq}."
-                )
-            self.seq = r.told_seq
-            if self.exp.done:
-                continue
-            if self.record.policy == "eager":
-                self.exp.tell(_to_arm(r.arm, self.problem.n_arms), r.reward_sum, r.count)
-                self._after_fold()
-                continue
-            if r.batch != self.batch_no:
-                raise StorageError(
-                    f"Ticket {r.id} of study {self.record.name!r} belongs to batch {r.batch}, but batch "
-                    f"{self.batch_no} is open."
-                )
-            self.buffer[r.entry] = float(r.reward_sum)
-            batch = self.exp.ask()
-            if len(self.buffer) == len(batch):
-                sums = np.array([self.buffer[i] for i in range(len(batch))])
-                self.exp.tell_batch(batch, sums)
-                self.buffer = {}
-                self.batch_no += 1
-                self._after_fold()
-
-    def pop_stat(self) -> dict[str, Any] | None:
-        tr = self.exp._trace
-        if not tr:
-            return None
-        out = {}
-        for k, v in tr.items():
-            if v:
-                x = v[-1]
-                x = x.item() if isinstance(x, np.generic) else x
-                if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
-                    out[k] = x
-        tr.clear()
-        return out or None
-
-
 def _to_arm(arm: Any, n: int) -> Any:
     if isinstance(arm, list):
         m = np.zeros(n, dtype=bool)
@@ -216,11 +167,15 @@ def _from_arm(arm: Any) -> Any:
     return np.flatnonzero(a).tolist()
 
 
+def _arm_key(arm: Any) -> Any:
+    return tuple(arm) if isinstance(arm, list) else int(arm)
+
+
 def _js(v: Any) -> Any:
     if isinstance(v, np.ndarray):
-        return v.tolist()
+        return _js(v.tolist())
     if isinstance(v, np.generic):
-        return v.item()
+        return _js(v.item())
     if isinstance(v, dict):
         return {str(k): _js(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -230,11 +185,210 @@ def _js(v: Any) -> Any:
     return v
 
 
+class _Batches:
+    """Recorded batches of a study, fetched from a transaction in chunks."""
+
+    def __init__(self, tx: Any) -> None:
+        self._tx = tx
+        self._cache: dict[int, tuple[list, list]] = {}
+
+    def __call__(self, b: int) -> tuple[list, list] | None:
+        if b not in self._cache:
+            self._cache.update(self._tx.batches(b, b + 255))
+            self._cache.setdefault(b, None)  # type: ignore[arg-type]
+        return self._cache[b]
+
+
+class _Replay:
+    """The exploration after the first ``seq`` told tickets, with the corrections applied
+    (the rules: :mod:`combex.studies`)."""
+
+    def __init__(self, record: StudyRecord, problem: Any, solver: Any, corrections: Any = ()) -> None:
+        self.record = record
+        self.problem = problem
+        self.solver = solver
+        self.exp = solver.start(problem, rng=np.random.default_rng(record.seed))
+        self.seq = 0
+        self.batch_no = 0
+        self.buffer: dict[int, dict[int, float]] = {}
+        self.diverged = False
+        self.values: dict[int, float | None] = {}
+        self.n_corr = 0
+        self.checks: dict[int, dict[str, Any]] = {}
+        self.add_corrections(corrections)
+        self._after_fold()
+
+    # ------------------------------------------------------------------ corrections
+    def add_corrections(self, rows: Any) -> None:
+        for c in rows:
+            self.values[int(c.told_seq)] = c.reward_sum
+            self.n_corr = max(self.n_corr, int(c.seq))
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> bytes:
+        return _pack({"seq": self.seq, "batch_no": self.batch_no, "diverged": self.diverged, "n_corr": self.n_corr,
+                      "buffer": {str(b): {str(e): v for e, v in d.items()} for b, d in self.buffer.items()},
+                      "exp": self.exp.state_dict()})
+
+    @classmethod
+    def from_snapshot(cls, record: StudyRecord, problem: Any, solver: Any, payload: bytes,
+                      corrections: Any = ()) -> "_Replay":
+        d = _unpack(payload)
+        self = cls.__new__(cls)
+        self.record, self.problem, self.solver = record, problem, solver
+        self.exp = solver.resume(d["exp"], problem)
+        self.seq = int(d["seq"])
+        self.batch_no = int(d["batch_no"])
+        self.diverged = bool(d.get("diverged", False))
+        self.buffer = {int(b): {int(e): float(v) for e, v in dd.items()} for b, dd in d["buffer"].items()}
+        self.values = {}
+        self.n_corr = 0
+        self.checks = {}
+        self.add_corrections(corrections)
+        self.exp.record_trace = True
+        return self
+
+    # ------------------------------------------------------------------ folding
+    def _after_fold(self) -> None:
+        self.exp.record_trace = True
+        if not self.exp.done:
+            self.exp.ask()
+
+    def _validate(self, r: TicketRow) -> None:
+        spec = self.record.problem
+        n = int(spec["n_arms"])
+        where = f"told row {r.told_seq} (ticket {r.id}) of study {self.record.name!r}"
+        if r.checksum != row_checksum(r.id, r.arm, r.count, r.batch, r.entry, r.told_seq, r.reward_sum):
+            raise StorageError(f"The {where} is damaged: its checksum does not match its content "
+                               f"(arm {r.arm!r}, count {r.count}, reward_sum {r.reward_sum!r}).")
+        if spec["arm_type"] == "mask":
+            ok = (isinstance(r.arm, list) and r.arm == sorted(set(r.arm)) and len(r.arm) > 0
+                  and all(isinstance(i, int) and 0 <= i < n for i in r.arm))
+        else:
+            ok = isinstance(r.arm, int) and not isinstance(r.arm, bool) and 0 <= r.arm < n
+        if not ok or not (isinstance(r.count, int) and r.count >= 1):
+            raise StorageError(f"The {where} is damaged: arm {r.arm!r} / count {r.count!r} is not an evaluation "
+                               "of this problem.")
+        try:
+            check_reward(spec, r.arm, r.count, r.reward_sum, f"the {where}")
+        except TicketError as exc:
+            raise StorageError(f"The {where} is damaged: {exc}") from None
+
+    def batch(self) -> Any:
+        return self.exp.ask()
+
+    def _recorded(self, b: int, source: Callable[[int], Any] | None) -> Any:
+        from ..solvers import Batch
+
+        mine = self.exp.ask()
+        if not self.diverged or source is None:
+            return mine
+        rec = source(b)
+        if rec is None:
+            return mine
+        arms, counts = rec
+        if len(arms) == len(mine) and [int(c) for c in counts] == mine.counts.tolist() and \
+                all(_arm_key(a) == _arm_key(_from_arm(m)) for a, m in zip(arms, mine.arms)):
+            return mine
+        return Batch(np.array([_to_arm(a, self.problem.n_arms) for a in arms]), np.asarray(counts, dtype=np.int64))
+
+    def _check(self, r: TicketRow, rounds: int) -> None:
+        tr = self.exp._trace
+        if not tr and self.exp.rounds == rounds:
+            return
+        out: dict[str, Any] = {}
+        for k, v in tr.items():
+            if v:
+                x = v[-1]
+                x = x.item() if isinstance(x, np.generic) else x
+                if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+                    out[k] = x
+        tr.clear()
+        self.checks[r.id] = out
+
+    def fold(self, rows: list[TicketRow], source: Callable[[int], Any] | None = None) -> None:
+        budget = self.record.budget
+        for r in rows:
+            if r.told_seq != self.seq + 1:
+                raise StorageError(
+                    f"The told log of study {self.record.name!r} has a gap: expected told_seq "
+                    f"{self.seq + 1}, found {r.told_seq}."
+                )
+            self._validate(r)
+            self.seq = r.told_seq
+            if self.exp.done:
+                continue
+            value = r.reward_sum
+            if r.told_seq in self.values:
+                value = self.values[r.told_seq]
+                self.diverged = True
+            rounds = self.exp.rounds
+            if value is not None:
+                if self.record.policy == "eager":
+                    self.exp.tell(_to_arm(r.arm, self.problem.n_arms), value, r.count)
+                    self._after_fold()
+                elif r.batch >= self.batch_no and r.entry not in self.buffer.get(r.batch, {}):
+                    self.buffer.setdefault(r.batch, {})[r.entry] = float(value)
+                    self._fold_complete(source)
+            if budget is not None and self.seq >= budget and not self.exp.done:
+                # (batch policy: the told entries of an unfinished batch stay in the log and
+                # the member estimates; the solver saw the complete batches)
+                self.exp.stop("budget_exhausted", f"budget of {budget} evaluations told")
+            self._check(r, rounds)
+
+    def _fold_complete(self, source: Callable[[int], Any] | None) -> None:
+        while not self.exp.done:
+            entries = self.buffer.get(self.batch_no)
+            if not entries:
+                return
+            batch = self._recorded(self.batch_no, source)
+            if len(entries) < len(batch):
+                return
+            self.exp.tell_batch(batch, np.array([entries[i] for i in range(len(batch))]))
+            del self.buffer[self.batch_no]
+            self.batch_no += 1
+            self._after_fold()
+
+    def filled(self, b: int, e: int) -> bool:
+        """Whether batch slot ``(b, e)`` holds a (live) told value."""
+        return b < self.batch_no or e in self.buffer.get(b, {})
+
+
+# ============================================================================ aggregates
+def _new_aggregates(spec: dict[str, Any]) -> dict[str, Any]:
+    n = int(spec["n_arms"])
+    if spec["arm_type"] == "mask":
+        return {"kind": "mask", "n": n, "rows": 0, "obs": 0, "xtx": [[0.0] * n for _ in range(n)],
+                "xty": [0.0] * n, "yty": 0.0}
+    return {"kind": "index", "n": n, "rows": 0, "obs": 0, "count": [0] * n, "sum": [0.0] * n, "sumsq": [0.0] * n}
+
+
+def _add_to_aggregates(agg: dict[str, Any], arm: Any, count: int, value: float, sign: int = 1) -> None:
+    """Add (``sign`` +1) or remove (-1) one told ticket: ``count`` observations of ``arm``
+    summing to ``value`` (weighted least squares: the ticket's mean ``value / count`` has
+    variance ``sigma^2 / count``)."""
+    agg["rows"] += sign
+    agg["obs"] += sign * count
+    if agg["kind"] == "mask":
+        members = list(arm)
+        for i in members:
+            agg["xty"][i] += sign * value
+            row = agg["xtx"][i]
+            for j in members:
+                row[j] += sign * count
+        agg["yty"] += sign * value * value / count
+    else:
+        i = int(arm)
+        agg["count"][i] += sign * count
+        agg["sum"][i] += sign * value
+        agg["sumsq"][i] += sign * value * value / count
+
+
 # ============================================================================ Study
 class Study:
     """A live study in a storage (make one with :func:`create_study` or
     :func:`load_study`). Safe to use from many processes at once; each keeps a cached
-    exploration state and folds in the tells it has not seen."""
+    exploration state and folds in the tells (and corrections) it has not seen."""
 
     def __init__(self, storage: BaseStorage, record: StudyRecord) -> None:
         self.storage = storage
@@ -242,6 +396,7 @@ class Study:
         self._record = record
         self.problem = build_problem(record.problem)
         self.solver = build_solver(record.solver, record.solver_params)
+        self._labels_list = record.problem.get("labels")
         self._replay: _Replay | None = None
         self.clock = time.time
 
@@ -249,256 +404,722 @@ class Study:
         return f"Study(name={self.name!r}, solver={self._record.solver!r}, storage={self.storage!r})"
 
     # ------------------------------------------------------------------ state
-    def _sync(self, tx: Any) -> _Replay:
-        rp = self._replay
-        if rp is None or rp.seq > tx.study.n_told:
-            snap = tx.latest_snapshot()
-            if snap is not None and snap[0] <= tx.study.n_told:
-                rp = _Replay.from_snapshot(tx.study, self.problem, self.solver, snap[1])
+    def _rebuild(self, tx: Any) -> _Replay:
+        rec = tx.study
+        corrections = tx.corrections()
+        for snap in tx.snapshots():
+            if snap.told_seq > rec.n_told or snap.n_corrections > rec.n_corrections:
+                continue
+            if any(c.seq > snap.n_corrections and c.told_seq <= snap.told_seq for c in corrections):
+                continue  # made before a correction of a row it includes
+            problem = None
+            try:
+                if snap.checksum != payload_checksum(snap.payload):
+                    problem = "its checksum does not match its content"
+                else:
+                    rp = _Replay.from_snapshot(rec, self.problem, self.solver, snap.payload, corrections)
+                    if rp.seq != snap.told_seq:
+                        problem = f"it holds {rp.seq} tells, its row says {snap.told_seq}"
+                    else:
+                        return rp
+            except Exception as exc:  # noqa: BLE001 - any damage: fall back to the log
+                problem = f"{type(exc).__name__}: {exc}"
+            warnings.warn(f"The snapshot of study {self.name!r} after {snap.told_seq} tells is damaged ({problem}); "
+                          "replaying the log instead.", CombexWarning, stacklevel=4)
+        return _Replay(rec, self.problem, self.solver, corrections)
+
+    def _sync(self, tx: Any, rp: _Replay | None = None) -> _Replay:
+        rec = tx.study
+        rp = self._replay if rp is None else rp
+        if rp is not None and (rp.seq > rec.n_told or rp.n_corr > rec.n_corrections):
+            rp = None  # holds folds that were rolled back
+        if rp is not None and rec.n_corrections > rp.n_corr:
+            new = tx.corrections(rp.n_corr)
+            if any(c.told_seq <= rp.seq for c in new):
+                rp = None  # a correction of a row it folded: replay the corrected log
             else:
-                rp = _Replay(tx.study, self.problem, self.solver)
-        if rp.seq < tx.study.n_told:
-            rp.fold(tx.told_since(rp.seq))
+                rp.add_corrections(new)
+        if rp is None:
+            rp = self._rebuild(tx)
+        rp.record = replace(rp.record, budget=rec.budget)
+        if rp.seq < rec.n_told:
+            rp.fold(tx.told_since(rp.seq), _Batches(tx))
+        rp.checks.clear()
         self._replay = rp
         return rp
 
     def _catch_up(self) -> None:
-        """Fold the told log into the cached state *before* locking (told rows never
-        change), so the locked transaction only folds the few tells since."""
-        rp = self._replay
-        if rp is None:
-            return
+        """Fold the logs into the cached state in a read transaction *before* locking, so
+        the locked transaction only folds the few tells since."""
         try:
-            rows = self.storage.told_since(self.name, rp.seq)
-            rp.fold(rows)
+            with self.storage.read(self.name) as rx:
+                self._sync(rx)
         except BaseException:
             self._replay = None
             raise
 
+    def _progress(self, rp: _Replay) -> dict[str, Any]:
+        try:
+            p = _js(rp.exp.progress())
+        except Exception as exc:  # noqa: BLE001 - a solver's progress must not stop a tell
+            p = {"error": f"{type(exc).__name__}: {exc}"}
+        p["evaluations"] = rp.seq
+        p["leader_names"] = _names(self._labels_list, p.get("leader"))
+        p["challenger_names"] = _names(self._labels_list, p.get("challenger")) if isinstance(
+            p.get("challenger"), (list, int)) else None
+        return p
+
+    def _result(self, tx: Any, rp: _Replay) -> dict[str, Any]:
+        res = rp.exp.result()
+        result = _js(res.to_dict())
+        result["evaluations"] = int(tx.study.n_told)
+        result["answer_labels"] = _names(self._labels_list, result["answer"])
+        for k, v in self._progress(rp).items():
+            result.setdefault(k, v)
+        result["stopped_at"] = iso_time(self.clock())
+        return result
+
     def _finish_if_done(self, tx: Any, rp: _Replay) -> None:
         if rp.exp.done and tx.study.status == "running":
-            res = rp.exp.result()
-            result = _js(res.to_dict())
-            result["evaluations"] = int(tx.study.n_told)
-            result["answer_labels"] = self._labels(result["answer"])
-            tx.finish(res.status, result)
+            result = self._result(tx, rp)
+            status = rp.exp.status
+            tx.update_study(status=status, result=result, history=list(tx.study.history) + [
+                {"event": "stopped", "status": status, "at": result["stopped_at"], "evaluations": tx.study.n_told,
+                 "answer": result["answer"]}])
             tx.set_state([t.id for t in tx.pending()], "cancelled")
-
-    def _labels(self, answer: Any) -> Any:
-        labels = self._record.problem.get("labels")
-        if not labels:
-            return None
-        return [labels[i] for i in answer] if isinstance(answer, list) else labels[answer]
 
     def _finished_error(self, rec: StudyRecord) -> StudyFinishedError:
         ans = (rec.result or {}).get("answer")
+        names = (rec.result or {}).get("answer_labels")
         return StudyFinishedError(
-            f"Study {self.name!r} is {rec.status} (answer {ans!r} after {rec.n_told} evaluations); "
+            f"Study {self.name!r} is {rec.status} (answer {names or ans!r} after {rec.n_told} evaluations); "
             "nothing more to ask or tell."
         )
 
+    def _check_assistant(self, tx: Any, assistant: Any, owner: str) -> str | None:
+        if assistant is None:
+            return None
+        if not isinstance(assistant, str) or assistant not in {a.name for a in tx.assistants()}:
+            raise param_error("assistant", owner, f"None (the owner) or the name of an assistant of study "
+                              f"{self.name!r} (see Study.add_assistant)", assistant)
+        return assistant
+
+    @staticmethod
+    def _ticket_id(ticket: Any, owner: str) -> int:
+        tid = getattr(ticket, "id", ticket) if isinstance(ticket, Ticket) else ticket
+        if isinstance(tid, (bool, np.bool_)) or not isinstance(tid, (int, np.integer)):
+            raise TicketError(str(param_error("ticket", owner, "a Ticket or a ticket id (an int)", ticket)))
+        return int(tid)
+
+    def _locked(self, work: Callable[[Any], Any]) -> Any:
+        """Run ``work(tx)`` in a locked transaction; a failure drops the cached state
+        (it may hold folds that were rolled back)."""
+        self._catch_up()
+        try:
+            with self.storage.transaction(self.name) as tx:
+                return work(tx)
+        except (StudyFinishedError, InvalidParameterError):
+            raise  # raised before anything was folded
+        except BaseException:
+            self._replay = None
+            raise
+
     # ------------------------------------------------------------------ ask
-    def ask(self, n: int | None = None) -> Any:
+    def ask(self, n: int | None = None, *, assistant: str | None = None) -> Any:
         """Hand out evaluation tickets (one transaction).
 
         Parameters
         ----------
         n : int, optional
-            Ask for up to ``n`` tickets at once (a list is returned).
+            Ask for up to ``n`` tickets at once (a list is returned); at most
+            :data:`MAX_ASK` (a larger ``n`` is refused).
+        assistant : str, optional
+            The assistant asking (recorded on the tickets); None: the owner.
 
         Returns
         -------
-        Ticket or None (``n`` None): None when every evaluation of the solver's current
-        batch is out (batch policy; ask again later). With ``n``: a list of up to ``n``
-        tickets (possibly empty).
+        Ticket or None (``n`` None): None when nothing can be handed out now (batch policy:
+        every evaluation of the current batch is out and none is overdue; a budget
+        reached by the evaluations out). With ``n``: a list of up to ``n`` tickets
+        (possibly empty).
 
         Raises
         ------
         StudyFinishedError
             When the study has stopped (the message carries the answer).
         """
-        want = 1 if n is None else int(n)
-        if want < 1:
-            raise TicketError(f"The 'n' parameter of Study.ask must be an int >= 1. Got {n!r} instead.")
-        self._catch_up()
-        try:
-            with self.storage.transaction(self.name) as tx:
-                if tx.study.status != "running":
-                    raise self._finished_error(tx.study)
-                rp = self._sync(tx)
-                self._finish_if_done(tx, rp)
-                if tx.study.status != "running":
-                    done = tx.study
-                else:
-                    done = None
-                    out = self._issue(tx, rp, want)
-        except (StudyFinishedError, TicketError):
-            raise  # raised before anything was folded
-        except BaseException:
-            self._replay = None  # the cache may hold folds that were rolled back
-            raise
-        if done is not None:
-            self._record = done
-            raise self._finished_error(done)
+        want = 1 if n is None else check_int(n, "n", owner="Study.ask", low=1, high=MAX_ASK)
+
+        def work(tx: Any) -> Any:
+            if tx.study.status != "running":
+                return tx.study
+            who = self._check_assistant(tx, assistant, "Study.ask")
+            rp = self._sync(tx)
+            self._finish_if_done(tx, rp)
+            if tx.study.status != "running":
+                return tx.study
+            out = self._issue(tx, rp, want, who)
+            if who is not None:
+                tx.touch_assistant(who, self.clock())
+            return out
+
+        out = self._locked(work)
+        if isinstance(out, StudyRecord):
+            self._record = out
+            raise self._finished_error(out)
         return out if n is not None else (out[0] if out else None)
 
-    def _issue(self, tx: Any, rp: _Replay, want: int) -> list[Ticket]:
+    def _overdue(self, tx: Any, pend: list[TicketRow], now: float) -> set[int]:
+        if not pend:
+            return set()
+        n_told = tx.study.n_told
+        recent = tx.told_since(max(n_told - 32, 0))
+        spans = sorted(r.told_at - r.issued_at for r in recent if r.told_at is not None)
+        typical = spans[len(spans) // 2] if len(spans) >= 3 else None
+        out = set()
+        for t in pend:
+            if n_told - t.issued_seq > 2 * len(pend) + 2:
+                out.add(t.id)
+            elif typical is not None and now - t.issued_at > max(OVERDUE_FACTOR * typical, OVERDUE_MIN_SECONDS):
+                out.add(t.id)
+        return out
+
+    def _issue(self, tx: Any, rp: _Replay, want: int, who: str | None) -> list[Ticket]:
         now = self.clock()
         lease = float(tx.study.lease_seconds)
+        n_told = tx.study.n_told
+        budget = tx.study.budget
+        pend = tx.pending()
+        late = [t for t in pend if t.lease_deadline < now]
+        if late:
+            tx.set_state([t.id for t in late], "expired")
+            pend = [t for t in pend if t.lease_deadline >= now]
+        if tx.study.policy == "batch":  # tickets of slots already filled are extras: they hold nothing
+            pend = [t for t in pend if not rp.filled(t.batch, t.entry)]
+        overdue = self._overdue(tx, pend, now)
+        labels = self._labels_list
         out: list[Ticket] = []
-        expired = tx.expired(now, want)
-        if expired:
-            tx.set_state([t.id for t in expired], "expired")
-            for t in expired:
-                row = tx.add_ticket(t.arm, t.count, t.batch, t.entry, now, now + lease, reissue_of=t.id)
-                out.append(Ticket._of(row))
-        if len(out) >= want:
+
+        def add(arm: Any, count: int, b: int, e: int, reissue_of: int | None = None) -> None:
+            row = tx.add_ticket(arm, count, b, e, now, now + lease, reissue_of, issued_seq=n_told, asked_by=who)
+            out.append(Ticket._of(row, labels))
+
+        if tx.study.policy == "eager":
+            outstanding = [t for t in pend if t.id not in overdue]
+            if budget is not None:
+                want = min(want, budget - n_told - len(outstanding))
+            if want <= 0:
+                return out
+            rng = np.random.default_rng([int(tx.study.seed), int(n_told), 0x5EED])
+            pending_arms = [_to_arm(t.arm, self.problem.n_arms) for t in outstanding]
+            for a in rp.exp.propose(want, pending_arms, rng):
+                add(_from_arm(a), 1, -1, 0)  # one evaluation (one session) per ticket
             return out
-        batch = rp.batch()
-        arms = [_from_arm(a) for a in batch.arms]
-        counts = [int(c) for c in batch.counts]
-        if tx.study.policy == "batch":
-            taken = set(tx.batch_entries(rp.batch_no))
-            for i in range(len(arms)):
-                if len(out) >= want:
-                    break
-                if i not in taken:
-                    row = tx.add_ticket(arms[i], counts[i], rp.batch_no, i, now, now + lease)
-                    out.append(Ticket._of(row))
+        # batch policy: the missing entries of the open batches, then duplicates of overdue ones
+        last = tx.last_batch()
+        if rp.batch_no > last:
+            batch = rp.batch()
+            tx.record_batch(rp.batch_no, [_from_arm(a) for a in batch.arms], batch.counts.tolist())
+            last = rp.batch_no
+        held = {(t.batch, t.entry) for t in pend}
+        expired_of = {(t.batch, t.entry): t.id for t in late}
+        room = None if budget is None else budget - n_told - len(held)
+        recorded = tx.batches(rp.batch_no, last)
+        for b in range(rp.batch_no, last + 1):
+            arms, counts = recorded[b]
+            for e in range(len(arms)):
+                if len(out) >= want or (room is not None and room <= 0):
+                    return out
+                if (b, e) in held or rp.filled(b, e):
+                    continue
+                add(arms[e], counts[e], b, e, expired_of.get((b, e)))
+                if room is not None:
+                    room -= 1
+        if out:
             return out
-        # eager: the solver's next entries first, then the least-pending entry again
-        pend: dict[Any, int] = {}
-        for t in tx.pending():
-            k = _arm_key(t.arm)
-            pend[k] = pend.get(k, 0) + 1
-        told = np.asarray(rp.exp.pulls)
-        while len(out) < want:
-            i = min(range(len(arms)), key=lambda j: (pend.get(_arm_key(arms[j]), 0), int(told[arms[j]]), j))
-            row = tx.add_ticket(arms[i], counts[i], -1, i, now, now + lease)
-            out.append(Ticket._of(row))
-            k = _arm_key(arms[i])
-            pend[k] = pend.get(k, 0) + 1
+        fresh = {(t.batch, t.entry) for t in pend if t.id not in overdue}
+        for t in sorted(pend, key=lambda t: t.issued_at):
+            if len(out) >= want:
+                break
+            slot = (t.batch, t.entry)
+            if t.id in overdue and slot not in fresh and not rp.filled(*slot):
+                add(t.arm, t.count, t.batch, t.entry, t.id)
+                fresh.add(slot)
         return out
 
     # ------------------------------------------------------------------ tell
-    def tell(self, ticket: Any, reward_sum: Any) -> str:
-        """Record the reward sum of a ticket (one transaction); returns the study status.
+    def tell(self, ticket: Any, reward_sum: Any, *, assistant: str | None = None) -> str:
+        """Record the reward sum (the score) of a ticket (one transaction); returns the
+        study status.
 
-        Refused (a :class:`TicketError`, nothing written) for an unknown ticket, a ticket
-        already told (so a retried tell is safe), an expired or cancelled ticket, and a
-        reward that is not finite or outside the problem's ``reward_range`` times the
-        ticket's count (and team size).
+        Refused (a :class:`TicketError`, nothing written): an unknown ticket, a ticket
+        already told (so a retried tell is safe), a reward that is not a real number
+        (``"1"`` and ``True`` are refused), not finite, outside ``count * score_range``
+        (or the per-arm ``reward_range`` times count and team size), or not an integer for
+        sums of {0, 1} observations. A ticket past its lease (or released) is accepted:
+        its evaluation was made.
         """
-        return self.tell_many([(ticket, reward_sum)])
+        return self.tell_many([(ticket, reward_sum)], assistant=assistant)
 
-    def tell_many(self, results: Any) -> str:
+    def tell_many(self, results: Any, *, assistant: str | None = None) -> str:
         """Tell several ``(ticket or ticket id, reward_sum)`` pairs in one transaction (all
         or nothing); returns the study status."""
-        pairs = [(int(getattr(t, "id", t)), r) for t, r in results]
-        self._catch_up()
         try:
-            return self._tell_many(pairs)
-        except (StudyFinishedError, TicketError):
-            raise  # raised before anything was folded
-        except BaseException:
-            self._replay = None  # the cache may hold folds that were rolled back
-            raise
+            items = list(results)
+        except TypeError:
+            raise param_error("results", "Study.tell_many", "a list of (ticket, reward_sum) pairs", results) from None
+        if not items:
+            raise param_error("results", "Study.tell_many", "a non-empty list of (ticket, reward_sum) pairs", results)
+        pairs = []
+        for it in items:
+            if not isinstance(it, (tuple, list)) or len(it) != 2:
+                raise param_error("results", "Study.tell_many", "a list of (ticket, reward_sum) pairs", it)
+            pairs.append((self._ticket_id(it[0], "Study.tell"), it[1]))
+        return self._locked(lambda tx: self._tell_many(tx, pairs, assistant))
 
-    def _tell_many(self, pairs: list[tuple[int, Any]]) -> str:
-        with self.storage.transaction(self.name) as tx:
+    def _tell_many(self, tx: Any, pairs: list[tuple[int, Any]], assistant: Any) -> str:
+        if tx.study.status != "running":
+            raise self._finished_error(tx.study)
+        who = self._check_assistant(tx, assistant, "Study.tell")
+        now = self.clock()
+        checked = []
+        seen: set[int] = set()
+        rows = tx.get_tickets([tid for tid, _ in pairs if 1 <= tid <= MAX_TICKET_ID])
+        for tid, r in pairs:
+            row = rows.get(tid)
+            if row is None:
+                raise TicketError(f"Study {self.name!r} has no ticket {tid}.")
+            if row.state == "told" or tid in seen:
+                raise TicketError(f"Ticket {tid} of study {self.name!r} was already told "
+                                  f"(reward_sum={row.reward_sum!r}); a second tell is refused (correct a "
+                                  "mistyped score with Study.correct).")
+            x = check_reward(self._record.problem, row.arm, row.count, r, f"ticket {tid}")
+            seen.add(tid)
+            checked.append((row, x))
+        rp = self._sync(tx)
+        source = _Batches(tx)
+        agg = copy.deepcopy(tx.study.aggregates) or _new_aggregates(self._record.problem)
+        items = []
+        snap = None
+        for k, (row, x) in enumerate(checked):
+            seq = tx.study.n_told + 1 + k
+            told = replace(row, state="told", told_seq=seq, reward_sum=x, told_at=now, told_by=who,
+                           checksum=row_checksum(row.id, row.arm, row.count, row.batch, row.entry, seq, x))
+            rp.fold([told], source)
+            items.append((row.id, x, now, self._stat(rp, row.id), who))
+            _add_to_aggregates(agg, row.arm, row.count, x)
+            if seq % tx.study.snapshot_every == 0:
+                snap = (seq, rp.snapshot())
+        rp.checks.clear()
+        tx.tell_many(items)
+        if snap is not None:
+            tx.save_snapshot(snap[0], snap[1], rp.n_corr)
+        if who is not None:
+            tx.touch_assistant(who, now, told=len(items))
+        tx.update_study(aggregates=agg, progress=self._progress(rp))
+        self._finish_if_done(tx, rp)
+        self._record = tx.study
+        return tx.study.status
+
+    def _stat(self, rp: _Replay, ticket_id: int) -> dict[str, Any] | None:
+        """The stopping statistic after the fold of ``ticket_id`` (None when the fold ran
+        no stopping check)."""
+        if ticket_id not in rp.checks:
+            return None
+        p = self._progress(rp)
+        out = dict(rp.checks.pop(ticket_id))
+        for k in ("statistic", "threshold", "delta_achieved"):
+            if isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool):
+                out[k] = p[k]
+        return out or None
+
+    # ------------------------------------------------------------------ release, correct
+    def release(self, ticket: Any, *, assistant: str | None = None) -> str:
+        """Hand a pending ticket back unevaluated (one transaction); returns the study
+        status. Its evaluation is handed out again at the next ask (batch policy; under
+        the eager policy the rule chooses again). A ticket already told, released or
+        cancelled is refused; releasing a ticket past its lease is a no-op (it was handed
+        out again already)."""
+        tid = self._ticket_id(ticket, "Study.release")
+
+        def work(tx: Any) -> str:
             if tx.study.status != "running":
                 raise self._finished_error(tx.study)
-            now = self.clock()
-            checked = []
-            seen = set()
-            rows = tx.get_tickets([tid for tid, _ in pairs])
-            for tid, r in pairs:
-                row = rows.get(tid)
-                if row is None:
-                    raise TicketError(f"Study {self.name!r} has no ticket {tid}.")
-                if row.state == "told" or tid in seen:
-                    raise TicketError(f"Ticket {tid} of study {self.name!r} was already told "
-                                      f"(reward_sum={row.reward_sum!r}); a second tell is refused.")
-                if row.state != "pending" or row.lease_deadline < now:
-                    raise TicketError(
-                        f"Ticket {tid} of study {self.name!r} has expired (lease deadline "
-                        f"{row.lease_deadline:.3f} < now {now:.3f}, state {row.state!r}); its evaluation "
-                        "is handed out again, ask for a new ticket."
-                    )
-                try:
-                    x = float(r)
-                except (TypeError, ValueError):
-                    raise TicketError(f"The 'reward_sum' of ticket {tid} must be a number. Got {r!r} instead.") from None
-                lo, hi = reward_bounds(self._record.problem, row.arm, row.count)
-                if not (math.isfinite(x) and lo <= x <= hi):
-                    raise TicketError(
-                        f"The 'reward_sum' of ticket {tid} must be a finite number in [{lo}, {hi}] "
-                        f"({row.count} observation(s) of {row.arm!r} in the noise model's range "
-                        f"{self._record.problem['reward_range']}). Got {x!r} instead."
-                    )
-                seen.add(tid)
-                checked.append((row, x))
-            rp = self._sync(tx)
-            items = []
-            snap = None
-            for k, (row, x) in enumerate(checked):
-                seq = tx.study.n_told + 1 + k
-                told = TicketRow(**{**row.__dict__, "state": "told", "told_seq": seq, "reward_sum": x,
-                                    "told_at": now})
-                rp.fold([told])
-                items.append((row.id, x, now, rp.pop_stat()))
-                if seq % tx.study.snapshot_every == 0:
-                    snap = (seq, rp.snapshot())
-            tx.tell_many(items)
-            if snap is not None:
-                tx.save_snapshot(*snap)
-            self._finish_if_done(tx, rp)
-            self._record = tx.study
+            who = self._check_assistant(tx, assistant, "Study.release")
+            row = tx.get_ticket(tid) if 1 <= tid <= MAX_TICKET_ID else None
+            if row is None:
+                raise TicketError(f"Study {self.name!r} has no ticket {tid}.")
+            if row.state not in ("pending", "expired"):
+                raise TicketError(f"Ticket {tid} of study {self.name!r} is {row.state}; only a pending ticket can "
+                                  "be released.")
+            tx.set_state([tid], "released")
+            if who is not None:
+                tx.touch_assistant(who, self.clock())
             return tx.study.status
+
+        return self._locked(work)
+
+    def correct(self, ticket: Any, reward_sum: Any, *, reason: str, assistant: str | None = None) -> str:
+        """Replace a told score (``reward_sum`` a number) or void it (None), with a
+        ``reason``; returns the study status.
+
+        The told row is never edited: a correction record is appended to the log and the
+        state is the replay of the corrected log (the rules, and what a correction does to
+        the guarantee: :mod:`combex.studies`). A voided evaluation of a batch-policy study
+        is handed out again; under the eager policy it is dropped. After the stop, the
+        corrected log is replayed: if the stop still holds the study stays stopped (its
+        result recomputed, the correction listed in ``result["corrected_after_stop"]``);
+        if not, it returns to ``running`` and a note is added to :meth:`summary`'s
+        ``history``.
+        """
+        tid = self._ticket_id(ticket, "Study.correct")
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > 2000:
+            raise param_error("reason", "Study.correct", "a non-empty str (at most 2000 characters) saying why",
+                              reason)
+        return self._locked(lambda tx: self._correct(tx, tid, reward_sum, reason.strip(), assistant))
+
+    def _correct(self, tx: Any, tid: int, value: Any, reason: str, assistant: Any) -> str:
+        who = self._check_assistant(tx, assistant, "Study.correct")
+        row = tx.get_ticket(tid) if 1 <= tid <= MAX_TICKET_ID else None
+        if row is None:
+            raise TicketError(f"Study {self.name!r} has no ticket {tid}.")
+        if row.state != "told":
+            raise TicketError(f"Ticket {tid} of study {self.name!r} is {row.state}, not told: only a told score can "
+                              "be corrected (tell it, or release it).")
+        x = None if value is None else check_reward(self._record.problem, row.arm, row.count, value, f"ticket {tid}")
+        now = self.clock()
+        before = row.reward_sum
+        for c in tx.corrections():
+            if c.told_seq == row.told_seq:
+                before = c.reward_sum
+        tx.add_correction(tid, row.told_seq, x, reason, who, now)
+        agg = copy.deepcopy(tx.study.aggregates) or _new_aggregates(self._record.problem)
+        if before is not None:
+            _add_to_aggregates(agg, row.arm, row.count, before, -1)
+        if x is not None:
+            _add_to_aggregates(agg, row.arm, row.count, x, +1)
+        # replay the corrected log, recomputing the stopping statistics from the corrected row
+        self._replay = None
+        self._catch_up_locked(tx, row.told_seq)
+        rp = self._replay
+        assert rp is not None
+        if who is not None:
+            tx.touch_assistant(who, now)
+        note = {"at": iso_time(now), "ticket": tid, "told_seq": row.told_seq, "before": before, "after": x,
+                "reason": reason, "assistant": who}
+        status = tx.study.status
+        tx.update_study(aggregates=agg, progress=self._progress(rp))
+        if status == "running":
+            self._finish_if_done(tx, rp)
+        elif rp.exp.done:
+            old = tx.study.result or {}
+            result = self._result(tx, rp)
+            result["stopped_at"] = old.get("stopped_at", result["stopped_at"])
+            note.update(answer_before=old.get("answer"), answer_after=result["answer"])
+            result["corrected_after_stop"] = list(old.get("corrected_after_stop", [])) + [note]
+            tx.update_study(status=rp.exp.status, result=result, history=list(tx.study.history) + [
+                {"event": "corrected_after_stop", **note}])
+        else:
+            tx.update_study(status="running", result=None, history=list(tx.study.history) + [
+                {"event": "reopened", "previous_status": status, "previous_answer": (tx.study.result or {}).get(
+                    "answer"), **note}])
+        self._record = tx.study
+        return tx.study.status
+
+    def _catch_up_locked(self, tx: Any, stats_from: int) -> None:
+        """Rebuild the state in the locked transaction ``tx`` and rewrite the stopping
+        statistics (a derived cache) of the told rows from ``stats_from`` on."""
+        rp = self._rebuild(tx)
+        rows = tx.told_since(rp.seq)
+        source = _Batches(tx)
+        for r in rows:
+            rp.fold([r], source)
+            if r.told_seq >= stats_from:
+                stat = self._stat(rp, r.id)
+                if stat != r.stat:
+                    tx.set_stat(r.id, stat)
+            rp.checks.clear()
+        self._replay = rp
+
+    # ------------------------------------------------------------------ assistants
+    def add_assistant(self, name: str) -> str:
+        """Add an assistant; returns their **token** (a random secret, shown once: only a
+        salted scrypt hash of it is stored). They sign in with it (the web app, or
+        :meth:`assistant_for_token`)."""
+        name = check_name(name, "name", "Study.add_assistant")
+        key_id = secrets.token_hex(6)
+        secret = secrets.token_urlsafe(32)
+        salt = secrets.token_bytes(16)
+        digest = hashlib.scrypt(secret.encode(), salt=salt, **_SCRYPT)
+        row = AssistantRow(name, key_id, salt, digest, self.clock())
+        with self.storage.transaction(self.name) as tx:
+            tx.add_assistant(row)
+        return f"cbx_{key_id}_{secret}"
+
+    def remove_assistant(self, name: str) -> None:
+        """Remove an assistant (their token stops working; their tickets and tells keep
+        their name)."""
+        with self.storage.transaction(self.name) as tx:
+            if not isinstance(name, str) or not tx.remove_assistant(name):
+                raise param_error("name", "Study.remove_assistant", f"the name of an assistant of study "
+                                  f"{self.name!r}", name)
+
+    def assistants(self) -> list[dict[str, Any]]:
+        """The assistants: ``name``, ``created_at`` and ``last_seen`` (ISO 8601 UTC),
+        ``n_told`` (never their token or its hash)."""
+        with self.storage.read(self.name) as rx:
+            return [{"name": a.name, "created_at": iso_time(a.created_at), "last_seen": iso_time(a.last_seen),
+                     "n_told": a.n_told} for a in rx.assistants()]
+
+    def assistant_for_token(self, token: Any) -> str | None:
+        """The name of the assistant whose token this is, or None (the comparison is
+        constant-time; a malformed or unknown token costs the same hash)."""
+        key_id, secret = "", ""
+        if isinstance(token, str) and token.startswith("cbx_") and len(token) < 200:
+            key_id, _, secret = token[4:].partition("_")
+        with self.storage.read(self.name) as rx:
+            row = rx.assistant_by_key(key_id) if key_id and secret else None
+        salt = row.salt if row is not None else b"\0" * 16
+        digest = hashlib.scrypt(secret.encode(), salt=salt, **_SCRYPT)
+        if row is not None and hmac.compare_digest(digest, row.secret_hash):
+            return row.name
+        return None
 
     # ------------------------------------------------------------------ reading
     @property
     def status(self) -> str:
         return self.storage.get_study(self.name).status
 
+    def _read_state(self) -> tuple[StudyRecord, dict[str, Any]]:
+        """The record and the progress after its last change, in one read transaction
+        (the stored progress; a replay from the snapshot plus the tail when it is
+        missing)."""
+        with self.storage.read(self.name) as rx:
+            rec = rx.study
+            prog = rec.progress
+            if prog is None or prog.get("evaluations") != rec.n_told:
+                prog = self._progress(self._sync(rx))
+        return rec, prog
+
     def best(self) -> dict[str, Any]:
-        """The recommendation: the stored result when the study has stopped, else the
-        current leader of the told evaluations (``{"status", "answer", "labels",
-        "evaluations", "certificate"}``)."""
-        rec = self.storage.get_study(self.name)
-        if rec.status != "running" and rec.result is not None:
-            return {"status": rec.status, "answer": rec.result["answer"], "labels": rec.result.get("answer_labels"),
-                    "evaluations": rec.n_told, "certificate": rec.result.get("certificate", {})}
-        rp = self.exploration_state()
-        ans = _from_arm(rp.exp.answer)
-        return {"status": rec.status, "answer": ans, "labels": self._labels(ans), "evaluations": rp.seq,
-                "certificate": _js(rp.exp.certificate)}
+        """Where the study stands, in a read transaction (no lock, no replay of the log).
+
+        Returns
+        -------
+        dict
+            ``status``; ``leader`` (``{"arm", "names"}``: the recommendation); ``challenger``
+            (the closest alternative, same shape, or None where the solver has none);
+            ``statistic``, ``threshold``, ``stops_when`` (the stopping rule);
+            ``delta_achieved`` (the smallest delta at which the rule would stop now, or
+            None); ``evaluations_left`` (an **estimate**, or None); ``evaluations``;
+            ``budget``; ``noise_check``; ``certificate`` (at the stop); ``certificate_text``
+            (one paragraph in words); ``answer`` / ``labels`` (the leader's arm and names).
+        """
+        rec, prog = self._read_state()
+        src = rec.result if rec.status != "running" and rec.result is not None else prog
+        leader = src.get("answer", src.get("leader")) if src is rec.result else prog.get("leader")
+        challenger = src.get("challenger")
+        out = {
+            "status": rec.status,
+            "leader": {"arm": leader, "names": _names(self._labels_list, leader)},
+            "challenger": None if challenger is None else {"arm": challenger,
+                                                          "names": _names(self._labels_list, challenger)},
+            "statistic": src.get("statistic"), "threshold": src.get("threshold"),
+            "stops_when": src.get("stops_when"), "delta_achieved": src.get("delta_achieved"),
+            "evaluations_left": src.get("evaluations_left"),
+            "evaluations_left_note": "an estimate of the evaluations still needed, not a promise",
+            "evaluations": rec.n_told, "budget": rec.budget, "noise_check": src.get("noise_check"),
+            "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
+            "answer": leader, "labels": _names(self._labels_list, leader),
+        }
+        out["certificate_text"] = self._certificate_text(rec, out)
+        return _js(out)
+
+    def _certificate_text(self, rec: StudyRecord, b: dict[str, Any]) -> str:
+        who = b["leader"]["names"] or b["leader"]["arm"]
+        what = ("team " + ", ".join(map(str, who))) if isinstance(who, list) else f"arm {who}"
+        params = rec.solver_params
+        delta = params.get("delta", params.get("nu"))
+        eps = params.get("epsilon", 0) or 0
+        good = (f"within {eps:g} of the best" if eps else "the best") if delta is not None else "the best"
+        conf = f"with probability at least {1 - float(delta):.0%} (delta = {float(delta):g}) " if delta else ""
+        stat = ""
+        if isinstance(b["statistic"], (int, float)) and isinstance(b["threshold"], (int, float)):
+            stat = (f" The stopping statistic is {b['statistic']:.4g} against the threshold {b['threshold']:.4g} "
+                    f"(the study stops when {b['stops_when'] or 'the rule holds'}).")
+        da = ""
+        if isinstance(b["delta_achieved"], (int, float)):
+            da = (f" On the data so far, the leader would be certified at delta = {b['delta_achieved']:.3g} "
+                  "(anytime-valid).")
+        left = ""
+        if isinstance(b["evaluations_left"], (int, float)):
+            left = f" About {b['evaluations_left']:.0f} more evaluations may be needed (an estimate, not a promise)."
+        budget = f" The budget is {rec.budget} evaluations." if rec.budget else ""
+        if rec.status == "identified":
+            return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
+                    f"({rec.solver}).{stat}")
+        if rec.status == "budget_exhausted":
+            return (f"The budget of {rec.budget} evaluations ran out before the stopping rule held; the recommended "
+                    f"{what} is the leader of the data, not certified at the study's delta.{da}{stat}")
+        if rec.status != "running":
+            return f"The study stopped ({rec.status}) after {rec.n_told} evaluations; the recommendation is the {what}."
+        return (f"After {rec.n_told} evaluations the leader is the {what}; the study runs until the {rec.solver} "
+                f"rule certifies a choice {conf.strip() or 'at its delta'}.{stat}{da}{left}{budget}")
 
     def exploration_state(self) -> _Replay:
-        """The exploration rebuilt from the log (read-only use)."""
-        with self.storage.transaction(self.name) as tx:
-            return self._sync(tx)
+        """The exploration rebuilt from the logs (snapshot plus tail, in a read
+        transaction; read-only use)."""
+        with self.storage.read(self.name) as rx:
+            rp = self._sync(rx)
+        return rp
+
+    def pending(self) -> list[Ticket]:
+        """The pending tickets (read transaction): who asked (``assistant``), when
+        (``issued_at``), ``age_seconds``, ``lease_deadline``, and whether it is
+        ``overdue`` (held much longer than evaluations take: see :data:`OVERDUE_FACTOR`)."""
+        now = self.clock()
+        with self.storage.read(self.name) as rx:
+            rows = rx.pending()
+            overdue = self._overdue(rx, rows, now)
+        return [Ticket._of(r, self._labels_list, now, r.id in overdue) for r in rows]
 
     def summary(self) -> dict[str, Any]:
-        """Status, counts of tickets by state, and the result (JSON)."""
-        rec = self.storage.get_study(self.name)
-        rows = self.storage.tickets(self.name)
-        counts = {s: 0 for s in ("pending", "told", "expired", "cancelled")}
-        for r in rows:
-            counts[r.state] += 1
+        """Status, counts of tickets by state, budget, corrections, assistants, the result
+        and the history of the study (JSON; one read transaction)."""
+        with self.storage.read(self.name) as rx:
+            rec = rx.study
+            counts = rx.state_counts()
+            n_asst = len(rx.assistants())
         return {"name": rec.name, "status": rec.status, "solver": rec.solver, "solver_params": rec.solver_params,
                 "seed": rec.seed, "policy": rec.policy, "n_arms": rec.problem["n_arms"],
-                "tickets": counts, "evaluations": rec.n_told, "result": rec.result}
+                "labels": rec.problem.get("labels"), "created_at": iso_time(rec.created_at),
+                "lease_seconds": rec.lease_seconds, "budget": rec.budget, "tickets": counts,
+                "evaluations": rec.n_told, "corrections": rec.n_corrections, "assistants": n_asst,
+                "result": rec.result, "history": rec.history}
+
+    def history(self, max_points: int = 400) -> list[dict[str, Any]]:
+        """The stopping statistic and threshold over the told evaluations (the stored
+        ``stat`` of each told row that ran a stopping check; a batch-policy study checks
+        only when a batch completes, so the other rows have none). At most about
+        ``max_points`` rows, evenly spread over the log (read transaction; the cost does
+        not grow with the log)."""
+        max_points = check_int(max_points, "max_points", owner="Study.history", low=2, high=100_000)
+        with self.storage.read(self.name) as rx:
+            n = rx.study.n_told
+            seqs = list(range(1, n + 1)) if n <= max_points else sorted(
+                {1 + int(i * (n - 1) / (max_points - 1)) for i in range(max_points)})
+            rows = rx.told_at(seqs)
+        return [{"evaluation": r.told_seq, "told_at": iso_time(r.told_at), **r.stat} for r in rows if r.stat]
+
+    def member_estimates(self, level: float = 0.95) -> list[dict[str, Any]]:
+        """Per base arm (worker): ``name``, ``n`` (observations of it), ``estimate``,
+        ``low``, ``high``.
+
+        Team (mask) studies: the least-squares fit of the told log under the additive
+        model (a team's expected score is the sum of its members' contributions; each
+        ticket's mean score weighted by its count), from aggregates kept in the storage
+        (the cost does not grow with the log). Index studies: per-arm means.
+
+        The intervals are **pointwise** ``level`` confidence intervals for each member's
+        contribution: ``estimate +- q * se`` with ``se`` from the declared noise scale when
+        the problem has one (``q`` the normal quantile), else from the residual variance
+        of the fit (``q`` Student's t with the residual degrees of freedom). They treat the
+        design as fixed, an approximation (the teams were chosen adaptively from the
+        scores); they are neither simultaneous over the members nor anytime-valid: the
+        stopping rule, not these intervals, carries the study's guarantee. A member whose
+        contribution the teams told so far cannot separate (the design does not identify
+        it) gets ``estimate`` from the minimum-norm solution and no interval (None).
+        """
+        from scipy import stats
+
+        level = float(level)
+        if not 0.0 < level < 1.0:
+            raise param_error("level", "Study.member_estimates", "a float in (0, 1)", level)
+        with self.storage.read(self.name) as rx:
+            rec = rx.study
+        spec = rec.problem
+        agg = rec.aggregates or _new_aggregates(spec)
+        n = int(spec["n_arms"])
+        labels = spec.get("labels") or [str(i) for i in range(n)]
+        noise = spec["noise"]
+        sigma = noise.get("sigma")
+        out = []
+        if agg["kind"] == "mask":
+            A = np.asarray(agg["xtx"], dtype=float)
+            b = np.asarray(agg["xty"], dtype=float)
+            Ainv = np.linalg.pinv(A, hermitian=True)
+            theta = Ainv @ b
+            rank = int(np.linalg.matrix_rank(A, hermitian=True)) if agg["rows"] else 0
+            dof = agg["rows"] - rank
+            if sigma is not None:
+                k = int((spec.get("decision_class") or {}).get("params", {}).get("k", 1))
+                s2 = float(sigma) ** 2 * (1 if noise.get("level") == "observation" else
+                                          (k if noise.get("independent", True) else k * k))
+                q = float(stats.norm.ppf(0.5 + level / 2))
+            elif dof >= 1:
+                s2 = max(float(agg["yty"] - theta @ b), 0.0) / dof
+                q = float(stats.t.ppf(0.5 + level / 2, dof))
+            else:
+                s2, q = math.nan, math.nan
+            ident = np.abs(A @ Ainv - np.eye(n)).max(axis=0) < 1e-8 if agg["rows"] else np.zeros(n, bool)
+            counts = np.diag(A)
+            for i in range(n):
+                est = float(theta[i]) if counts[i] > 0 else None
+                lo = hi = None
+                if ident[i] and math.isfinite(s2):
+                    half = q * math.sqrt(max(s2 * Ainv[i, i], 0.0))
+                    lo, hi = est - half, est + half
+                out.append({"arm": i, "name": labels[i], "n": int(counts[i]), "estimate": est, "low": lo, "high": hi})
+            return out
+        cnt = np.asarray(agg["count"], dtype=float)
+        tot = np.asarray(agg["sum"], dtype=float)
+        sq = np.asarray(agg["sumsq"], dtype=float)
+        seen = cnt > 0
+        mean = np.divide(tot, cnt, out=np.zeros(n), where=seen)
+        dof = agg["rows"] - int(seen.sum())
+        if sigma is not None:
+            s2, q = float(sigma) ** 2, float(stats.norm.ppf(0.5 + level / 2))
+        elif dof >= 1:
+            s2 = max(float(sq.sum() - (mean * tot).sum()), 0.0) / dof
+            q = float(stats.t.ppf(0.5 + level / 2, dof))
+        else:
+            s2, q = math.nan, math.nan
+        for i in range(n):
+            est = float(mean[i]) if seen[i] else None
+            lo = hi = None
+            if seen[i] and math.isfinite(s2):
+                half = q * math.sqrt(s2 / cnt[i])
+                lo, hi = est - half, est + half
+            out.append({"arm": i, "name": labels[i], "n": int(cnt[i]), "estimate": est, "low": lo, "high": hi})
+        return out
 
     def trials_dataframe(self) -> Any:
-        """Every ticket as a row (pandas): id, arm, count, state, batch, entry, issued_at,
-        lease_deadline, told_seq, reward_sum, told_at, reissue_of."""
+        """Every ticket as a row (pandas; reads the whole log): id, arm, names, count,
+        state, batch, entry, asked_by, told_by, issued_at, lease_deadline, told_at (ISO
+        8601 UTC text), told_seq, reward_sum (as told), reward_sum_corrected (after the
+        corrections; None when voided), corrected, reissue_of, and the Unix times
+        (``*_unix``)."""
         import pandas as pd
 
         rows = self.storage.tickets(self.name)
-        cols = ["id", "arm", "count", "state", "batch", "entry", "issued_at", "lease_deadline", "told_seq",
-                "reward_sum", "told_at", "reissue_of"]
-        return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in rows], columns=cols)
+        with self.storage.read(self.name) as rx:
+            corr = {c.told_seq: c.reward_sum for c in rx.corrections()}
+        labels = self._labels_list
+        cols = ["id", "arm", "names", "count", "state", "batch", "entry", "asked_by", "told_by", "issued_at",
+                "lease_deadline", "told_at", "told_seq", "reward_sum", "reward_sum_corrected", "corrected",
+                "reissue_of", "issued_at_unix", "lease_deadline_unix", "told_at_unix"]
+        recs = []
+        for r in rows:
+            fixed = r.told_seq in corr
+            recs.append({"id": r.id, "arm": r.arm, "names": _names(labels, r.arm), "count": r.count,
+                         "state": r.state, "batch": r.batch, "entry": r.entry, "asked_by": r.asked_by,
+                         "told_by": r.told_by, "issued_at": iso_time(r.issued_at),
+                         "lease_deadline": iso_time(r.lease_deadline), "told_at": iso_time(r.told_at),
+                         "told_seq": r.told_seq, "reward_sum": r.reward_sum,
+                         "reward_sum_corrected": corr[r.told_seq] if fixed else r.reward_sum, "corrected": fixed,
+                         "reissue_of": r.reissue_of, "issued_at_unix": r.issued_at,
+                         "lease_deadline_unix": r.lease_deadline, "told_at_unix": r.told_at})
+        return pd.DataFrame(recs, columns=cols)
 
 
 # ============================================================================ module functions
@@ -510,7 +1131,8 @@ def create_study(
     solver: Any,
     solver_params: dict | None = None,
     seed: int = 0,
-    lease_seconds: float = 3600.0,
+    budget: int | None = None,
+    lease_seconds: float = DEFAULT_LEASE_SECONDS,
     snapshot_every: int = 1000,
     load_if_exists: bool = False,
 ) -> Study:
@@ -522,6 +1144,7 @@ def create_study(
         A file path (SQLite), a SQLAlchemy URL (``postgresql+psycopg://...``), or None
         (in memory).
     name : str
+        At most 255 printable characters.
     problem : dict, Problem or environment
         The problem spec (:func:`problem_spec`); a Problem is converted (its decision
         class stored by registered name and parameters).
@@ -529,8 +1152,13 @@ def create_study(
         Registered name (with ``solver_params``) or an instance with JSON settings.
     seed : int
         Root seed of the solver's randomness.
-    lease_seconds : float
-        How long a ticket may stay pending before it is handed out again.
+    budget : int, optional
+        The study stops (status ``"budget_exhausted"``, with the recommendation and what
+        the solver reports of its confidence, e.g. ``delta_achieved``) when this many
+        evaluations are told; no ticket is handed out beyond it.
+    lease_seconds : float, default one day
+        How long a ticket may stay pending before it is handed out again (see
+        :data:`DEFAULT_LEASE_SECONDS`; a score told after the lease is still accepted).
     snapshot_every : int
         Store the exploration state every this many tells.
     load_if_exists : bool
@@ -544,23 +1172,33 @@ def create_study(
     StorageError
         When the storage cannot be reached.
     """
-    if not isinstance(name, str) or not name.strip():
-        raise TicketError(f"The 'name' parameter of create_study must be a non-empty str. Got {name!r} instead.")
+    name = check_name(name, "name", "create_study")
     spec = problem if isinstance(problem, dict) and "n_arms" in problem and "noise" in problem else None
-    spec = problem_spec(**spec) if spec is not None else problem_spec(problem)
+    if spec is not None:
+        known = {"n_arms", "noise", "arm_type", "decision_class", "reward_range", "score_range", "labels"}
+        if set(spec) - known:
+            raise param_error("problem", "create_study", f"a problem spec dict with keys among {sorted(known)} "
+                              f"(unknown: {sorted(set(spec) - known)})", problem)
+        spec = problem_spec(**spec)
+    else:
+        spec = problem_spec(problem)
     sname, sparams = solver_spec(solver, solver_params)
     solver_obj = build_solver(sname, sparams)
     prob = build_problem(spec)
+    if budget is not None:
+        budget = check_int(budget, "budget", owner="create_study", low=1, high=2**62)
     solver_obj.start(prob, rng=0)  # the settings fit the problem (raises otherwise)
-    from .._validation import check_int
-
     record = StudyRecord(
         name=name, problem=spec, solver=sname, solver_params=sparams, seed=check_seed(seed),
         lease_seconds=check_lease(lease_seconds),
-        snapshot_every=check_int(snapshot_every, "snapshot_every", owner="create_study", low=1),
-        policy="eager" if sname in EAGER_SOLVERS else "batch", created_at=time.time(),
+        snapshot_every=check_int(snapshot_every, "snapshot_every", owner="create_study", low=1, high=2**31 - 1),
+        policy="eager" if getattr(solver_obj, "eager_tells", False) else "batch", created_at=time.time(),
+        budget=budget, aggregates=_new_aggregates(spec),
     )
     st = get_storage(storage)
+    study = Study(st, record)
+    rp = _Replay(record, study.problem, study.solver)
+    record = replace(record, progress=study._progress(rp))
     try:
         st.create_study(record)
     except DuplicatedStudyError:
@@ -586,7 +1224,7 @@ def load_study(*, storage: Any, name: str) -> Study:
 
 
 def delete_study(*, storage: Any, name: str) -> None:
-    """Remove a study with its log and snapshots."""
+    """Remove a study with its logs, assistants and snapshots."""
     get_storage(storage).delete_study(name)
 
 

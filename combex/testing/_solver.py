@@ -4,20 +4,23 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 import tempfile
+import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_int, check_rng
-from ..exceptions import CombexError, InvalidParameterError, StateError
+from .._validation import check_bool, check_int, check_rng
+from ..exceptions import CombexError, InvalidParameterError, NoiseScaleWarning, StateError
 
-__all__ = ["check_solver", "yield_solver_checks", "solver_family", "solver_families", "clopper_pearson", "CaseReport", "FAMILIES",
-           "CHECKS"]
+__all__ = ["check_solver", "yield_solver_checks", "solver_family", "solver_families", "clopper_pearson", "CaseReport",
+           "SequentialRule", "FAST_RULE", "SLOW_RULE", "FAMILIES", "CHECKS"]
 
 #: The instance families a PAC solver can declare (class attribute ``families``).
 FAMILIES = ("semi-bandit", "full-bandit", "linear", "mips")
@@ -27,12 +30,20 @@ ADVERSARIAL = ("offset", "small_gap", "noise_scale", "reward_range", "near_tie",
 
 #: Every check name, in the order :func:`check_solver` runs them (``"adversarial_order"`` is
 #: added for the ``mips`` family).
-CHECKS = ("easy", *(f"adversarial_{c}" for c in ADVERSARIAL), "resume", "reproducible", "seeds_differ",
-          "settings_unchanged", "bad_input", "wrong_family")
+CHECKS = ("easy", *(f"adversarial_{c}" for c in ADVERSARIAL), "understated_noise", "resume", "reproducible",
+          "seeds_differ", "settings_unchanged", "bad_input", "wrong_family")
 
 _TOL = 1e-9
-# Tolerance given to a solver for the tie cases (a fraction of the case's gap scale).
+# Tolerance given to a solver without one of its own for the exact-tie case.
 _TIE_EPSILON = 0.25
+# Gap of the near-tie case beyond the solver's own epsilon, by family, in units of the
+# case's reward scale (Gaussian sigma 0.5 for semi-bandit arms, sigma 1 per member for
+# full-bandit teams, sigma 1 for linear rewards, {0, 1} lists for MIPS).
+_NEAR_TIE_GAP = {"semi-bandit": 0.1, "full-bandit": 0.4, "linear": 0.1, "mips": 0.1}
+# The true noise of the understated_noise check is this many times the declared scale.
+_NOISE_FACTOR = 10.0
+# Runs of the understated_noise check (every one must be flagged or refused).
+_NOISE_RUNS = 3
 
 
 # ====================================================================== statistics
@@ -63,6 +74,133 @@ def clopper_pearson(errors: int, runs: int, level: float = 0.95) -> tuple[float,
     return lower, upper
 
 
+@dataclass(frozen=True)
+class SequentialRule:
+    """Wald's sequential probability ratio test (SPRT) on the error count of one case.
+
+    The runs of a case are Bernoulli trials (wrong answer or not) with an unknown error
+    rate p. The rule tests H0: ``p = delta`` (the promise, at its boundary) against H1:
+    ``p = p1`` with ``p1 = min(max(p1_floor, p1_factor * delta), (1 + delta) / 2)`` (an error
+    rate clearly beyond delta). After each run that stopped with an answer, the
+    log-likelihood ratio of ``e`` errors in ``n`` such runs,
+
+    ``L = e log(p1 / delta) + (n - e) log((1 - p1) / (1 - delta))``,
+
+    is compared with Wald's boundaries (A. Wald, Sequential tests of statistical hypotheses,
+    Ann. Math. Statist. 16, 1945): the case **fails** when
+    ``L >= log((1 - beta) / alpha)`` and **passes** when ``L <= log(beta / (1 - alpha))``
+    (each run without an error lowers L by ``log((1 - delta) / (1 - p1))``, so a solver that
+    is never wrong passes after :meth:`runs_to_pass` runs). The likelihood ratio is
+    increasing in p, so a solver with error rate at most delta fails with probability at
+    most ``alpha / (1 - beta)``, and one with error rate at least p1 passes with
+    probability at most ``beta / (1 - alpha)`` (Wald's inequalities for the untruncated
+    test; :meth:`operating_characteristic` computes the exact probabilities of this
+    truncated one, and a test checks them). A case that reaches
+    ``max_runs`` runs undecided is judged by the one-sided ``1 - alpha`` Clopper-Pearson
+    lower bound of the error rate (fail when it exceeds delta), which adds at most alpha to
+    the probability of failing a correct solver.
+
+    Parameters
+    ----------
+    p1_floor, p1_factor : float
+        H1's error rate is ``max(p1_floor, p1_factor * delta)`` (capped at ``(1 + delta)/2``).
+    alpha : float in (0, 1)
+        Error probability of failing a solver that keeps its promise (at its boundary).
+    beta : float in (0, 1)
+        Error probability of passing a solver whose error rate is p1.
+    max_runs : int
+        Most runs of one case (runs that refuse or reach the budget included).
+
+    Examples
+    --------
+    >>> from combex.testing import SequentialRule
+    >>> rule = SequentialRule()
+    >>> rule.p1(0.05), rule.runs_to_pass(0.05)
+    (0.2, 14)
+    >>> rule.decide(errors=5, decided=5, delta=0.05), rule.decide(errors=0, decided=14, delta=0.05)
+    ('fail', 'pass')
+    """
+
+    p1_floor: float = 0.2
+    p1_factor: float = 4.0
+    alpha: float = 1e-3
+    beta: float = 0.1
+    max_runs: int = 100
+
+    def p1(self, delta: float) -> float:
+        """The alternative error rate for a promised ``delta``."""
+        return min(max(self.p1_floor, self.p1_factor * delta), (1.0 + delta) / 2.0)
+
+    def llr(self, errors: int, decided: int, delta: float) -> float:
+        """Log-likelihood ratio of H1 against H0 after ``errors`` in ``decided`` runs."""
+        p1 = self.p1(delta)
+        return errors * math.log(p1 / delta) + (decided - errors) * math.log((1.0 - p1) / (1.0 - delta))
+
+    def runs_to_pass(self, delta: float) -> int:
+        """Runs without an error after which the case passes."""
+        step = math.log((1.0 - delta) / (1.0 - self.p1(delta)))
+        return int(math.ceil(math.log((1.0 - self.alpha) / self.beta) / step - 1e-12))
+
+    def decide(self, errors: int, decided: int, delta: float) -> str | None:
+        """``"fail"``, ``"pass"`` or None (run on)."""
+        L = self.llr(errors, decided, delta)
+        if L >= math.log((1.0 - self.beta) / self.alpha):
+            return "fail"
+        if L <= math.log(self.beta / (1.0 - self.alpha)):
+            return "pass"
+        return None
+
+    def truncated_fails(self, errors: int, decided: int, delta: float) -> bool:
+        """The decision at ``max_runs``: the one-sided ``1 - alpha`` Clopper-Pearson lower
+        bound of the error rate exceeds delta."""
+        return decided > 0 and clopper_pearson(errors, decided, 1.0 - self.alpha)[0] > delta
+
+    def operating_characteristic(self, delta: float, p: float) -> tuple[float, float]:
+        """Exact probability that a case fails, and its expected number of runs, when every
+        run stops with a wrong answer with probability ``p`` (independently), computed by
+        dynamic programming over the error counts (no simulation).
+
+        Examples
+        --------
+        >>> from combex.testing import FAST_RULE
+        >>> fail, runs = FAST_RULE.operating_characteristic(0.05, 0.0)
+        >>> fail, runs
+        (0.0, 14.0)
+        """
+        alive = {0: 1.0}  # errors -> probability of being undecided after n runs
+        fail = expected = 0.0
+        for n in range(1, self.max_runs + 1):
+            nxt: dict[int, float] = {}
+            for e, pr in alive.items():
+                nxt[e + 1] = nxt.get(e + 1, 0.0) + pr * p
+                nxt[e] = nxt.get(e, 0.0) + pr * (1.0 - p)
+            alive = {}
+            for e, pr in nxt.items():
+                verdict = self.decide(e, n, delta)
+                if verdict is None:
+                    alive[e] = pr
+                else:
+                    expected += pr * n
+                    fail += pr if verdict == "fail" else 0.0
+        for e, pr in alive.items():
+            expected += pr * self.max_runs
+            fail += pr if self.truncated_fails(e, self.max_runs, delta) else 0.0
+        return fail, expected
+
+
+#: The sequential rule of :func:`check_solver` by default: H1 error rate max(0.2, 4 delta),
+#: alpha = 0.001, beta = 0.1, at most 100 runs a case (14 error-free runs pass delta = 0.05;
+#: 11 pass delta = 0.01). Exactly (:meth:`SequentialRule.operating_characteristic`), at
+#: delta = 0.05: a solver erring with probability delta fails with probability 7.8e-4, one
+#: erring with probability 0.2 passes with probability 0.11 (0.03 at 0.25).
+FAST_RULE = SequentialRule(p1_floor=0.2, p1_factor=4.0, alpha=1e-3, beta=0.1, max_runs=100)
+#: The many-run rule (``check_solver(..., slow=True)``): H1 error rate max(0.1, 3 delta),
+#: beta = 0.01, at most 400 runs a case (42 error-free runs pass delta = 0.05; 49 pass
+#: delta = 0.01). At delta = 0.05: a solver erring with probability delta fails with
+#: probability 9.5e-4, one erring with probability 0.15 passes with probability 0.009.
+SLOW_RULE = SequentialRule(p1_floor=0.1, p1_factor=3.0, alpha=1e-3, beta=0.01, max_runs=400)
+
+
 @dataclass
 class CaseReport:
     """Outcome of one instance case over seeded runs.
@@ -80,11 +218,20 @@ class CaseReport:
     undecided : int
         Runs that hit the check's sample budget without stopping.
     delta : float or None
-        The error probability the solver promises (``nu`` or ``delta``).
+        The error probability the solver promises (its ``delta``; None: no promise).
     epsilon : float
         The tolerance the answers are scored with (``solver.tolerance``).
     samples : list of int
         Samples of the runs that stopped.
+    rule : str
+        ``"sequential"`` (:class:`SequentialRule`) or ``"fixed"`` (``n_runs`` runs).
+    verdict : str
+        ``"pass"``, ``"fail"``, ``"pass (max runs)"`` (the sequential rule reached its
+        ``max_runs`` without evidence of a violation), ``"not applicable"`` or ``""``.
+    llr : float or None
+        The sequential rule's log-likelihood ratio at the end.
+    seconds : float
+        Wall time of the case.
     upper, lower : float
         One-sided 95% Clopper-Pearson bounds of the error rate over the decided runs.
     certified : bool
@@ -101,6 +248,10 @@ class CaseReport:
     epsilon: float = 0.0
     samples: list[int] = field(default_factory=list)
     note: str = ""
+    rule: str = "fixed"
+    verdict: str = ""
+    llr: float | None = None
+    seconds: float = 0.0
 
     @property
     def decided(self) -> int:
@@ -124,11 +275,17 @@ class CaseReport:
     def certified(self) -> bool:
         return self.delta is not None and self.decided > 0 and self.upper <= self.delta
 
+    @property
+    def applicable(self) -> bool:
+        """False when the case does not apply to the solver (see ``note``)."""
+        return self.verdict != "not applicable"
+
     def as_row(self) -> dict[str, Any]:
         return {
             "case": self.case, "runs": self.runs, "errors": self.errors, "refused": self.refused,
             "undecided": self.undecided, "delta": self.delta, "epsilon": self.epsilon,
-            "cp_upper": round(self.upper, 4), "certified": self.certified,
+            "cp_upper": round(self.upper, 4), "certified": self.certified, "rule": self.rule,
+            "verdict": self.verdict, "seconds": round(self.seconds, 2),
             "median_samples": int(np.median(self.samples)) if self.samples else None, "note": self.note,
         }
 
@@ -191,14 +348,13 @@ def _clone(solver: Any, **overrides: Any) -> Any:
 
 
 def _promised_delta(solver: Any) -> float | None:
-    """The error probability a solver promises: ``nu`` (the LIL solvers) or ``delta``;
-    None for a heuristic mode (no guarantee)."""
+    """The error probability a solver promises (its ``delta``); None for a heuristic mode
+    (no guarantee)."""
     if getattr(solver, "mode", "faithful") == "heuristic":
         return None
-    for attr in ("nu", "delta"):
-        v = getattr(solver, attr, None)
-        if isinstance(v, (int, float)) and 0 < v < 1:
-            return float(v)
+    v = getattr(solver, "delta", None)
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1:
+        return float(v)
     return None
 
 
@@ -213,7 +369,33 @@ def _with_tolerance(solver: Any, eps: float) -> Any | None:
     return s if math.isclose(float(s.tolerance), eps) else None
 
 
+def _exact_tie_solver(solver: Any, floor: float = _TIE_EPSILON) -> Any | None:
+    """The solver for the exact-tie case: itself when its own epsilon is positive (an exact
+    tie then ends), else a copy with tolerance ``floor`` (None: it has no PAC tolerance)."""
+    eps0 = float(solver.tolerance)
+    return solver if eps0 > 0 else _with_tolerance(solver, floor)
+
+
 # ---------------------------------------------------------------------- instances
+def _declared_scale(solver: Any, default: float) -> float:
+    """The noise scale a run declares: the solver's own ``sigma`` setting when it has one,
+    else ``default`` (the scale the case's problem declares)."""
+    v = solver.get_params().get("sigma") if hasattr(solver, "get_params") else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else default
+
+
+def _understated(make_env: Callable[[Any], Any], declared: float) -> Callable[[Any], Any]:
+    """``make_env`` whose problem declares the noise scale ``declared`` (the environment
+    draws its own, larger noise)."""
+
+    def make(r: Any) -> Any:
+        env = make_env(r)
+        env.noise = dataclasses.replace(env.noise, sigma=declared)
+        return env
+
+    return make
+
+
 @dataclass
 class _Case:
     name: str
@@ -251,7 +433,10 @@ def _semi_cases(solver: Any) -> dict[str, _Case]:
         return score
 
     eps0 = float(solver.tolerance)
-    tie = _with_tolerance(solver, _TIE_EPSILON)
+    tie = _exact_tie_solver(solver)
+    teps = float(tie.tolerance) if tie is not None else eps0
+    near = eps0 + _NEAR_TIE_GAP["semi-bandit"]
+    sd = _declared_scale(solver, 0.5)
     g = lambda m, s: (lambda r: GaussianArms(m, sigma=s, rng=r))  # noqa: E731
     return {
         "easy": _Case("easy", g(means(1.0, 1.0), 0.5), solver, score_for(eps0)),
@@ -260,10 +445,12 @@ def _semi_cases(solver: Any) -> dict[str, _Case]:
         "noise_scale": _Case("noise_scale", g(means(1.0, 3.0), 4.0), solver, score_for(eps0), "sigma 4, gap 3"),
         "reward_range": _Case("reward_range", lambda r: BernoulliArms(means(0.9, 0.4), rng=r), solver,
                               score_for(eps0), "Bernoulli rewards in {0, 1}"),
-        "near_tie": _Case("near_tie", g(means(1.0, 1.0, tie_gap=0.01), 0.5), tie,
-                          score_for(_TIE_EPSILON), f"K-th and (K+1)-th 0.01 apart, epsilon {_TIE_EPSILON}"),
+        "near_tie": _Case("near_tie", g(means(1.0, 1.0, tie_gap=near), 0.5), solver, score_for(eps0),
+                          f"K-th and (K+1)-th {near:g} apart (sigma 0.5), scored at the solver's epsilon {eps0:g}"),
         "exact_tie": _Case("exact_tie", g(means(1.0, 1.0, tie_gap=0.0), 0.5), tie,
-                           score_for(_TIE_EPSILON), f"K-th and (K+1)-th equal, epsilon {_TIE_EPSILON}"),
+                           score_for(teps), f"K-th and (K+1)-th equal, epsilon {teps:g}"),
+        "understated_noise": _Case("understated_noise", _understated(g(means(1.0, 1.0), _NOISE_FACTOR * sd), sd), solver,
+                                   score_for(eps0), f"easy means, sigma {sd:g} declared, {_NOISE_FACTOR * sd:g} true"),
     }
 
 
@@ -296,7 +483,10 @@ def _full_cases(solver: Any) -> dict[str, _Case]:
         return lambda e, a: bool(e.is_correct(a, eps))
 
     eps0 = float(solver.tolerance)
-    tie = _with_tolerance(solver, _TIE_EPSILON)
+    tie = _exact_tie_solver(solver)
+    teps = float(tie.tolerance) if tie is not None else eps0
+    near = eps0 + _NEAR_TIE_GAP["full-bandit"]
+    sd = _declared_scale(solver, 1.0)
     return {
         "easy": _Case("easy", env(means(1.0, 1.0)), solver, score_for(eps0)),
         "offset": _Case("offset", env(means(50.0, 1.0)), solver, score_for(eps0), "means near 50"),
@@ -305,10 +495,13 @@ def _full_cases(solver: Any) -> dict[str, _Case]:
                              "sigma 3, gap 3"),
         "reward_range": _Case("reward_range", env(means(1.0, 1.0), noise="rademacher", sigma=2.0), solver,
                               score_for(eps0), "Rademacher noise +-2"),
-        "near_tie": _Case("near_tie", env(means(1.0, 1.0, tie_gap=0.01)), tie, score_for(_TIE_EPSILON),
-                          f"second and third arms 0.01 apart, epsilon {_TIE_EPSILON}"),
-        "exact_tie": _Case("exact_tie", env(means(1.0, 1.0, tie_gap=0.0)), tie, score_for(_TIE_EPSILON),
-                           f"two best teams tied, epsilon {_TIE_EPSILON}"),
+        "near_tie": _Case("near_tie", env(means(1.0, 1.0, tie_gap=near)), solver, score_for(eps0),
+                          f"the two best teams {near:g} apart (sigma 1 per member), scored at the solver's "
+                          f"epsilon {eps0:g}"),
+        "exact_tie": _Case("exact_tie", env(means(1.0, 1.0, tie_gap=0.0)), tie, score_for(teps),
+                           f"two best teams tied, epsilon {teps:g}"),
+        "understated_noise": _Case("understated_noise", _understated(env(means(1.0, 1.0), sigma=_NOISE_FACTOR * sd), sd),
+                                   solver, score_for(eps0), f"easy means, sigma {sd:g} declared, {_NOISE_FACTOR * sd:g} true"),
     }
 
 
@@ -325,7 +518,10 @@ def _linear_cases(solver: Any) -> dict[str, _Case]:
         return lambda e, a: bool(e.is_correct(a, eps))
 
     eps0 = float(solver.tolerance)
-    tie = _with_tolerance(solver, _TIE_EPSILON)
+    tie = _exact_tie_solver(solver)
+    teps = float(tie.tolerance) if tie is not None else eps0
+    near = eps0 + _NEAR_TIE_GAP["linear"]
+    sd = _declared_scale(solver, 1.0)
     return {
         "easy": _Case("easy", env(X3, [0.0, 1.5, 0.0]), solver, score_for(eps0)),
         "offset": _Case("offset", lambda r: LinearBandit(np.eye(2), [50.0, 50.8], rng=r), solver, score_for(eps0),
@@ -335,10 +531,12 @@ def _linear_cases(solver: Any) -> dict[str, _Case]:
                              "sigma 3"),
         "reward_range": _Case("reward_range", env(X3, [0.0, 0.9, -0.5], noise="pm1"), solver, score_for(eps0),
                               "+-1 rewards"),
-        "near_tie": _Case("near_tie", env(X3, [0.0, 1.0, 0.99]), tie, score_for(_TIE_EPSILON),
-                          f"two arms 0.01 apart, epsilon {_TIE_EPSILON}"),
-        "exact_tie": _Case("exact_tie", env(X3, [0.0, 1.0, 1.0]), tie, score_for(_TIE_EPSILON),
-                           f"two arms tied, epsilon {_TIE_EPSILON}"),
+        "near_tie": _Case("near_tie", env(X3, [0.0, 1.0, 1.0 - near]), solver, score_for(eps0),
+                          f"two arms {near:g} apart (sigma 1), scored at the solver's epsilon {eps0:g}"),
+        "exact_tie": _Case("exact_tie", env(X3, [0.0, 1.0, 1.0]), tie, score_for(teps),
+                           f"two arms tied, epsilon {teps:g}"),
+        "understated_noise": _Case("understated_noise", _understated(env(X3, [0.0, 1.5, 0.0], sigma=_NOISE_FACTOR * sd), sd),
+                                   solver, score_for(eps0), f"easy theta, sigma {sd:g} declared, {_NOISE_FACTOR * sd:g} true"),
     }
 
 
@@ -379,8 +577,9 @@ def _mips_cases(solver: Any) -> dict[str, _Case]:
         return score
 
     eps0 = float(solver.tolerance)
-    tie = _with_tolerance(solver, max(eps0, 0.05))
+    tie = _exact_tie_solver(solver, 0.05)
     teps = float(tie.tolerance) if tie is not None else eps0
+    near = eps0 + _NEAR_TIE_GAP["mips"]
     return {
         "easy": _Case("easy", env(lists(probs(0.9, 0.5))), solver, score_for(eps0)),
         "offset": _Case("offset", env(lists(probs(0.9, 0.4), 100.0, 101.0)), solver, score_for(eps0),
@@ -391,8 +590,8 @@ def _mips_cases(solver: Any) -> dict[str, _Case]:
                              score_for(eps0), "rewards in {-5, 5}"),
         "reward_range": _Case("reward_range", env(lists(probs(0.9, 0.5), -1.0, 0.0)), solver, score_for(eps0),
                               "rewards in {-1, 0}"),
-        "near_tie": _Case("near_tie", env(lists(probs(0.9, 0.5, tie_gap=0.005))), tie, score_for(teps),
-                          "k-th and (k+1)-th 0.005 apart"),
+        "near_tie": _Case("near_tie", env(lists(probs(0.9, 0.5, tie_gap=near))), solver, score_for(eps0),
+                          f"k-th and (k+1)-th {near:g} apart, scored at the solver's epsilon {eps0:g}"),
         "exact_tie": _Case("exact_tie", env(lists(probs(0.9, 0.5, tie_gap=0.0))), tie, score_for(teps),
                            "k-th and (k+1)-th equal"),
         "order": _Case("order", lambda r: BinaryRewardLists(
@@ -444,27 +643,68 @@ def _signature(res: Any) -> tuple[Any, ...]:
     return (np.asarray(res.answer).tolist(), res.status, int(res.samples), np.asarray(res.pulls).tolist())
 
 
-def _run_case(case: _Case, seeds: list[Any], budget: int, delta: float | None) -> CaseReport:
-    rep = CaseReport(case.name, delta=delta, note=case.note)
+def _run_once(case: _Case, seed: Any, budget: int, rep: CaseReport) -> None:
+    """One seeded run of a case, counted into ``rep``."""
+    s_env, s_alg = seed
+    rep.runs += 1
+    try:
+        env = case.make_env(s_env)
+        res = case.solver.run(env, rng=s_alg, budget=budget)
+    except CombexError as exc:
+        rep.refused += 1
+        rep.note = f"refused: {type(exc).__name__}: {str(exc)[:160]}"
+        return
+    if res.status != "identified":
+        rep.undecided += 1
+        return
+    rep.samples.append(int(res.samples))
+    if not case.score(env, res.answer):
+        rep.errors += 1
+
+
+def _run_case(case: _Case, seeds: list[Any], budget: int, delta: float | None,
+              rule: SequentialRule | None = None, strict: bool = False) -> CaseReport:
+    """Runs of a case: every seed (``rule=None``), or seeds in order until ``rule`` decides.
+
+    With a rule and a promised ``delta``, the case ends when the SPRT decides, when the
+    runs that gave no answer (refused, undecided) are as many as a pass needs, or after
+    ``rule.max_runs`` runs. Without a promise (a heuristic mode) it runs the number of
+    error-free runs that pass delta = 0.05, ending at the first error. ``strict`` (the easy
+    case) ends at the first refusal or undecided run."""
+    rep = CaseReport(case.name, delta=delta, note=case.note, rule="fixed" if rule is None else "sequential")
     if case.solver is None:
         rep.note = "not applicable: the solver has no PAC tolerance setting (epsilon)"
+        rep.verdict = "not applicable"
         return rep
     rep.epsilon = float(case.solver.tolerance)
-    for s_env, s_alg in seeds:
-        rep.runs += 1
-        try:
-            env = case.make_env(s_env)
-            res = case.solver.run(env, rng=s_alg, budget=budget)
-        except CombexError as exc:
-            rep.refused += 1
-            rep.note = f"refused: {type(exc).__name__}: {str(exc)[:160]}"
-            continue
-        if res.status != "identified":
-            rep.undecided += 1
-            continue
-        rep.samples.append(int(res.samples))
-        if not case.score(env, res.answer):
-            rep.errors += 1
+    t0 = time.perf_counter()
+    if rule is None:
+        for seed in seeds:
+            _run_once(case, seed, budget, rep)
+        rep.seconds = time.perf_counter() - t0
+        return rep
+    n_pass = rule.runs_to_pass(0.05 if delta is None else delta)
+    for seed in seeds[: rule.max_runs]:
+        _run_once(case, seed, budget, rep)
+        if strict and (rep.refused or rep.undecided):
+            break
+        if delta is None:
+            if rep.errors or rep.decided >= n_pass:
+                break
+        else:
+            rep.llr = rule.llr(rep.errors, rep.decided, delta)
+            verdict = rule.decide(rep.errors, rep.decided, delta)
+            if verdict is not None:
+                rep.verdict = verdict
+                break
+        if rep.refused + rep.undecided >= n_pass:
+            break
+    rep.seconds = time.perf_counter() - t0
+    if delta is not None and not rep.verdict:
+        if rule.truncated_fails(rep.errors, rep.decided, delta):
+            rep.verdict = "fail"
+        else:
+            rep.verdict = "pass (max runs)" if rep.runs >= rule.max_runs else "pass"
     return rep
 
 
@@ -481,41 +721,125 @@ class _StatFailure(AssertionError):
         self.report = report
 
 
-def _check_easy(solver: Any, cases: dict[str, _Case], seeds: list[Any], budget: int) -> CaseReport:
-    rep = _run_case(cases["easy"], seeds, budget, _promised_delta(solver))
+def _evidence(rep: CaseReport, rule: SequentialRule | None) -> str:
+    """The statistics behind a verdict, for a failure message."""
+    lower, upper = rep.bounds
+    out = f"95% Clopper-Pearson bounds of the error rate [{lower:.3g}, {upper:.3g}]"
+    if rule is not None and rep.delta is not None and rep.llr is not None:
+        out += (f"; sequential test of H0 p = {rep.delta} against H1 p = {rule.p1(rep.delta):.3g}: log-likelihood "
+                f"ratio {rep.llr:.3g} >= {math.log((1 - rule.beta) / rule.alpha):.3g}")
+    return out
+
+
+def _check_easy(solver: Any, cases: dict[str, _Case], seeds: list[Any], budget: int,
+                rule: SequentialRule | None = None) -> CaseReport:
+    delta = _promised_delta(solver)
+    rep = _run_case(cases["easy"], seeds, budget, delta, rule, strict=True)
     who = _name(solver)
     msg = ""
     if rep.refused:
         msg = f"{who}: refused the easy instance of its family: {rep.note}"
     elif rep.undecided:
         msg = f"{who}: did not stop within {budget} samples on the easy instance ({rep.undecided} of {rep.runs} runs)."
-    elif rep.errors:
+    elif rep.errors and (rule is None or delta is None or rep.verdict == "fail"):
         msg = f"{who}: wrong answer on the easy instance in {rep.errors} of {rep.runs} runs."
+        if rule is not None and delta is not None:
+            msg += f" {_evidence(rep, rule)}; the promised delta = {delta}."
     if msg:
         raise _StatFailure(msg, rep)
     return rep
 
 
-def _check_adversarial(solver: Any, case: _Case, seeds: list[Any], budget: int) -> CaseReport:
+def _check_adversarial(solver: Any, case: _Case, seeds: list[Any], budget: int,
+                       rule: SequentialRule | None = None) -> CaseReport:
     delta = _promised_delta(solver)
-    rep = _run_case(case, seeds, budget, delta)
+    rep = _run_case(case, seeds, budget, delta, rule)
     who = _name(solver)
     if rep.errors == 0:
         return rep
     if delta is None:
         raise _StatFailure(f"{who}: {rep.errors} wrong answer(s) on case {case.name!r} ({case.note}) and no "
                            f"error probability promised.", rep)
-    lower, upper = rep.bounds
-    # Enough runs to certify the promise (0 errors would give upper <= delta): require it;
-    # otherwise fail only on significant evidence of a violation (lower bound above delta).
-    certifiable = clopper_pearson(0, max(rep.decided, 1))[1] <= delta
-    if (certifiable and upper > delta) or lower > delta:
+    if rule is None:
+        lower, upper = rep.bounds
+        # Enough runs to certify the promise (0 errors would give upper <= delta): require it;
+        # otherwise fail only on significant evidence of a violation (lower bound above delta).
+        certifiable = clopper_pearson(0, max(rep.decided, 1))[1] <= delta
+        failed = (certifiable and upper > delta) or lower > delta
+    else:
+        failed = rep.verdict == "fail"
+    if failed:
         raise _StatFailure(
             f"{who}: {rep.errors} wrong answer(s) in {rep.decided} decided runs on case {case.name!r} "
-            f"({case.note}); 95% Clopper-Pearson bounds of the error rate [{lower:.3g}, {upper:.3g}] vs the "
-            f"promised delta = {delta}. A solver that cannot guarantee this case must refuse it with a "
-            f"CombexError.", rep
+            f"({case.note}); {_evidence(rep, rule)} vs the promised delta = {delta}. A solver that cannot "
+            f"guarantee this case must refuse it with a CombexError.", rep
         )
+    return rep
+
+
+def _no_declared_scale(solver: Any, family: str) -> str:
+    """Why the understated_noise check does not apply ("" when it does)."""
+    if family == "mips":
+        return ("not applicable: reward lists have a known range (the scale is the lists' own), no declared "
+                "noise scale to understate")
+    if getattr(solver, "divergence", None) == "unknown-variance":
+        return "not applicable: the solver estimates the noise scale (divergence='unknown-variance')"
+    return ""
+
+
+def _check_understated_noise(solver: Any, family: str, cases: dict[str, _Case], seeds: list[Any],
+                             budget: int) -> CaseReport:
+    """Runs on an instance whose true noise is ``_NOISE_FACTOR`` times the declared scale:
+    each must be refused (a CombexError), or flagged -- ``info["noise_check"]["rejected"]``
+    True or a :class:`~combex.exceptions.NoiseScaleWarning`."""
+    who = _name(solver)
+    rep = CaseReport("understated_noise", delta=_promised_delta(solver), rule="flag")
+    reason = _no_declared_scale(solver, family)
+    if reason or "understated_noise" not in cases:
+        rep.note = reason or "not applicable: no Gaussian case in this family"
+        rep.verdict = "not applicable"
+        return rep
+    case = cases["understated_noise"]
+    rep.note = case.note
+    rep.epsilon = float(solver.tolerance)
+    t0 = time.perf_counter()
+    unflagged: list[str] = []
+    for s_env, s_alg in seeds:
+        rep.runs += 1
+        env = case.make_env(s_env)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NoiseScaleWarning)
+            try:
+                res = solver.run(env, rng=s_alg, budget=budget)
+            except CombexError:
+                rep.refused += 1
+                continue
+        flagged = False
+        for w in caught:
+            if issubclass(w.category, NoiseScaleWarning):
+                flagged = True
+            else:  # not ours to swallow
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        check = (res.info or {}).get("noise_check")
+        if isinstance(check, dict) and check.get("rejected") is True:
+            flagged = True
+        if res.status != "identified":
+            rep.undecided += 1
+        else:
+            rep.samples.append(int(res.samples))
+            rep.errors += not case.score(env, res.answer)
+        if not flagged:
+            unflagged.append(f"{res.status} after {res.samples} samples, "
+                             f"{'right' if case.score(env, res.answer) else 'wrong'} answer")
+    rep.seconds = time.perf_counter() - t0
+    if unflagged:
+        rep.verdict = "fail"
+        raise _StatFailure(
+            f"{who}: on an instance whose noise is {_NOISE_FACTOR:g} times the declared scale ({case.note}), "
+            f"{len(unflagged)} of {rep.runs} runs neither refused nor flagged it (no NoiseScaleWarning, "
+            f"info['noise_check']['rejected'] not True): {'; '.join(unflagged)}.", rep
+        )
+    rep.verdict = "pass"
     return rep
 
 
@@ -731,26 +1055,38 @@ def _seed_pairs(rng: Any, n: int) -> list[tuple[np.random.SeedSequence, np.rando
     return [tuple(k.spawn(2)) for k in kids]  # type: ignore[misc]
 
 
-def yield_solver_checks(solver_or_name: Any, *, rng: Any = 0, n_runs: int = 2,
+def _settings(n_runs: Any, slow: Any, rng: Any) -> tuple[int | None, SequentialRule | None, list[Any], int]:
+    """(n_runs, rule, seeds, root seed) from check_solver's options."""
+    slow = check_bool(slow, "slow", owner="check_solver")
+    seed = _rng_int(rng)
+    if n_runs is None:
+        rule = SLOW_RULE if slow else FAST_RULE
+        return None, rule, _seed_pairs(seed, rule.max_runs), seed
+    n = check_int(n_runs, "n_runs", owner="check_solver", low=1)
+    return n, None, _seed_pairs(seed, n), seed
+
+
+def yield_solver_checks(solver_or_name: Any, *, rng: Any = 0, n_runs: int | None = None, slow: bool = False,
                         budget: int = 200_000) -> Iterator[tuple[str, Callable[[], Any]]]:
     """The named checks of :func:`check_solver`, as ``(name, check)`` pairs.
 
     Each ``check()`` runs one check and raises :class:`AssertionError` on a violation; the
-    statistical ones (``"easy"``, ``"adversarial_*"``) return a :class:`CaseReport`. Use it
-    to run (or parametrize a test over) the checks one by one.
+    statistical ones (``"easy"``, ``"adversarial_*"``, ``"understated_noise"``) return a
+    :class:`CaseReport`. Use it to run (or parametrize a test over) the checks one by one.
+    The options are those of :func:`check_solver`.
     """
     solver = _as_solver(solver_or_name)
     family = solver_family(solver)
-    n_runs = check_int(n_runs, "n_runs", owner="check_solver", low=1)
+    n_runs, rule, seeds, seed = _settings(n_runs, slow, rng)
     budget = check_int(budget, "budget", owner="check_solver", low=1)
-    seed = _rng_int(rng)
     cases = _CASE_BUILDERS[family](solver)
-    seeds = _seed_pairs(seed, n_runs)
 
-    yield "easy", lambda: _check_easy(solver, cases, seeds, budget)
+    yield "easy", lambda: _check_easy(solver, cases, seeds, budget, rule)
     names = list(ADVERSARIAL) + (["order"] if "order" in cases else [])
     for c in names:
-        yield f"adversarial_{c}", (lambda c=c: _check_adversarial(solver, cases[c], seeds, budget))
+        yield f"adversarial_{c}", (lambda c=c: _check_adversarial(solver, cases[c], seeds, budget, rule))
+    yield "understated_noise", lambda: _check_understated_noise(solver, family, cases, _seed_pairs(seed, _NOISE_RUNS),
+                                                                budget)
     yield "resume", lambda: _check_resume(solver, cases, budget, seed)
     yield "reproducible", lambda: _check_reproducible(solver, cases, budget, seed)
     yield "seeds_differ", lambda: _check_seeds_differ(solver, cases, budget, seed)
@@ -760,8 +1096,8 @@ def yield_solver_checks(solver_or_name: Any, *, rng: Any = 0, n_runs: int = 2,
         yield "wrong_family", lambda: _check_wrong_family(solver, solver_families(solver), seed)
 
 
-def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_runs: int = 2,
-                 budget: int = 200_000) -> dict[str, Any]:
+def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_runs: int | None = None,
+                 slow: bool = False, budget: int = 200_000) -> dict[str, Any]:
     """Check that a PAC solver keeps the :class:`~combex.solvers.Solver` contract and its
     (epsilon, delta) promise on easy and adversarial instances of its family.
 
@@ -776,13 +1112,22 @@ def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_run
     Parameters
     ----------
     solver_or_name : Solver or str
-        A solver instance (its settings are used) or a registered name (default settings).
+        A solver instance (its settings are used: its ``delta`` is the promise checked, its
+        ``epsilon`` the tolerance answers are scored with) or a registered name (default
+        settings).
     checks : iterable of str, optional
         Run only these checks (names from :data:`CHECKS`).
     rng : int, SeedSequence or Generator, default 0
         Root seed of every run (the runs are reproducible).
-    n_runs : int, default 2
-        Seeded runs per statistical case.
+    n_runs : int, optional
+        None (default): each statistical case runs until the sequential test
+        (:class:`SequentialRule`) decides. An int: exactly that many seeded runs per case,
+        judged by the Clopper-Pearson rule below.
+    slow : bool, default False
+        With ``n_runs=None``: the many-run sequential test (:data:`SLOW_RULE`: it also
+        fails solvers whose error rate is max(0.1, 3 delta), at up to 400 runs a case)
+        instead of the default one (:data:`FAST_RULE`: error rate max(0.2, 4 delta), up to
+        100 runs).
     budget : int, default 200000
         Sample budget of one run.
 
@@ -801,19 +1146,38 @@ def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_run
     The checks:
 
     ``easy``
-        Every run stops within ``budget`` samples with an epsilon-correct answer.
+        Every run stops within ``budget`` samples; the wrong answers are judged as below.
     ``adversarial_offset``, ``_small_gap``, ``_noise_scale``, ``_reward_range``, ``_near_tie``, ``_exact_tie`` (and ``_order`` for MIPS)
         Means far from the origin (theta = (50, 50.8)), gaps below the noise scale,
         non-default noise scales and reward ranges (Bernoulli, Rademacher, +-1, shifted
-        lists), near and exact ties scored with a tolerance epsilon > 0 (solvers without
-        a PAC tolerance: not applicable), lists read ones-first. A run that raises a
+        lists), lists read ones-first, and ties. The near tie puts the two best answers
+        the solver's own epsilon plus a small gap apart (0.1: 0.2 sigma for semi-bandit arms
+        of sigma 0.5, 0.1 sigma for linear rewards of sigma 1, 0.1 for {0, 1} lists; 0.4 for
+        teams of members of sigma 1) and scores answers at the solver's epsilon, so a wrong
+        pick between the near-tied answers is an error; a stopping rule that stops too
+        early is wrong there most often. The exact tie is scored with the
+        solver's epsilon when positive, else with a tolerance of 0.25 given to it (solvers
+        without a PAC tolerance: not applicable). A run that raises a
         :class:`~combex.exceptions.CombexError` counts as a refusal (sound); a run that
-        hits ``budget`` as undecided; a stopped run with a wrong answer as an error. The
-        check fails when the one-sided 95% Clopper-Pearson bounds of the error rate
-        contradict the promised delta (``nu`` for the LIL solvers): when ``n_runs`` is
-        large enough for 0 errors to certify the promise (``n_runs >= log(0.05) /
-        log(1 - delta)``, 59 runs at delta = 0.05) the *upper* bound must be at most delta;
-        with fewer runs the *lower* bound must be (no significant evidence of a violation).
+        hits ``budget`` as undecided; a stopped run with a wrong answer as an error.
+
+        With ``n_runs=None`` the error count of each case is tested sequentially against
+        the promised delta (:class:`SequentialRule`, Wald's SPRT: fail when the evidence
+        that the error rate is clearly above delta is strong, pass when it is strong that
+        it is not; a case with as many refused or undecided runs as a pass needs ends
+        there). With an int ``n_runs`` a case fails when the one-sided 95%
+        Clopper-Pearson bounds of the error rate contradict the promised delta: when
+        ``n_runs`` is large enough for 0 errors to certify the promise (``n_runs >=
+        log(0.05) / log(1 - delta)``, 59 runs at delta = 0.05) the *upper* bound must be at
+        most delta; with fewer runs the *lower* bound must be (no significant evidence of
+        a violation). A solver without a promise (a heuristic mode) fails on any error.
+    ``understated_noise``
+        Three runs on the easy instance whose noise is 10 times the declared scale (the
+        problem's ``noise.sigma``, or the solver's own ``sigma`` setting): each must be
+        refused (a CombexError) or flagged (a
+        :class:`~combex.exceptions.NoiseScaleWarning`, or ``result.info["noise_check"]
+        ["rejected"] is True``). Not applicable to reward lists (``mips``: the lists' range
+        is known) and to solvers that estimate the scale (``divergence="unknown-variance"``).
     ``resume``
         Saved to disk (``Exploration.save``) after a random number of tells and resumed by
         a fresh solver: bit-identical answer, samples, pulls and rounds; ``run`` equals
@@ -831,14 +1195,18 @@ def check_solver(solver_or_name: Any, *, checks: Any = None, rng: Any = 0, n_run
     ``wrong_family``
         A problem of another family is refused with a CombexError.
 
+    Cost: a correct solver passes a case after 14 error-free runs at delta = 0.05 (11 at
+    delta = 0.01); a solver whose stopping threshold is cut 10x fails the near tie after a
+    few runs (``benchmarks/check_solver_counts.py --broken`` prints the table).
+
     Examples
     --------
     >>> from combex.testing import check_solver
     >>> reports = check_solver("lucb", checks=["easy", "resume"])
-    >>> reports["easy"].errors
-    0
+    >>> reports["easy"].errors, reports["easy"].verdict
+    (0, 'pass')
     """
-    all_checks = list(yield_solver_checks(solver_or_name, rng=rng, n_runs=n_runs, budget=budget))
+    all_checks = list(yield_solver_checks(solver_or_name, rng=rng, n_runs=n_runs, slow=slow, budget=budget))
     known = [n for n, _ in all_checks]
     wanted = known if checks is None else list(checks)
     unknown = [c for c in wanted if c not in known]

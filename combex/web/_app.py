@@ -1,0 +1,266 @@
+"""The study web app (Starlette + Jinja2): pages, JSON endpoints and the assistants' forms.
+
+Routes (``NAME`` is a study name, URL-quoted)::
+
+    GET  /                          the studies             GET /api/studies
+    GET  /study/NAME                a study (polls JSON)    GET /api/study/NAME
+    GET  /study/NAME/assistant      sign in, ask, enter a score, release, correct
+    POST /study/NAME/signin         token -> sign-in                     (CSRF)
+    POST /study/NAME/ask            a ticket for the signed-in assistant (CSRF, sign-in)
+    POST /study/NAME/enter          the confirmation page of a score     (CSRF, sign-in)
+    POST /study/NAME/tell           record the confirmed score           (CSRF, sign-in)
+    POST /study/NAME/release        hand a ticket back                   (CSRF, sign-in)
+    POST /study/NAME/correct        the confirmation page of a correction(CSRF, sign-in)
+    POST /study/NAME/correct/confirm  record the correction              (CSRF, sign-in)
+    POST /signout
+
+Reads go through the Study API's read methods on one :class:`~combex.studies.Study`
+object per study kept for reading, writes through another (each guarded by its own lock:
+a slow write never holds up a poll). The security model is in :mod:`combex.web._security`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ._data import Scrubber, studies_list, study_snapshot
+from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token
+
+__all__ = ["create_app", "parse_score", "fmt_score", "accepts_assistant", "WebApp"]
+
+HERE = Path(__file__).resolve().parent
+
+#: Content-Security-Policy of every response: scripts, styles and images from this server only.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+
+
+def parse_score(text: Any) -> float:
+    """A score typed in a form: a plain decimal number ("75", "7.5", "-3e1").
+
+    Raises
+    ------
+    ValueError
+        With a message for the person typing (a comma as decimal mark, an empty field,
+        words, an infinite value).
+    """
+    s = str(text if text is not None else "").strip()
+    if not s:
+        raise ValueError("Enter the score (a number).")
+    if "," in s:
+        raise ValueError(f"Write the score with a decimal point, not a comma. Got {s!r}.")
+    try:
+        x = float(s)
+    except ValueError:
+        raise ValueError(f"The score must be a number. Got {s!r}.") from None
+    if not math.isfinite(x):
+        raise ValueError(f"The score must be a finite number. Got {s!r}.")
+    return x
+
+
+def fmt_time(iso: Any) -> str:
+    """An ISO-8601 UTC time for people: "2026-11-27 18:31 UTC" ("-" for None)."""
+    if not iso:
+        return "-"
+    text = str(iso)
+    return text[:16].replace("T", " ") + " UTC" if text.endswith("Z") and "T" in text else text
+
+
+def fmt_score(x: Any) -> str:
+    """A score as typed back: the shortest text that reads back to the same float ("75",
+    "7.5", "74.123456789"); "-" for None."""
+    if x is None:
+        return "-"
+    v = float(x)
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
+
+
+class _StudyHandle:
+    """The read and write :class:`Study` objects of one study, each with its lock, and
+    the last snapshot (kept ``ttl`` seconds, dropped at every write)."""
+
+    def __init__(self, storage: Any, name: str) -> None:
+        from ..studies import load_study
+
+        self.name = name
+        self.reader = load_study(storage=storage, name=name)
+        self.writer = load_study(storage=storage, name=name)
+        self.read_lock = threading.Lock()
+        self.write_lock = threading.Lock()
+        self.snapshot: tuple[float, dict[str, Any]] | None = None
+
+
+class WebApp:
+    """State of one server: the storage, its studies, the sign-in table and settings."""
+
+    def __init__(self, storage: Any, *, interval: float, remote: bool, owner_token: str | None,
+                 clock: Any = time.time) -> None:
+        from ..studies import get_storage
+
+        self.storage_arg = storage
+        self.storage = get_storage(storage)
+        self.scrub = Scrubber(storage, self.storage)
+        self.interval = float(interval)
+        self.remote = bool(remote)
+        self.owner_token = owner_token
+        self.signins = SignIns()
+        self.clock = clock
+        self._handles: dict[str, _StudyHandle] = {}
+        self._lock = threading.Lock()
+
+    def handle(self, name: str) -> _StudyHandle:
+        """The handle of study ``name`` (:class:`StudyNotFoundError` when absent)."""
+        with self._lock:
+            h = self._handles.get(name)
+        if h is None:
+            h = _StudyHandle(self.storage, name)
+            with self._lock:
+                h = self._handles.setdefault(name, h)
+        return h
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            self._handles.pop(name, None)
+
+    def snapshot(self, name: str) -> dict[str, Any]:
+        h = self.handle(name)
+        ttl = min(1.0, self.interval / 2)
+        with h.read_lock:
+            now = self.clock()
+            if h.snapshot is not None and now - h.snapshot[0] < ttl:
+                return h.snapshot[1]
+            snap = study_snapshot(h.reader, self.scrub, now=now)
+            snap["interval"] = self.interval
+            h.snapshot = (now, snap)
+            return snap
+
+    def names(self) -> list[str]:
+        from ..studies import get_all_study_names
+
+        return get_all_study_names(self.storage)
+
+    def studies(self) -> list[dict[str, Any]]:
+        return studies_list(self.storage, lambda n: self.handle(n).reader, self.scrub)
+
+
+def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (), allow_remote: bool = False,
+               interval: float = 3.0, owner_token: str | None = None, secret_key: str | None = None) -> Any:
+    """The Starlette application serving the studies of ``storage``.
+
+    Parameters
+    ----------
+    storage : str, path-like or BaseStorage
+        A file path (SQLite), a SQLAlchemy URL or a storage object.
+    host : str
+        The address the server binds (added to the accepted ``Host`` names when it is a
+        specific address).
+    allowed_host : sequence of str
+        More accepted ``Host`` names (the names remote browsers use for this machine).
+    allow_remote : bool
+        Served beyond this machine: every page and JSON of a study then needs a sign-in
+        to that study (on a loopback bind, reads are open to this machine's users).
+    interval : float
+        Seconds between two polls of a study page.
+    owner_token : str, optional
+        The owner's sign-in secret (``combex dashboard`` prints a new one at every start);
+        None: nobody signs in as the owner.
+    secret_key : str, optional
+        Key signing the session cookies (default: a new random key, so a restart signs
+        everybody out).
+
+    Returns
+    -------
+    starlette.applications.Starlette
+    """
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.sessions import SessionMiddleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+    from starlette.templating import Jinja2Templates
+
+    from .._validation import check_float, param_error
+
+    interval = check_float(interval, "interval", owner="create_app", low=0.1, high=3600.0)
+    if owner_token is not None and (not isinstance(owner_token, str) or len(owner_token) < 16):
+        raise param_error("owner_token", "create_app", "None or a str of at least 16 characters", owner_token)
+    app_state = WebApp(storage, interval=interval, remote=allow_remote, owner_token=owner_token)
+    env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["score"] = fmt_score
+    env.filters["when"] = fmt_time
+    templates = Jinja2Templates(env=env)
+    from . import _views
+
+    views = _views.Views(app_state, templates)
+    name = "{name:path}"
+    routes = [
+        Route("/", views.index),
+        Route("/api/studies", views.api_studies),
+        Route("/signout", views.signout, methods=["POST"]),
+        Route(f"/api/study/{name}", views.api_study),
+        Route(f"/study/{name}/assistant", views.assistant),
+        Route(f"/study/{name}/signin", views.signin, methods=["POST"]),
+        Route(f"/study/{name}/ask", views.ask, methods=["POST"]),
+        Route(f"/study/{name}/enter", views.enter, methods=["POST"]),
+        Route(f"/study/{name}/tell", views.tell, methods=["POST"]),
+        Route(f"/study/{name}/release", views.release, methods=["POST"]),
+        Route(f"/study/{name}/correct/confirm", views.correct_confirm, methods=["POST"]),
+        Route(f"/study/{name}/correct", views.correct, methods=["POST"]),
+        Route(f"/study/{name}", views.study),
+        Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    middleware = [
+        Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(host, allowed_host)),
+        Middleware(SessionMiddleware, secret_key=secret_key or new_token(32), session_cookie="combex_session",
+                   max_age=SIGN_IN_SECONDS, same_site="strict", https_only=False),
+        Middleware(_SecurityHeaders),
+    ]
+    app = Starlette(routes=routes, middleware=middleware, exception_handlers=views.exception_handlers())
+    app.state.web = app_state
+    return app
+
+
+class _SecurityHeaders:
+    """Adds CSP, no-sniff, no-framing, referrer and no-store headers to every response."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_wrapper(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                from starlette.datastructures import MutableHeaders
+
+                h = MutableHeaders(scope=message)
+                h["Content-Security-Policy"] = CSP
+                h["X-Content-Type-Options"] = "nosniff"
+                h["X-Frame-Options"] = "DENY"
+                h["Referrer-Policy"] = "same-origin"
+                if not scope["path"].startswith("/static/"):
+                    h["Cache-Control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, send_wrapper)
+
+
+def accepts_assistant(fn: Any) -> bool:
+    """Whether a Study write method records who wrote (an ``assistant`` keyword)."""
+    try:
+        return "assistant" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+

@@ -1,0 +1,447 @@
+"""What the pages show, as JSON: read from the Study API's read methods only.
+
+Every value comes from :mod:`combex.studies` reads (``summary``, ``best``,
+``member_estimates``, ``history``, ``pending``, ``told_log``), which never take a study's
+write lock. A read the installed study API lacks, or one that fails, becomes a section
+``{"available": false, "reason": ...}``: the page says so and shows the rest.
+Nothing here names the storage (path, URL) or any secret: :class:`Scrubber` removes the
+storage's names from every message.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import math
+import os
+import re
+from typing import Any
+
+__all__ = ["Scrubber", "study_snapshot", "studies_list", "unavailable", "team_names", "score_range",
+           "iso_time", "age_text", "solver_title"]
+
+log = logging.getLogger("combex.web")
+
+#: Told evaluations listed on the study page (the newest; the whole log is exported with
+#: ``combex study export``).
+LOG_ROWS = 50
+#: Points of the statistic chart (evenly thinned, the last one always kept).
+CHART_POINTS = 600
+
+
+class Scrubber:
+    """Removes the storage's path, URL and ``repr`` from messages shown on a page."""
+
+    def __init__(self, storage_arg: Any, storage: Any) -> None:
+        names: set[str] = set()
+        for v in (storage_arg, getattr(storage, "url", None)):
+            if v is None:
+                continue
+            try:
+                text = os.fspath(v) if not isinstance(v, str) else v
+            except TypeError:
+                continue
+            if not isinstance(text, str) or not text:
+                continue
+            names.add(text)
+            if "://" not in text:
+                names.add(os.path.abspath(text))
+                names.add("sqlite:///" + os.path.abspath(text))
+        names.add(repr(storage))
+        safe = getattr(storage, "_safe_url", None)
+        if callable(safe):
+            try:
+                names.add(str(safe()))
+            except Exception:  # noqa: BLE001 - a name we cannot compute is not shown either
+                pass
+        self.names = sorted((n for n in names if len(n) >= 3), key=len, reverse=True)
+
+    def __call__(self, text: Any) -> str:
+        out = str(text)
+        for n in self.names:
+            out = out.replace(n, "the storage")
+        # a path or URL the storage layer put in a message in another spelling
+        out = re.sub(r"\b(sqlite|postgresql|mysql)(\+\w+)?://\S+", "the storage", out)
+        return out
+
+
+def unavailable(reason: str) -> dict[str, Any]:
+    """A section the page cannot show, with the reason in words."""
+    return {"available": False, "reason": reason}
+
+
+def _read(study: Any, method: str, scrub: Scrubber, *args: Any, **kwargs: Any) -> Any:
+    """``study.method(...)``, or an :func:`unavailable` section."""
+    fn = getattr(study, method, None)
+    if fn is None:
+        return unavailable(f"not available: this version of combex.studies has no Study.{method}()")
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - one broken section never takes the page down
+        if not _is_combex_error(exc):
+            log.exception("Study.%s() failed", method)
+        return unavailable(f"Study.{method}() failed: {scrub(exc)}")
+
+
+def _is_combex_error(exc: BaseException) -> bool:
+    from ..exceptions import CombexError
+
+    return isinstance(exc, CombexError)
+
+
+def _is_unavailable(x: Any) -> bool:
+    return isinstance(x, dict) and x.get("available") is False
+
+
+# ============================================================================ small formatters
+def iso_time(t: Any) -> str | None:
+    """An ISO-8601 UTC time ("2026-11-27T18:31:54Z") from an ISO string or Unix seconds."""
+    if t is None:
+        return None
+    if isinstance(t, str):
+        return t
+    try:
+        x = float(t)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x):
+        return None
+    return _dt.datetime.fromtimestamp(x, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _seconds(t: Any) -> float | None:
+    if t is None:
+        return None
+    if isinstance(t, (int, float)):
+        return float(t)
+    try:
+        return _dt.datetime.fromisoformat(str(t).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def age_text(seconds: float | None) -> str:
+    """"42 s", "7 min", "3 h 5 min", "2 d 4 h"."""
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"
+
+
+def _num(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def team_names(arm: Any, labels: Any) -> list[str]:
+    """The names of an arm: a worker index, a member list, a name or a list of names."""
+    if isinstance(arm, dict):
+        for key in ("names", "labels"):
+            if arm.get(key) is not None:
+                return team_names(arm[key], labels)
+        return team_names(arm.get("arm"), labels)
+    if arm is None:
+        return []
+    if isinstance(arm, str):
+        return [arm]
+    if isinstance(arm, (list, tuple)):
+        return [x if isinstance(x, str) else _label(x, labels) for x in arm]
+    return [_label(arm, labels)]
+
+
+def _label(i: Any, labels: Any) -> str:
+    try:
+        j = int(i)
+    except (TypeError, ValueError):
+        return str(i)
+    if labels and 0 <= j < len(labels):
+        return str(labels[j])
+    return f"#{j}"
+
+
+def score_range(problem: dict[str, Any], arm: Any = None, count: int = 1) -> tuple[float | None, float | None]:
+    """The range of a ticket's score: ``count`` times the range of one evaluation of
+    ``arm`` (a team's session score for team studies)."""
+    lo, hi = (problem.get("score_range") or problem.get("reward_range") or [None, None])[:2]
+    per_team = problem.get("score_range") is not None
+    m = 1 if per_team or not isinstance(arm, (list, tuple)) else len(arm)
+    return (None if lo is None else float(lo) * m * count, None if hi is None else float(hi) * m * count)
+
+
+_TITLES = {
+    "saqm": "SAQM", "sa-foa": "SA-FOA", "icb": "ICB", "exhaustive": "Exhaustive", "lucb": "LUCB",
+    "lil-lucb": "lil'LUCB", "lucb++": "LUCB++", "lil-ucb": "lil'UCB", "lil-clucb": "lil'CLUCB",
+    "lil-randlucb": "lil'RandLUCB", "top-two": "Top-Two", "fw-sampling": "Frank-Wolfe sampling",
+    "track-and-stop": "Track-and-Stop", "lingame": "LinGame", "lingape": "LinGapE",
+}
+
+
+def solver_title(name: str) -> str:
+    """The solver's name as its paper writes it (the registered name otherwise)."""
+    return _TITLES.get(name, name)
+
+
+# ============================================================================ sections
+def _labels(summary: Any, study: Any) -> list[str] | None:
+    rec = getattr(study, "_record", None)
+    prob = getattr(rec, "problem", None) or {}
+    return prob.get("labels")
+
+
+def _problem(study: Any) -> dict[str, Any]:
+    rec = getattr(study, "_record", None)
+    return dict(getattr(rec, "problem", None) or {})
+
+
+def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
+    if _is_unavailable(best):
+        return best
+    leader = best.get("leader", best.get("labels", best.get("answer")))
+    stops = best.get("stops_when")
+    stat = _num(best.get("statistic"))
+    thr = _num(best.get("threshold"))
+    return {
+        "available": True,
+        "status": best.get("status"),
+        "leader": team_names(leader, labels),
+        "challenger": team_names(best.get("challenger"), labels) if best.get("challenger") is not None else None,
+        "statistic": stat, "threshold": thr, "stops_when": stops,
+        "statistic_name": best.get("statistic_name"),
+        "delta": _num(best.get("delta")),
+        "delta_achieved": _num(best.get("delta_achieved")),
+        "evaluations_left": _num(best.get("evaluations_left")),
+        "evaluations_left_note": best.get("evaluations_left_note"),
+        "evaluations": best.get("evaluations"), "budget": best.get("budget"),
+        "noise_check": _noise_check(best.get("noise_check")),
+        "certificate_text": best.get("certificate_text"),
+        "has_certificate": bool(best.get("certificate")),
+    }
+
+
+def _noise_check(nc: Any) -> Any:
+    if nc is None or isinstance(nc, str):
+        return nc
+    if isinstance(nc, dict):
+        text = nc.get("text") or nc.get("message")
+        if text:
+            return str(text)
+        return "; ".join(f"{k}: {v}" for k, v in nc.items() if not isinstance(v, (dict, list)))
+    return str(nc)
+
+
+def validity_text(problem: dict[str, Any]) -> str:
+    """What the intervals of ``Study.member_estimates()`` mean, in words (its docstring's
+    statement, for the page)."""
+    sigma = (problem.get("noise") or {}).get("sigma")
+    scale = (f"the declared standard deviation of one evaluation ({sigma:g})" if isinstance(sigma, (int, float))
+             else "the residual variance of the fit (the noise level is not declared)")
+    if problem.get("arm_type") == "mask":
+        what = ("each member's contribution to a session's score: least squares over the told sessions (a "
+                "team's expected score is the sum of its members' contributions)")
+        tail = (" A member whose contribution the teams told so far cannot separate from the others has no "
+                "interval.")
+    else:
+        what = "each arm's mean: the mean of its told evaluations"
+        tail = ""
+    return (f"pointwise 95% confidence intervals of {what}, with {scale}. They treat the evaluations chosen so "
+            "far as a fixed design although the study chose them from the scores (an approximation), and they "
+            "are neither simultaneous over the members nor valid at any time: the stopping rule, not these "
+            f"intervals, carries the study's guarantee.{tail}")
+
+
+def _estimates_section(est: Any, labels: Any, problem: dict[str, Any]) -> dict[str, Any]:
+    if _is_unavailable(est):
+        return est
+    validity = None
+    rows = est
+    if isinstance(est, dict):
+        validity = est.get("validity") or est.get("interval")
+        rows = est.get("rows") or est.get("members") or []
+    out = []
+    for i, r in enumerate(rows or []):
+        name = r.get("name")
+        if name is None:
+            name = _label(r.get("arm", i), labels)
+        out.append({"name": str(name), "n": r.get("n"), "estimate": _num(r.get("estimate")),
+                    "low": _num(r.get("low")), "high": _num(r.get("high"))})
+    return {"available": True, "rows": out, "validity": validity or validity_text(problem)}
+
+
+def _history_section(hist: Any) -> dict[str, Any]:
+    if _is_unavailable(hist):
+        return hist
+    xs: list[Any] = []
+    st: list[Any] = []
+    th: list[Any] = []
+    if isinstance(hist, dict) and any(k in hist for k in ("statistic", "evaluations", "points")):
+        if "points" in hist:
+            hist = hist["points"]
+        else:
+            xs = list(hist.get("evaluations") or hist.get("evaluation") or [])
+            st = list(hist.get("statistic") or [])
+            th = list(hist.get("threshold") or [])
+            hist = None
+    if hist is not None:
+        for i, p in enumerate(hist or []):
+            xs.append(p.get("evaluations", p.get("evaluation", p.get("told_seq", i + 1))))
+            st.append(p.get("statistic"))
+            th.append(p.get("threshold"))
+    n = min(len(xs), len(st)) if xs else 0
+    pts = [(x, _num(s), _num(t) if i < len(th) else None) for i, (x, s, t) in
+           enumerate(zip(xs[:n], st[:n], (th + [None] * n)[:n]))]
+    pts = [p for p in pts if _num(p[0]) is not None]
+    if len(pts) > CHART_POINTS:
+        step = len(pts) / CHART_POINTS
+        pts = [pts[int(i * step)] for i in range(CHART_POINTS)] + [pts[-1]]
+    return {"available": True, "evaluations": [p[0] for p in pts], "statistic": [p[1] for p in pts],
+            "threshold": [p[2] for p in pts]}
+
+
+def _ticket_dict(t: Any, labels: Any, problem: dict[str, Any], now: float) -> dict[str, Any]:
+    get = (lambda k, d=None: t.get(k, d)) if isinstance(t, dict) else (lambda k, d=None: getattr(t, k, d))
+    arm = get("arm")
+    names = get("labels") or get("names")
+    names = list(names) if names is not None and not isinstance(names, str) else team_names(arm, labels)
+    issued = get("issued_at")
+    count = int(get("count", 1) or 1)
+    lo, hi = score_range(problem, arm, count)
+    issued_s = _seconds(issued)
+    age = _num(get("age_seconds"))
+    if age is None and issued_s is not None:
+        age = now - issued_s
+    return {"id": get("id"), "team": names, "count": count, "assistant": get("assistant"),
+            "issued_at": iso_time(issued), "lease_deadline": iso_time(get("lease_deadline")),
+            "age": age_text(age), "overdue": bool(get("overdue")), "low": lo, "high": hi}
+
+
+def _pending_section(pend: Any, labels: Any, problem: dict[str, Any], now: float) -> dict[str, Any]:
+    if _is_unavailable(pend):
+        return pend
+    return {"available": True, "tickets": [_ticket_dict(t, labels, problem, now) for t in pend or []]}
+
+
+def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, Any]:
+    if _is_unavailable(rows):
+        return rows
+    if isinstance(rows, dict):
+        rows = rows.get("rows") or []
+    out = []
+    for r in rows or []:
+        get = (lambda k, d=None, r=r: r.get(k, d)) if isinstance(r, dict) else \
+            (lambda k, d=None, r=r: getattr(r, k, d))
+        names = get("labels") or get("names")
+        names = list(names) if names is not None and not isinstance(names, str) else team_names(get("arm"), labels)
+        corr = []
+        for c in get("corrections") or []:
+            cg = c.get if isinstance(c, dict) else (lambda k, d=None, c=c: getattr(c, k, d))
+            value = cg("score", cg("reward_sum"))
+            corr.append({"score": _num(value), "reason": cg("reason"), "assistant": cg("assistant"),
+                         "at": iso_time(cg("at", cg("created_at"))), "voided": value is None})
+        count = int(get("count", 1) or 1)
+        lo, hi = score_range(problem, get("arm"), count)
+        out.append({"seq": get("told_seq", get("seq")), "id": get("id", get("ticket")), "team": names,
+                    "count": count, "low": lo, "high": hi, "score": _num(get("score", get("reward_sum"))),
+                    "original": _num(get("original_score", get("original"))),
+                    "assistant": get("assistant", get("told_by")), "told_at": iso_time(get("told_at")),
+                    "voided": bool(get("voided", False)), "corrections": corr})
+    return {"available": True, "rows": out}
+
+
+def told_tail(study: Any, last: int) -> list[dict[str, Any]]:
+    """The newest ``last`` told evaluations (newest first) with their corrections, from one
+    read transaction of the study's storage (``told_at`` of those rows and the correction
+    records; the told log itself is never read whole)."""
+    with study.storage.read(study.name) as rx:
+        n = int(rx.study.n_told)
+        rows = rx.told_at(list(range(max(1, n - last + 1), n + 1)))
+        corrections = rx.corrections()
+    by_seq: dict[int, list[Any]] = {}
+    for c in corrections:
+        by_seq.setdefault(int(c.told_seq), []).append(c)
+    out = []
+    for r in sorted(rows, key=lambda r: -int(r.told_seq)):
+        cs = sorted(by_seq.get(int(r.told_seq), []), key=lambda c: c.seq)
+        final = cs[-1].reward_sum if cs else r.reward_sum
+        out.append({"told_seq": r.told_seq, "id": r.id, "arm": r.arm, "count": r.count, "score": final,
+                    "original_score": r.reward_sum, "voided": bool(cs) and final is None,
+                    "assistant": r.told_by, "told_at": r.told_at,
+                    "corrections": [{"score": c.reward_sum, "reason": c.reason, "assistant": c.assistant,
+                                     "at": c.created_at} for c in cs]})
+    return out
+
+
+def _log_read(study: Any, scrub: Scrubber) -> Any:
+    if getattr(study, "told_log", None) is not None:
+        return _read(study, "told_log", scrub, last=LOG_ROWS)
+    if getattr(study.storage, "read", None) is None:
+        return unavailable("not available: this version of combex.studies has no read transactions "
+                           "(BaseStorage.read) to list the told evaluations")
+    try:
+        return told_tail(study, LOG_ROWS)
+    except Exception as exc:  # noqa: BLE001 - one broken section never takes the page down
+        if not _is_combex_error(exc):
+            log.exception("reading the told log failed")
+        return unavailable(f"Reading the told evaluations failed: {scrub(exc)}")
+
+
+def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]:
+    """The JSON of the study page (every section from the read API; see the module docstring)."""
+    summary = _read(study, "summary", scrub)
+    problem = _problem(study)
+    labels = problem.get("labels")
+    solver = getattr(getattr(study, "_record", None), "solver", None) or (
+        summary.get("solver") if isinstance(summary, dict) else None) or "?"
+    if _is_unavailable(summary):
+        head: dict[str, Any] = {"available": False, "reason": summary["reason"]}
+    else:
+        head = {"available": True, "status": summary.get("status"), "evaluations": summary.get("evaluations"),
+                "budget": summary.get("budget"), "tickets": summary.get("tickets"),
+                "solver_params": summary.get("solver_params"), "policy": summary.get("policy")}
+    dc = problem.get("decision_class") or {}
+    team = problem.get("arm_type") == "mask"
+    k = (dc.get("params") or {}).get("k") if isinstance(dc, dict) else None
+    lo, hi = score_range(problem)
+    return {
+        "name": study.name,
+        "solver": solver, "solver_title": solver_title(solver),
+        "problem": {"team": team, "team_size": k, "n": problem.get("n_arms"), "low": lo, "high": hi,
+                    "workers": labels},
+        "summary": head,
+        "best": _best_section(_read(study, "best", scrub), labels, solver),
+        "estimates": _estimates_section(_read(study, "member_estimates", scrub), labels, problem),
+        "history": _history_section(_read(study, "history", scrub)),
+        "pending": _pending_section(_read(study, "pending", scrub), labels, problem, now),
+        "log": _log_section(_log_read(study, scrub), labels, problem),
+        "updated_at": iso_time(now),
+    }
+
+
+def studies_list(storage: Any, study_for: Any, scrub: Scrubber) -> list[dict[str, Any]]:
+    """One line per study of the storage: name, status, evaluations, leader names."""
+    from ..studies import get_all_study_names
+
+    out = []
+    for name in get_all_study_names(storage):
+        study = study_for(name)
+        summary = _read(study, "summary", scrub)
+        best = _read(study, "best", scrub)
+        problem = _problem(study)
+        row: dict[str, Any] = {"name": name, "solver": solver_title(getattr(study._record, "solver", "?"))}
+        if _is_unavailable(summary):
+            row.update(status="?", evaluations=None, budget=None, pending=None, reason=summary["reason"])
+        else:
+            row.update(status=summary.get("status"), evaluations=summary.get("evaluations"),
+                       budget=summary.get("budget"), pending=(summary.get("tickets") or {}).get("pending"))
+        row["leader"] = None if _is_unavailable(best) else team_names(
+            best.get("leader", best.get("labels", best.get("answer"))), problem.get("labels"))
+        out.append(row)
+    return out

@@ -1,0 +1,462 @@
+"""The request handlers of the study web app (see :mod:`combex.web._app` for the routes)."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from ._app import WebApp, accepts_assistant, fmt_score, parse_score
+from ._data import team_names
+from ._security import new_token, same_origin, tokens_equal
+
+__all__ = ["Views", "Who", "Refused", "study_path"]
+
+log = logging.getLogger("combex.web")
+
+#: Longest correction reason kept (characters).
+MAX_REASON = 500
+
+
+def study_path(name: str, suffix: str = "") -> str:
+    """The URL path of a study page (``suffix`` e.g. ``"/assistant"``)."""
+    return "/study/" + quote(name, safe="") + suffix
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who a request writes as: the owner (recorded as ``assistant=None``) or an assistant."""
+
+    owner: bool
+    assistant: str | None
+    token: str | None = None
+
+    @property
+    def label(self) -> str:
+        return "the owner" if self.owner else str(self.assistant)
+
+    @property
+    def recorded(self) -> str | None:
+        return None if self.owner else self.assistant
+
+
+class Refused(Exception):
+    """A request refused before anything is read or written (status, message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Views:
+    def __init__(self, web: WebApp, templates: Any) -> None:
+        self.web = web
+        self.templates = templates
+
+    # ------------------------------------------------------------------ helpers
+    async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from starlette.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(fn, *args, **kwargs)
+
+    def _csrf(self, request: Any) -> str:
+        tok = request.session.get("csrf")
+        if not isinstance(tok, str) or len(tok) < 16:
+            tok = new_token()
+            request.session["csrf"] = tok
+        return tok
+
+    def _who(self, request: Any, name: str) -> Who | None:
+        s = self.web.signins.get(request.session.get("sid"))
+        if s is None:
+            return None
+        if name in s.studies:
+            a, tok = s.studies[name]
+            return Who(False, a, tok)
+        if s.owner:
+            return Who(True, None)
+        return None
+
+    def _is_owner(self, request: Any) -> bool:
+        s = self.web.signins.get(request.session.get("sid"))
+        return bool(s and s.owner)
+
+    def _render(self, request: Any, template: str, status: int = 200, **ctx: Any) -> Any:
+        flash = request.session.pop("flash", None) if "flash" in request.session else None
+        base = {"csrf": self._csrf(request), "flash": flash, "remote": self.web.remote,
+                "owner_signed_in": self._is_owner(request), "study_path": study_path}
+        return self.templates.TemplateResponse(request, template, {**base, **ctx}, status_code=status)
+
+    def _refused(self, request: Any, status: int, message: str) -> Any:
+        if request.url.path.startswith("/api/"):
+            from starlette.responses import JSONResponse
+
+            return JSONResponse({"error": message}, status_code=status)
+        return self._render(request, "error.html", status=status, message=message)
+
+    def _flash(self, request: Any, kind: str, text: str) -> None:
+        request.session["flash"] = {"kind": kind, "text": text}
+
+    def _redirect(self, path: str) -> Any:
+        from starlette.responses import RedirectResponse
+
+        return RedirectResponse(path, status_code=303)
+
+    def _name(self, request: Any) -> str:
+        return str(request.path_params["name"])
+
+    def _may_read(self, request: Any, name: str) -> bool:
+        return not self.web.remote or self._who(request, name) is not None
+
+    async def _guard(self, request: Any, name: str | None, *, signed_in: bool = True) -> tuple[Any, Who | None]:
+        """The checks of every write: same origin, CSRF token, sign-in (the token checked
+        again against the study, so a removed assistant can no longer write)."""
+        if not same_origin(request.headers, request.headers.get("host", "")):
+            raise Refused(403, "Refused: this form was sent from a page of another site.")
+        form = await request.form()
+        if not tokens_equal(form.get("csrf"), request.session.get("csrf")):
+            raise Refused(403, "Refused: the form's security token is missing or out of date. Reload the page "
+                               "and send the form again.")
+        if not signed_in or name is None:
+            return form, None
+        who = self._who(request, name)
+        if who is None:
+            raise Refused(403, "Refused: sign in to this study first (with your assistant token).")
+        if not who.owner:
+            h = self.web.handle(name)
+            check = getattr(h.writer, "assistant_for_token", None)
+            ok = check is not None and (await self._run(check, who.token)) == who.assistant
+            if not ok:
+                s = self.web.signins.get(request.session.get("sid"))
+                if s is not None:
+                    s.studies.pop(name, None)
+                raise Refused(403, f"Refused: the sign-in of {who.assistant!r} is no longer valid (the assistant "
+                                   "was removed or given a new token). Sign in again.")
+        return form, who
+
+    def exception_handlers(self) -> dict[Any, Any]:
+        from ..studies import StudyNotFoundError
+
+        async def not_found(request: Any, exc: Exception) -> Any:
+            return self._refused(request, 404, "No study of that name in this storage.")
+
+        async def refused(request: Any, exc: Refused) -> Any:
+            return self._refused(request, exc.status, exc.message)
+
+        async def failed(request: Any, exc: Exception) -> Any:
+            log.exception("request failed: %s", request.url.path)
+            return self._refused(request, 500, f"Internal error: {self.web.scrub(exc)}")
+
+        return {StudyNotFoundError: not_found, Refused: refused, Exception: failed}
+
+    # ------------------------------------------------------------------ reads
+    async def index(self, request: Any) -> Any:
+        if self.web.remote and not self._is_owner(request):
+            rows = [{"name": n, "hidden": True} for n in await self._run(self.web.names)]
+        else:
+            rows = await self._run(self.web.studies)
+        return self._render(request, "index.html", studies=rows, interval=self.web.interval)
+
+    async def api_studies(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        if self.web.remote and not self._is_owner(request):
+            rows = [{"name": n} for n in await self._run(self.web.names)]
+        else:
+            rows = await self._run(self.web.studies)
+        return JSONResponse({"studies": rows})
+
+    async def study(self, request: Any) -> Any:
+        name = self._name(request)
+        if not self._may_read(request, name):
+            return self._redirect(study_path(name, "/assistant"))
+        snap = await self._run(self.web.snapshot, name)
+        return self._render(request, "study.html", snap=snap, name=name, who=self._who(request, name))
+
+    async def api_study(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        name = self._name(request)
+        if not self._may_read(request, name):
+            raise Refused(403, "Sign in to this study to read it (remote access).")
+        return JSONResponse(await self._run(self.web.snapshot, name))
+
+    async def assistant(self, request: Any) -> Any:
+        name = self._name(request)
+        h = await self._run(self.web.handle, name)
+        who = self._who(request, name)
+        if who is None:
+            can = hasattr(h.writer, "assistant_for_token")
+            return self._render(request, "signin.html", name=name, can_sign_in=can)
+        snap = await self._run(self.web.snapshot, name)
+        return self._render(request, "assistant.html", **self._assistant_context(snap, name, who))
+
+    def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
+        pend = snap["pending"]
+        mine = []
+        if pend.get("available"):
+            mine = [t for t in pend["tickets"] if who.owner or t.get("assistant") == who.assistant]
+        log_ = snap["log"]
+        told = []
+        if log_.get("available"):
+            told = [r for r in log_["rows"] if who.owner or r.get("assistant") == who.assistant]
+        h = self.web.handle(name)
+        writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
+        return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
+                "log": log_, "writes": writes, "running": (snap["summary"].get("status") or "running") == "running",
+                **extra}
+
+    # ------------------------------------------------------------------ sign-in
+    async def signin(self, request: Any) -> Any:
+        name = self._name(request)
+        form, _ = await self._guard(request, None, signed_in=False)
+        token = str(form.get("token") or "").strip()
+        h = await self._run(self.web.handle, name)
+        owner = tokens_equal(token, self.web.owner_token)
+        who = None
+        if not owner:
+            check = getattr(h.writer, "assistant_for_token", None)
+            if check is None:
+                raise Refused(501, "Not available: this version of combex.studies has no assistants "
+                                   "(Study.assistant_for_token).")
+            who = await self._run(check, token) if token else None
+            if who is None:
+                log.warning("failed sign-in to study %r", name)
+                raise Refused(403, "Refused: that token is not an assistant token of this study.")
+        sid, s = self.web.signins.start(request.session.get("sid"))
+        if owner:
+            s.owner = True
+        else:
+            s.studies[name] = (str(who), token)
+        request.session["sid"] = sid
+        request.session["csrf"] = new_token()
+        log.info("study %r: %s signed in", name, "the owner" if owner else repr(who))
+        self._flash(request, "ok", f"Signed in as {'the owner' if owner else who}.")
+        return self._redirect(study_path(name, "/assistant"))
+
+    async def signout(self, request: Any) -> Any:
+        await self._guard(request, None, signed_in=False)
+        self.web.signins.end(request.session.get("sid"))
+        request.session.clear()
+        return self._redirect("/")
+
+    # ------------------------------------------------------------------ writes
+    def _ticket(self, snap: dict[str, Any], tid: int) -> dict[str, Any] | None:
+        pend = snap["pending"]
+        if not pend.get("available"):
+            return None
+        for t in pend["tickets"]:
+            if t.get("id") == tid:
+                return t
+        return None
+
+    def _told_row(self, snap: dict[str, Any], tid: int) -> dict[str, Any] | None:
+        log_ = snap["log"]
+        if not log_.get("available"):
+            return None
+        for r in log_["rows"]:
+            if r.get("id") == tid:
+                return r
+        return None
+
+    def _ticket_id(self, form: Any) -> int:
+        raw = str(form.get("ticket") or "").strip()
+        if not raw.isdigit() or len(raw) > 18:
+            raise Refused(400, f"Refused: the ticket number must be a positive whole number. Got {raw!r}.")
+        return int(raw)
+
+    def _needs(self, h: Any, method: str) -> Any:
+        fn = getattr(h.writer, method, None)
+        if fn is None or not accepts_assistant(fn):
+            raise Refused(501, f"Not available: this version of combex.studies has no Study.{method}() that "
+                               "records the assistant; nothing was written.")
+        return fn
+
+    def _fresh(self, name: str) -> dict[str, Any]:
+        h = self.web.handle(name)
+        with h.read_lock:
+            h.snapshot = None
+        return self.web.snapshot(name)
+
+    async def _write(self, name: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+        """Run a write under the study's write lock; (True, result) or (False, message).
+        ``what`` (who did what) goes to the server's log."""
+        from ..exceptions import CombexError
+
+        h = self.web.handle(name)
+
+        def call() -> Any:
+            with h.write_lock:
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    with h.read_lock:
+                        h.snapshot = None
+
+        try:
+            res = await self._run(call)
+        except CombexError as exc:
+            msg = self.web.scrub(exc)
+            log.info("study %r: not done: %s: %s", name, what, msg)
+            return False, msg
+        log.info("study %r: %s", name, what)
+        return True, res
+
+    async def ask(self, request: Any) -> Any:
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        h = self.web.handle(name)
+        fn = self._needs(h, "ask")
+        ok, res = await self._write(name, f"{who.label} asked for a ticket", fn, assistant=who.recorded)
+        if not ok:
+            self._flash(request, "error", f"No ticket: {res}")
+        else:
+            t = res[0] if isinstance(res, list) and res else res
+            if t is None or (isinstance(res, list) and not res):
+                self._flash(request, "info", "No ticket right now: every evaluation the solver can use is out. "
+                                             "Ask again when pending tickets are told.")
+            else:
+                labels = (getattr(h.writer, "_record", None) and h.writer._record.problem.get("labels")) or None
+                names = team_names(getattr(t, "names", None) or getattr(t, "arm", None), labels)
+                self._flash(request, "ok", f"Ticket #{t.id}: evaluate {', '.join(map(str, names))}.")
+        return self._redirect(study_path(name, "/assistant"))
+
+    async def enter(self, request: Any) -> Any:
+        """The confirmation page: what will be recorded (nothing is written here)."""
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        tid = self._ticket_id(form)
+        snap = await self._run(self._fresh, name)
+        t = self._ticket(snap, tid)
+        if t is None or not (who.owner or t.get("assistant") == who.assistant):
+            self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets (told, released or "
+                                          "expired meanwhile?). Nothing was recorded.")
+            return self._redirect(study_path(name, "/assistant"))
+        raw = form.get("score")
+        try:
+            x = parse_score(raw)
+        except ValueError as exc:
+            ctx = self._assistant_context(snap, name, who, errors={tid: str(exc)}, values={tid: str(raw or "")})
+            return self._render(request, "assistant.html", status=400, **ctx)
+        lo, hi = t.get("low"), t.get("high")
+        if (lo is not None and x < lo) or (hi is not None and x > hi):
+            msg = f"The score must lie in [{_g(lo)}, {_g(hi)}]. Got {_g(x)}."
+            ctx = self._assistant_context(snap, name, who, errors={tid: msg}, values={tid: str(raw)})
+            return self._render(request, "assistant.html", status=400, **ctx)
+        return self._render(request, "confirm.html", name=name, who=who, ticket=t, score=x, raw=str(raw).strip(),
+                            warning=_unusual(x, t, snap))
+
+    async def tell(self, request: Any) -> Any:
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        tid = self._ticket_id(form)
+        h = self.web.handle(name)
+        fn = self._needs(h, "tell")
+        snap = await self._run(self._fresh, name)
+        t = self._ticket(snap, tid)
+        if t is None or not (who.owner or t.get("assistant") == who.assistant):
+            self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets; nothing was recorded.")
+            return self._redirect(study_path(name, "/assistant"))
+        try:
+            x = parse_score(form.get("score"))
+        except ValueError as exc:
+            raise Refused(400, f"Refused: {exc}") from None
+        ok, res = await self._write(name, f"{who.label} told ticket #{tid}: {_g(x)}", fn, tid, x,
+                                    assistant=who.recorded)
+        if ok:
+            self._flash(request, "ok", f"Recorded {_g(x)} for ticket #{tid} ({', '.join(t['team'])}) by "
+                                       f"{who.label}. The study is {res}.")
+        else:
+            self._flash(request, "error", f"Not recorded: {res}")
+        return self._redirect(study_path(name, "/assistant"))
+
+    async def release(self, request: Any) -> Any:
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        tid = self._ticket_id(form)
+        h = self.web.handle(name)
+        fn = self._needs(h, "release")
+        snap = await self._run(self._fresh, name)
+        t = self._ticket(snap, tid)
+        if t is None or not (who.owner or t.get("assistant") == who.assistant):
+            self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets; nothing was released.")
+            return self._redirect(study_path(name, "/assistant"))
+        ok, res = await self._write(name, f"{who.label} released ticket #{tid}", fn, tid, assistant=who.recorded)
+        self._flash(request, "ok" if ok else "error",
+                    f"Released ticket #{tid} ({', '.join(t['team'])}): it is handed out again." if ok
+                    else f"Not released: {res}")
+        return self._redirect(study_path(name, "/assistant"))
+
+    def _correction(self, form: Any, snap: dict[str, Any], who: Who, tid: int) -> tuple[dict[str, Any], float | None,
+                                                                                      str]:
+        row = self._told_row(snap, tid)
+        if row is None:
+            raise Refused(400, f"Refused: ticket #{tid} is not among the told evaluations shown.")
+        if not (who.owner or row.get("assistant") == who.assistant):
+            raise Refused(403, f"Refused: ticket #{tid} was told by {row.get('assistant') or 'the owner'}; an "
+                               "assistant corrects their own scores (the owner any).")
+        reason = str(form.get("reason") or "").strip()
+        if not reason:
+            raise Refused(400, "Refused: give the reason of the correction.")
+        if len(reason) > MAX_REASON:
+            raise Refused(400, f"Refused: the reason is longer than {MAX_REASON} characters.")
+        if form.get("void"):
+            return row, None, reason
+        try:
+            x = parse_score(form.get("score"))
+        except ValueError as exc:
+            raise Refused(400, f"Refused: {exc}") from None
+        lo, hi = row.get("low"), row.get("high")
+        if (lo is not None and x < lo) or (hi is not None and x > hi):
+            raise Refused(400, f"Refused: the score must lie in [{_g(lo)}, {_g(hi)}]. Got {_g(x)}.")
+        return row, x, reason
+
+    async def correct(self, request: Any) -> Any:
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        tid = self._ticket_id(form)
+        snap = await self._run(self._fresh, name)
+        row, x, reason = self._correction(form, snap, who, tid)
+        return self._render(request, "confirm_correction.html", name=name, who=who, row=row, score=x,
+                            reason=reason, warning=None if x is None else _unusual(x, row, snap))
+
+    async def correct_confirm(self, request: Any) -> Any:
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        tid = self._ticket_id(form)
+        h = self.web.handle(name)
+        fn = self._needs(h, "correct")
+        snap = await self._run(self._fresh, name)
+        row, x, reason = self._correction(form, snap, who, tid)
+        ok, res = await self._write(name, f"{who.label} corrected ticket #{tid} to {_g(x)} ({reason!r})", fn, tid, x,
+                                    reason=reason, assistant=who.recorded)
+        what = "voided" if x is None else f"corrected to {_g(x)}"
+        self._flash(request, "ok" if ok else "error",
+                    f"Ticket #{tid} {what} by {who.label} (reason: {reason})." if ok else f"Not corrected: {res}")
+        return self._redirect(study_path(name, "/assistant"))
+
+
+def _g(x: Any) -> str:
+    return fmt_score(x) if isinstance(x, (int, float)) else ("-" if x is None else str(x))
+
+
+def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | None:
+    """A warning when ``x`` is far from the scores told so far (per evaluation): a tenth or
+    ten times the usual value is a misplaced decimal point more often than a real score."""
+    log_ = snap.get("log") or {}
+    if not log_.get("available"):
+        return None
+    per = [r["score"] / max(int(r.get("count") or 1), 1) for r in log_["rows"]
+           if r.get("score") is not None and not r.get("voided")]
+    if len(per) < 5:
+        return None
+    med = statistics.median(per)
+    v = x / max(int(ticket.get("count") or 1), 1)
+    if med > 0 and (v < med / 4 or v > med * 4):
+        return (f"{_g(x)} is far from the scores told so far (median {_g(round(med, 2))} per session). "
+                "Check the decimal point before recording it.")
+    return None
+

@@ -1,0 +1,806 @@
+"""The study web app (combex.web, ``combex dashboard``): a real uvicorn server on loopback,
+real HTTP requests, and a real headless Chromium for the pages (selenium)."""
+
+from __future__ import annotations
+
+import http.client
+import http.cookiejar
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("sqlalchemy")
+
+import combex.studies as cs  # noqa: E402
+from combex.environments._instances_full import LAB_QUALITIES, LAB_WORKERS  # noqa: E402
+from combex.web import create_app  # noqa: E402
+from combex.web._cli import bind_socket  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKERS = list(LAB_WORKERS)  # the lab case: 12 workers, the best team of 4 scores 74, the second 72
+OWNER = "owner-token-for-the-tests-0123456789"
+
+
+# ============================================================================ helpers
+@contextmanager
+def served(storage, **kwargs):
+    """The app of ``storage`` served by uvicorn on a free loopback port (in a thread)."""
+    import uvicorn
+
+    kwargs.setdefault("owner_token", OWNER)
+    kwargs.setdefault("interval", 0.5)
+    app = create_app(storage, **kwargs)
+    sock = bind_socket(kwargs.get("host", "127.0.0.1"), 0)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    th = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    th.start()
+    t0 = time.time()
+    while not server.started:
+        assert time.time() - t0 < 30, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        th.join(timeout=30)
+        sock.close()
+
+
+class Client:
+    """A cookie-keeping HTTP client (urllib) that does not follow redirects."""
+
+    def __init__(self, base):
+        self.base = base
+        self.jar = http.cookiejar.CookieJar()
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *a, **k):
+                return None
+
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect)
+
+    def request(self, path, data=None, headers=None):
+        body = urllib.parse.urlencode(data).encode() if data is not None else None
+        req = urllib.request.Request(self.base + path, data=body, headers=headers or {})
+        try:
+            with self.opener.open(req, timeout=60) as r:
+                return r.status, dict(r.headers), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read().decode()
+
+    def get(self, path, **kw):
+        return self.request(path, **kw)
+
+    def post(self, path, data, **kw):
+        return self.request(path, data=data, **kw)
+
+    def csrf(self, path="/"):
+        status, _, text = self.get(path)
+        assert status == 200, text
+        m = re.search(r'name="csrf" value="([^"]+)"', text)
+        assert m, text[:500]
+        return m.group(1)
+
+
+def raw_request(base, method, path, headers, body=b""):
+    """One request with exactly these headers (http.client; Host included)."""
+    u = urllib.parse.urlparse(base)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    for k, v in headers.items():
+        conn.putheader(k, v)
+    conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders(body)
+    r = conn.getresponse()
+    out = r.status, r.read().decode()
+    conn.close()
+    return out
+
+
+def lab_study(storage, name="lab", *, seed=0, told=0, rng=0):
+    """The lab case: 12 workers, teams of 4, a session's score in [0, 100], the noise level
+    unknown to the study; ``told`` sessions told by the owner (scores: member qualities +
+    N(0, 10^2), rounded, clipped)."""
+    problem = cs.problem_spec(workers=WORKERS, team_size=4, score_range=(0, 100))  # noise level unknown
+    study = cs.create_study(storage=storage, name=name, problem=problem,
+                            solver="top-two", solver_params={"delta": 0.05}, seed=seed)
+    gen = np.random.default_rng(rng)
+    for _ in range(told):
+        t = study.ask()
+        study.tell(t.id, session_score(t, gen))
+    return study
+
+
+def session_score(ticket, gen):
+    return float(np.clip(round(sum(LAB_QUALITIES[i] for i in ticket.arm) + gen.normal(0, 10), 1), 0, 100))
+
+
+# ============================================================================ bind, port, host
+def _dashboard(*argv, timeout=60):
+    return subprocess.run([sys.executable, "-m", "combex", "dashboard", *argv], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http", "80.5"])
+def test_a_bad_port_is_a_clear_error(tmp_path, port):
+    out = _dashboard(str(tmp_path / "lab.db"), "--port", port)
+    assert out.returncode == 2
+    assert f"The 'port' parameter of combex dashboard must be an int in the range [0, 65535]. Got " in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7", "lab-pc.example.org"])
+def test_a_non_local_bind_is_refused_without_allow_remote(tmp_path, host):
+    out = _dashboard(str(tmp_path / "lab.db"), "--host", host, "--port", "0")
+    assert out.returncode == 2, out.stdout
+    assert f"The 'host' parameter of combex dashboard must be a loopback address" in out.stderr
+    assert "--allow-remote" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_wildcard_bind_needs_the_names_browsers_use(tmp_path):
+    out = _dashboard(str(tmp_path / "lab.db"), "--host", "0.0.0.0", "--port", "0", "--allow-remote")
+    assert out.returncode == 2
+    assert "The 'allowed_host' parameter of combex dashboard must be given when every interface is bound" in out.stderr
+
+
+def test_a_remote_bind_warns_that_traffic_is_unencrypted(tmp_path):
+    """--allow-remote on every interface: it serves, and says loudly that nothing is encrypted.
+    (The test talks to it on loopback only.)"""
+    db = str(tmp_path / "lab.db")
+    lab_study(db)
+    p = subprocess.Popen([sys.executable, "-m", "combex", "dashboard", db, "--host", "0.0.0.0", "--port", "0",
+                          "--allow-remote", "--allowed-host", "lab-pc.example.org"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        first = p.stdout.readline()
+        port = int(re.search(r":(\d+)/", first).group(1))
+        token_line = p.stdout.readline()
+        assert token_line.startswith("owner token")
+        warn = "".join(p.stderr.readline() for _ in range(3))
+        assert "WARNING" in warn and "NOT encrypted" in warn and "TLS" in warn
+        base = f"http://127.0.0.1:{port}"
+        status, text = raw_request(base, "GET", "/api/study/lab", {"Host": f"lab-pc.example.org:{port}"})
+        assert status == 403 and "Sign in" in text  # remote: reads need a sign-in
+        status, text = raw_request(base, "GET", "/api/studies", {"Host": f"lab-pc.example.org:{port}"})
+        assert status == 200 and json.loads(text) == {"studies": [{"name": "lab"}]}
+        status, _ = raw_request(base, "GET", "/api/studies", {"Host": f"evil.example:{port}"})
+        assert status == 400
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+
+
+def test_the_command_serves_and_prints_the_owner_token(tmp_path):
+    db = str(tmp_path / "lab.db")
+    lab_study(db, told=3)
+    p = subprocess.Popen([sys.executable, "-m", "combex", "dashboard", db, "--port", "0"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        first = p.stdout.readline()
+        assert first.startswith("combex dashboard on http://127.0.0.1:")
+        line = p.stdout.readline()  # the two lines docs/guide/studies.md shows
+        assert line.startswith("owner token (sign in as the owner; a new one at every start): ")
+        token = line.rsplit(" ", 1)[1].strip()
+        assert len(token) >= 30
+        base = first.split(" on ")[1].split()[0].rstrip("/")
+        doc = json.loads(urllib.request.urlopen(base + "/api/studies", timeout=30).read())
+        assert [s["name"] for s in doc["studies"]] == ["lab"] and doc["studies"][0]["evaluations"] == 3
+        c = Client(base)
+        csrf = c.csrf("/study/lab/assistant")
+        status, headers, _ = c.post("/study/lab/signin", {"csrf": csrf, "token": token})
+        assert status == 303
+        assert "Signed in as the owner" in c.get("/study/lab/assistant")[2]
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+    assert token not in p.stderr.read()
+
+
+def test_a_foreign_host_header_is_refused(tmp_path):
+    db = str(tmp_path / "lab.db")
+    lab_study(db)
+    with served(db) as base:
+        port = base.rsplit(":", 1)[1]
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", ""):
+            for path in ("/", "/api/studies", "/api/study/lab", "/study/lab"):
+                status, text = raw_request(base, "GET", path, {"Host": host})
+                assert status == 400, (host, path, status)
+                assert "lab" not in text
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost"):
+            assert raw_request(base, "GET", "/api/studies", {"Host": host})[0] == 200
+        # a name added with --allowed-host
+    with served(db, allowed_host=["lab-pc.example.org"]) as base:
+        assert raw_request(base, "GET", "/api/studies", {"Host": "lab-pc.example.org"})[0] == 200
+        assert raw_request(base, "GET", "/api/studies", {"Host": "other.example.org"})[0] == 400
+
+
+# ============================================================================ writes: sign-in, CSRF, origin
+def _tickets(db, name="lab"):
+    return cs.load_study(storage=db, name=name).summary()["tickets"]
+
+
+def test_writes_need_a_sign_in_a_csrf_token_and_the_same_origin(tmp_path):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=2)
+    token = study.add_assistant("Ravi")
+    before = _tickets(db)
+    with served(db) as base:
+        anon = Client(base)
+        csrf = anon.csrf("/study/lab/assistant")
+        # no sign-in
+        status, _, text = anon.post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403 and "sign in to this study first" in text
+        # a wrong token, an empty token, another study's token
+        for bad in ("not-a-token", "", token[:-1], OWNER[:-1]):
+            status, _, text = anon.post("/study/lab/signin", {"csrf": csrf, "token": bad})
+            assert status == 403 and "not an assistant token of this study" in text
+        status, _, _ = anon.post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403
+        # signed in, but the CSRF token is missing, wrong, or another session's
+        c = Client(base)
+        csrf = c.csrf("/study/lab/assistant")
+        status, headers, _ = c.post("/study/lab/signin", {"csrf": csrf, "token": token})
+        assert status == 303 and headers["location"].endswith("/study/lab/assistant")
+        csrf = c.csrf("/study/lab/assistant")  # a new one after sign-in
+        other = Client(base).csrf("/study/lab/assistant")
+        for form in ({}, {"csrf": ""}, {"csrf": "x" * 32}, {"csrf": other}):
+            status, _, text = c.post("/study/lab/ask", form)
+            assert status == 403 and "security token" in text, form
+        # the right token, from a page of another site
+        for headers in ({"Origin": "http://evil.example"}, {"Origin": f"http://localhost:{base.rsplit(':', 1)[1]}"},
+                        {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):
+            status, _, text = c.post("/study/lab/ask", {"csrf": csrf}, headers=headers)
+            assert status == 403 and "another site" in text, headers
+        # the sign-in form too is refused from another site
+        status, _, _ = anon.post("/study/lab/signin", {"csrf": anon.csrf("/study/lab/assistant"), "token": token},
+                                 headers={"Origin": "http://evil.example"})
+        assert status == 403
+        assert _tickets(db) == before  # nothing was written
+        # the same form from this server's page goes through
+        status, _, _ = c.post("/study/lab/ask", {"csrf": csrf},
+                              headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+        assert status == 303
+        assert _tickets(db)["pending"] == before["pending"] + 1
+
+
+def test_a_removed_assistant_can_no_longer_write(tmp_path):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db)
+    token = study.add_assistant("Zoe")
+    with served(db) as base:
+        c = Client(base)
+        c.post("/study/lab/signin", {"csrf": c.csrf("/study/lab/assistant"), "token": token})
+        csrf = c.csrf("/study/lab/assistant")
+        study.remove_assistant("Zoe")
+        status, _, text = c.post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403 and "no longer valid" in text
+    assert _tickets(db)["pending"] == 0
+
+
+def test_no_page_or_json_names_the_storage_or_a_secret(tmp_path):
+    db = str(tmp_path / "secret-place" / "lab.db")
+    os.makedirs(os.path.dirname(db))
+    study = lab_study(db, told=3)
+    token = study.add_assistant("Ana")
+    with served(db) as base:
+        c = Client(base)
+        c.post("/study/lab/signin", {"csrf": c.csrf("/study/lab/assistant"), "token": token})
+        csrf = c.csrf("/study/lab/assistant")
+        c.post("/study/lab/ask", {"csrf": csrf})
+        pages = ["/", "/api/studies", "/study/lab", "/api/study/lab", "/study/lab/assistant", "/study/nope",
+                 "/api/study/nope"]
+        texts = [c.get(p)[2] for p in pages] + [Client(base).get(p)[2] for p in pages]
+        status, _, text = c.post("/study/lab/enter", {"csrf": csrf, "ticket": "999", "score": "50"})
+        texts.append(text)
+    for text in texts:
+        assert "secret-place" not in text and str(tmp_path) not in text
+        assert token not in text and OWNER not in text
+
+
+# ============================================================================ in a real browser
+CHROME_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                "--window-size=1200,1000"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    if not (chromium and driver):
+        msg = "chromium / chromedriver not installed (apt-get install chromium chromium-driver)"
+        if os.environ.get("CI"):
+            pytest.fail(msg + "; CI must run the browser tests")
+        pytest.skip(msg)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    profile = tempfile.mkdtemp(prefix="combex-chrome-")
+    for f in CHROME_FLAGS + [f"--user-data-dir={profile}"]:
+        opts.add_argument(f)
+    d = webdriver.Chrome(service=Service(driver), options=opts)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _by():
+    from selenium.webdriver.common.by import By
+
+    return By
+
+
+def _wait(d, cond, timeout=30):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # the study page re-draws its sections at every poll: reads retry on a stale element
+    return WebDriverWait(d, timeout, ignored_exceptions=[StaleElementReferenceException,
+                                                         NoSuchElementException]).until(cond)
+
+
+def _text(d, css):
+    return d.find_element(_by().CSS_SELECTOR, css).text
+
+
+def _sign_in(d, base, token, study="lab"):
+    By = _by()
+    d.delete_all_cookies()
+    d.get(f"{base}/study/{study}/assistant")
+    d.find_element(By.ID, "token").send_keys(token)
+    d.find_element(By.ID, "signin").click()
+    _wait(d, lambda d: d.find_elements(By.ID, "assistant-name"))
+
+
+def _ask(d):
+    By = _by()
+    d.find_element(By.ID, "ask").click()
+    el = _wait(d, lambda d: d.find_element(By.CSS_SELECTOR, ".ticket"))
+    tid = int(el.get_attribute("data-ticket"))
+    team = [m.text for m in el.find_elements(By.CSS_SELECTOR, ".member")]
+    return tid, team
+
+
+def _enter(d, tid, text):
+    By = _by()
+    box = d.find_element(By.ID, f"score-{tid}")
+    box.clear()
+    box.send_keys(text)
+    d.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
+
+
+def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=8)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert _text(browser, "#assistant-name") == "Ravi"
+        tid, team = _ask(browser)
+        (ticket,) = study.pending()
+        assert ticket.id == tid and ticket.assistant == "Ravi"
+        assert team == list(ticket.names) and len(team) == 4 and set(team) <= set(WORKERS)
+        assert "from 0 to 100" in _text(browser, f"#ticket-{tid} form.enter label")
+        # 7.5 typed for 75: the confirmation shows it and warns; back, fix, confirm
+        _enter(browser, tid, "7.5")
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm-score"))
+        assert _text(browser, "#confirm-score") == "7.5"
+        assert "decimal point" in _text(browser, "#confirm-warning")
+        browser.find_element(By.ID, "change").click()
+        assert study.summary()["evaluations"] == 8  # nothing recorded yet
+        _enter(browser, tid, "75")
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "75")
+        assert not browser.find_elements(By.ID, "confirm-warning")
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "Recorded 75 for ticket" in _text(d, ".flash"))
+        row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{tid}']")
+        assert "75" in row.text and "Ravi" in row.text
+        assert study.summary()["evaluations"] == 9 and study.pending() == []
+        told = study.trials_dataframe().set_index("id").loc[tid]
+        assert (told["asked_by"], told["told_by"], told["reward_sum"]) == ("Ravi", "Ravi", 75.0)  # who wrote
+        # the study page shows it (and updates by itself when another assistant tells)
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "Ravi" in _text(d, f"#log tr.log-row[data-ticket='{tid}']"))
+        _wait(browser, lambda d: "75" in _text(d, f"#log tr.log-row[data-ticket='{tid}'] .score"))
+        t = study.ask()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"#pending tr[data-ticket='{t.id}']"))
+        study.tell(t.id, 60.0)
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"#log tr.log-row[data-ticket='{t.id}']"))
+        # a bad score is refused on the form, nothing recorded
+        browser.get(f"{base}/study/lab/assistant")
+        tid, _ = _ask(browser)
+        for bad, msg in (("7,5", "decimal point, not a comma"), ("abc", "must be a number"),
+                         ("101", "must lie in [0, 100]"), ("-1", "must lie in [0, 100]"), ("nan", "finite")):
+            _enter(browser, tid, bad)
+            _wait(browser, lambda d: msg in _text(d, f"#ticket-{tid} .field-error"))
+        assert study.summary()["evaluations"] == 10
+
+
+class _EvilSite:
+    """Another site (another origin) serving one page whose script posts a form to the app."""
+
+    def __init__(self, html):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        body = html.encode()
+
+        class H(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = f"http://localhost:{self.srv.server_address[1]}/"
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def test_a_form_posted_from_a_page_of_another_site_is_refused(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=2)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        csrf = browser.find_element(By.CSS_SELECTOR, "input[name=csrf]").get_attribute("value")
+        # even with the session's CSRF token (say it leaked), the other site's post is refused
+        evil = _EvilSite(f"""<html><body><form id="f" method="post" action="{base}/study/lab/ask">
+            <input type="hidden" name="csrf" value="{csrf}"></form>
+            <script>document.getElementById('f').submit();</script></body></html>""")
+        try:
+            browser.get(evil.url)
+            _wait(browser, lambda d: d.current_url.startswith(base))
+            assert "another site" in _text(browser, "#refused")
+        finally:
+            evil.close()
+        assert study.pending() == []
+        # a script of the other site cannot read the studies either (no CORS header)
+        evil = _EvilSite(f"""<html><body><p id="out">waiting</p><script>
+            fetch("{base}/api/study/lab").then(r => r.text()).then(t => {{document.getElementById('out').textContent =
+            'read ' + t.length}}).catch(e => {{document.getElementById('out').textContent = 'blocked'}});
+            </script></body></html>""")
+        try:
+            browser.get(evil.url)
+            _wait(browser, lambda d: _text(d, "#out") != "waiting")
+            assert _text(browser, "#out") == "blocked"
+        finally:
+            evil.close()
+
+
+def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=24)
+    token = study.add_assistant("Ravi")
+    t = study.ask(assistant="Ravi")
+    study.tell(t.id, 95.0, assistant="Ravi")
+    other = study.ask()
+    study.tell(other.id, 50.0)  # told by the owner at a terminal
+    est_before = {r["name"]: r["estimate"] for r in _rows(study.member_estimates())}
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert not browser.find_elements(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{other.id}']")  # not Ravi's
+        row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{t.id}']")
+        row.find_element(By.TAG_NAME, "summary").click()
+        row.find_element(By.NAME, "score").send_keys("5")
+        row.find_element(By.NAME, "reason").send_keys("typed 95 for 5")
+        row.find_element(By.CSS_SELECTOR, "form.correct button").click()
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "5")
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, ".flash"))
+        est_after = {r["name"]: r["estimate"] for r in _rows(study.member_estimates())}
+        for name in t.names:
+            assert est_after[name] < est_before[name]
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, f"#log tr.log-row[data-ticket='{t.id}']"))
+        _wait(browser, lambda d: "typed 95 for 5" in _text(d, f"#log tr.log-row[data-ticket='{t.id}'] .corrections"))
+        page = {k: float(v) for k, v in _wait(browser, lambda d: _estimates(d)).items()}
+        for name in t.names:
+            assert page[name] == pytest.approx(est_after[name], abs=0.01)
+        # Ravi cannot correct the owner's tell
+        c = Client(base)
+        c.post("/study/lab/signin", {"csrf": c.csrf("/study/lab/assistant"), "token": token})
+        status, _, text = c.post("/study/lab/correct", {"csrf": c.csrf("/study/lab/assistant"), "ticket": other.id,
+                                                        "score": "1", "reason": "no"})
+        assert status == 403 and "corrects their own scores" in text
+        # the owner corrects anyone's: voided here, recorded as the owner's correction
+        o = Client(base)
+        o.post("/study/lab/signin", {"csrf": o.csrf("/study/lab/assistant"), "token": OWNER})
+        csrf = o.csrf("/study/lab/assistant")
+        status, _, text = o.post("/study/lab/correct", {"csrf": csrf, "ticket": t.id, "void": "1",
+                                                        "reason": "session not held"})
+        assert status == 200 and "void" in text  # the confirmation page
+        status, _, _ = o.post("/study/lab/correct/confirm", {"csrf": csrf, "ticket": t.id, "void": "1",
+                                                             "reason": "session not held"})
+        assert status == 303
+        row = [r for r in json.loads(o.get("/api/study/lab")[2])["log"]["rows"] if r["id"] == t.id][0]
+        assert row["voided"] and [(c["assistant"], c["voided"]) for c in row["corrections"]] == [
+            ("Ravi", False), (None, True)]
+
+
+def _rows(est):
+    return est["rows"] if isinstance(est, dict) else est
+
+
+def test_a_release_puts_the_ticket_back(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, team = _ask(browser)
+        browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.release button").click()
+        _wait(browser, lambda d: f"Released ticket #{tid}" in _text(d, ".flash"))
+        assert browser.find_elements(By.ID, "no-tickets") and study.pending() == []
+        tid2, team2 = _ask(browser)
+        assert tid2 != tid and team2 == team  # handed out again
+        assert study.summary()["evaluations"] == 4
+
+
+def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    lab_study(db, told=30)
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: d.execute_script("return !!window.combexChart"))
+        axes = browser.execute_script("return window.combexChart.axes.map(a => a.label)")
+        series = browser.execute_script("return window.combexChart.series.map(s => s.label)")
+        assert axes[0] == "evaluations told" and axes[1] and axes[1] == series[1]
+        assert series[2] == "threshold"
+        n = browser.execute_script("return window.combexChart.data[0].length")
+        thr = browser.execute_script("return window.combexChart.data[2]")
+        assert n >= 1 and all(v is not None for v in thr[-5:])
+        red = browser.execute_script("""
+            const c = document.querySelector('#chart canvas'); const g = c.getContext('2d');
+            const px = g.getImageData(0, 0, c.width, c.height).data; let k = 0;
+            for (let i = 0; i < px.length; i += 4) if (px[i] > 180 && px[i+1] < 90 && px[i+2] < 90) k++;
+            return k;""")
+        assert red > 100  # the dashed red threshold line is drawn
+        cap = _text(browser, "#chart-caption")
+        assert "Top-Two" in cap and "'top-two'" in cap and "threshold" in cap and "stops when" in cap
+
+
+def test_a_team_study_shows_names(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=20)
+    t = study.ask()
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        leader = _wait(browser, lambda d: _text(d, "#verdict .leader .card-value"))
+        names = leader.split(", ")
+        assert len(names) == 4 and set(names) <= set(WORKERS)
+        assert names == _names(study.best()["leader"])
+        # the page re-draws its sections at every poll: each read is one wait
+        assert list(_wait(browser, lambda d: _estimates(d))) == WORKERS
+        row = _wait(browser, lambda d: _text(d, f"#pending tr[data-ticket='{t.id}']"))
+        assert row.count(",") == 3 and all(n in row for n in t.names)
+        page = _wait(browser, lambda d: _text(d, "#study"))
+        assert not re.search(r"\[\d+, \d+, \d+, \d+\]", page)  # no member index lists
+        browser.get(base + "/")
+        assert "Top-Two" in _text(browser, "tr.study-row[data-name='lab']")
+        assert set(_text(browser, "tr.study-row[data-name='lab'] .leader").split(", ")) == set(names)
+
+
+def _estimates(d):
+    """The members table as drawn: {name: estimate text}, read in one script call (the page
+    re-draws it at every poll, faster than element-by-element reads on a busy machine)."""
+    return d.execute_script("""const out = {};
+        document.querySelectorAll('#estimates tr.member-row').forEach(r => {
+            out[r.querySelector('.member-name').textContent] = r.querySelector('.estimate').textContent; });
+        return Object.keys(out).length ? out : null;""")
+
+
+def _names(leader):
+    return leader["names"] if isinstance(leader, dict) else leader
+
+
+# ============================================================================ reads: no write lock, degraded sections
+@pytest.fixture(scope="module")
+def pg():
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _studies_helpers import PgCluster
+
+    cluster = PgCluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_polls_answer_while_a_writer_holds_the_study_lock(tmp_path, request, backend):
+    """A writer frozen inside the study's write transaction does not hold up the page."""
+    url = str(tmp_path / "lab.db") if backend == "sqlite" else request.getfixturevalue("pg").new_database()
+    study = lab_study(url, told=12)
+    locked, release = threading.Event(), threading.Event()
+
+    def writer():
+        with study.storage.transaction("lab"):
+            locked.set()
+            release.wait(20)
+
+    with served(url) as base:
+        th = threading.Thread(target=writer)
+        th.start()
+        try:
+            assert locked.wait(30)
+            c = Client(base)
+            for path in ("/api/study/lab", "/study/lab", "/api/studies", "/"):
+                t0 = time.perf_counter()
+                status, _, text = c.get(path)
+                assert status == 200, text[:300]
+                assert time.perf_counter() - t0 < 5.0, path
+            snap = json.loads(c.get("/api/study/lab")[2])
+            assert snap["summary"]["evaluations"] == 12 and snap["best"]["available"]
+        finally:
+            release.set()
+            th.join(30)
+
+
+def test_a_read_the_study_api_lacks_or_fails_is_a_note_not_a_crash(tmp_path):
+    from combex.web._data import Scrubber, study_snapshot
+
+    db = str(tmp_path / "lab.db")
+    lab_study(db, told=3)
+
+    class Partial(cs.Study):
+        member_estimates = None  # a read this API does not have
+
+        def history(self):
+            raise cs.StorageError(f"cannot read {db}")
+
+    st = cs.get_storage(db)
+    study = Partial(st, st.get_study("lab"))
+    snap = study_snapshot(study, Scrubber(db, st), now=time.time())
+    assert snap["estimates"] == {"available": False, "reason": "not available: this version of combex.studies has no "
+                                                                "Study.member_estimates()"}
+    assert snap["history"]["available"] is False
+    assert snap["history"]["reason"].startswith("Study.history() failed: cannot read the storage")
+    assert db not in json.dumps(snap) and snap["best"]["available"] and snap["summary"]["evaluations"] == 3
+
+
+# ============================================================================ small pieces
+@pytest.mark.parametrize("text,value", [("75", 75.0), (" 7.5 ", 7.5), ("-3e1", -30.0), ("0", 0.0),
+                                        ("74.123456789012", 74.123456789012)])
+def test_a_typed_score_is_read_exactly(text, value):
+    from combex.web._app import fmt_score, parse_score
+
+    assert parse_score(text) == value
+    assert parse_score(fmt_score(value)) == value  # what the confirmation form sends back
+
+
+@pytest.mark.parametrize("text,msg", [("", "Enter the score"), ("7,5", "decimal point, not a comma"),
+                                      ("seventy", "must be a number"), ("inf", "finite"), ("nan", "finite"),
+                                      (None, "Enter the score")])
+def test_a_bad_typed_score_is_refused_with_a_message(text, msg):
+    from combex.web._app import parse_score
+
+    with pytest.raises(ValueError, match=msg):
+        parse_score(text)
+
+
+@pytest.mark.parametrize("x", [0.1, 1 / 3, 99.99999999999, 1e-7, 123456789.125, -0.0, 2.0 ** 60])
+def test_a_score_shown_reads_back_to_the_same_float(x):
+    from combex.web._app import fmt_score
+
+    assert float(fmt_score(x)) == x
+
+
+@pytest.mark.parametrize("host,local", [("127.0.0.1", True), ("127.3.4.5", True), ("localhost", True),
+                                        ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("::", False),
+                                        ("192.168.1.20", False), ("lab-pc", False), ("localhost.evil.example", False)])
+def test_loopback_addresses(host, local):
+    from combex.web._security import is_loopback
+
+    assert is_loopback(host) is local
+
+
+@pytest.mark.parametrize("bad", ["http://lab-pc", "lab-pc:8050", "lab pc", "", "*", "a/b", 7])
+def test_an_allowed_host_must_be_a_bare_name(bad):
+    from combex.exceptions import InvalidParameterError
+    from combex.web._security import allowed_hosts
+
+    with pytest.raises(InvalidParameterError, match="The 'allowed_host' parameter of combex dashboard must be"):
+        allowed_hosts("127.0.0.1", [bad])
+
+
+def test_allowed_hosts_add_the_bound_address_and_the_given_names():
+    from combex.web._security import allowed_hosts
+
+    assert allowed_hosts("127.0.0.1") == ["localhost", "127.0.0.1", "[::1]"]
+    assert allowed_hosts("0.0.0.0", ["Lab-PC.example.org", "192.0.2.7", "2001:db8::1"]) == [
+        "localhost", "127.0.0.1", "[::1]", "lab-pc.example.org", "192.0.2.7", "[2001:db8::1]"]
+    assert allowed_hosts("192.0.2.7") == ["localhost", "127.0.0.1", "[::1]", "192.0.2.7"]
+
+
+@pytest.mark.parametrize("headers,ok", [
+    ({}, True), ({"origin": "http://127.0.0.1:8050"}, True), ({"sec-fetch-site": "same-origin"}, True),
+    ({"sec-fetch-site": "none"}, True), ({"origin": "http://127.0.0.1:8051"}, False),
+    ({"origin": "http://evil.example"}, False), ({"origin": "null"}, False), ({"sec-fetch-site": "cross-site"}, False),
+    ({"sec-fetch-site": "same-site"}, False), ({"origin": "https://127.0.0.1:8050"}, True),
+])
+def test_same_origin(headers, ok):
+    from combex.web._security import same_origin
+
+    assert same_origin(headers, "127.0.0.1:8050") is ok
+
+
+def test_a_sign_in_expires_unused_and_changes_id():
+    from combex.web._security import SignIns
+
+    now = [1000.0]
+    table = SignIns(max_age=60, clock=lambda: now[0])
+    sid, s = table.start(None)
+    s.studies["lab"] = ("Ravi", "tok")
+    now[0] += 59
+    assert table.get(sid) is s  # used: the clock restarts
+    sid2, s2 = table.start(sid)
+    assert sid2 != sid and table.get(sid) is None and s2.studies == {"lab": ("Ravi", "tok")}
+    now[0] += 61
+    assert table.get(sid2) is None
+
+
+def test_names_typed_by_people_are_shown_not_run(tmp_path, browser):
+    """Worker and assistant names with markup are text on every page (escaped templates,
+    textContent in the page script)."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    evil = ['<img src=x onerror="document.title=\'pwned\'">', "<script>document.title='pwned'</script>", "Cleo & Co",
+            'Dev "quoted"']
+    workers = evil + WORKERS[4:]
+    study = cs.create_study(storage=db, name="lab <b>bold</b>",
+                            problem=cs.problem_spec(workers=workers, team_size=4, score_range=(0, 100)),
+                            solver="top-two", solver_params={"delta": 0.05})
+    gen = np.random.default_rng(0)
+    for _ in range(14):
+        t = study.ask()
+        study.tell(t.id, session_score(t, gen))
+    token = study.add_assistant("<i>Ravi</i>")
+    name = urllib.parse.quote("lab <b>bold</b>", safe="")
+    with served(db) as base:
+        _sign_in(browser, base, token, study=name)
+        assert _text(browser, "#assistant-name") == "<i>Ravi</i>"
+        tid, team = _ask(browser)
+        assert set(team) <= set(workers)
+        for path in ("/", f"/study/{name}", f"/study/{name}/assistant"):
+            browser.get(base + path)
+            time.sleep(0.8)
+            assert browser.title != "pwned"
+            run = "img[src=x], script:not([src]):not([type='application/json'])"
+            assert not browser.find_elements(By.CSS_SELECTOR, run)
+            assert not [e for e in browser.find_elements(By.CSS_SELECTOR, "b, i") if e.text in ("bold", "Ravi")]
+        browser.get(f"{base}/study/{name}")
+        _wait(browser, lambda d: evil[0] in _text(d, "#estimates"))
+        assert "lab <b>bold</b>" in _text(browser, "#study-name")
+        assert browser.title != "pwned"
