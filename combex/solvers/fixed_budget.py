@@ -733,17 +733,16 @@ class _SHExploration(_IndexPhasedExploration):
     def _setup(self) -> None:
         super()._setup()
         N, B = self.N, int(self.solver.budget)
-        self.R = math.ceil(math.log2(N))
-        if B < N * self.R:
-            raise self.solver._budget_error(N * self.R, f"at least N ceil(log2 N) = {N * self.R} samples: "
+        self.n_phases = math.ceil(math.log2(N))
+        if B < N * self.n_phases:
+            raise self.solver._budget_error(N * self.n_phases, f"at least N ceil(log2 N) = {N * self.n_phases} samples: "
                                                         "t_r = floor(n / (|S_r| ceil(log2 N))) must be >= 1")
         sizes = [N]
-        for _ in range(self.R - 1):
+        for _ in range(self.n_phases - 1):
             sizes.append(math.ceil(sizes[-1] / 2))
         self.sizes = sizes
-        self.t_r = [B // (s * self.R) for s in sizes]
+        self.t_r = [B // (s * self.n_phases) for s in sizes]
         self.left_over = B - sum(t * s for t, s in zip(self.t_r, sizes))
-        self.n_phases = self.R
 
     def _init_extra(self) -> None:
         self.RT = np.zeros(self.N, dtype=np.int64)
@@ -1120,7 +1119,8 @@ class _DesignExploration(_FixedBudgetExploration):
         self.plan_counts = np.array(state["plan_counts"], dtype=np.int64)
         self.plan_done = np.array(state["plan_done"], dtype=np.int64)
         if self.plan_counts.shape != self.plan_done.shape or self.plan_counts.shape[0] != arms.shape[0]:
-            raise StateError("The fields 'plan_arms', 'plan_counts' and 'plan_done' of the saved state disagree in length.")
+            raise StateError("The fields 'plan_arms', 'plan_counts' and 'plan_done' of the saved state disagree "
+                             "in length.")
         self._index = {self._key(a): i for i, a in enumerate(self.plan_arms)}
         self._load_extra(dict(state["extra"]))
 
@@ -1303,11 +1303,11 @@ class _ODLinBAIExploration(_DesignExploration):
             self.n = int(p.n_arms)
         K = self.X.shape[0]
         self.d = d = max(1, int(np.linalg.matrix_rank(self.X)))
-        self.R = max(1, math.ceil(math.log2(d)))
-        self.keeps = [math.ceil(d / 2**r) for r in range(1, self.R + 1)]
+        self.n_phases = max(1, math.ceil(math.log2(d)))
+        self.keeps = [math.ceil(d / 2**r) for r in range(1, self.n_phases + 1)]
         reserve = min(K, d * (d + 1) // 2) + sum(self.keeps[:-1])
         B = int(s.budget)
-        self.m = (B - reserve) / self.R
+        self.m = (B - reserve) / self.n_phases
         if self.m <= 0:
             raise s._budget_error(reserve + 1, f"m = (T - min(K, d(d+1)/2) - sum_r ceil(d/2^r)) / ceil(log2 d) > 0 "
                                                f"with K = {K}, d = {d}")
@@ -1333,7 +1333,7 @@ class _ODLinBAIExploration(_DesignExploration):
         counts = np.zeros(w.size, dtype=np.int64)
         pos = w > 0
         counts[pos] = np.ceil(w[pos] * self.m).astype(np.int64)
-        if self.phase == self.R - 1:  # the samples the ceilings leave: the last phase, by its design
+        if self.phase == self.n_phases - 1:  # the samples the ceilings leave: the last phase, by its design
             rest = int(self.solver.budget) - int(self.samples) - int(counts.sum())
             if rest > 0:
                 counts += apportion(w, rest)
@@ -1355,7 +1355,7 @@ class _ODLinBAIExploration(_DesignExploration):
         order = _ordered(self._estimates(), self.rng, np.arange(self.cand.size, dtype=np.intp))
         self.cand = self.cand[order[: min(self.cand.size, self.keeps[self.phase])]]
         self.phase += 1
-        if self.phase >= self.R:
+        if self.phase >= self.n_phases:
             self._finish()
         else:
             self._begin_phase()
@@ -1474,11 +1474,13 @@ class ODLinBAI(FixedBudgetSolver):
         K = X.shape[0]
         d = max(1, int(np.linalg.matrix_rank(X)))
         R = max(1, math.ceil(math.log2(d)))
-        m = (int(self.budget) - min(K, d * (d + 1) // 2) - sum(math.ceil(d / 2**r) for r in range(1, R))) / R  # type: ignore[arg-type]
+        reserve = min(K, d * (d + 1) // 2) + sum(math.ceil(d / 2**r) for r in range(1, R))
+        m = (int(self.budget) - reserve) / R  # type: ignore[arg-type]
         srt = np.sort(vals)[::-1][: max(2, d)]
-        gaps = (srt[0] - srt[1:]) / sigma
-        H = 0.0 if gaps.size == 0 else (math.inf if gaps[0] <= 0 else float(np.max(np.arange(2, gaps.size + 2) / gaps**2)))
-        return {"error_bound": _exp_bound(4.0 * K / d + 3.0 * math.log2(d) if d > 1 else 4.0 * K, m, 32.0 * H),
+        gaps = (srt[0] - srt[1:]) / sigma  # ranks i = 2..d; listed with the first twice, position i is rank i
+        H = hardness_h2(np.concatenate([gaps[:1], gaps])) if gaps.size else 0.0
+        prefactor = 4.0 * K / d + 3.0 * math.log2(d) if d > 1 else 4.0 * K
+        return {"error_bound": _exp_bound(prefactor, m, 32.0 * H),
                 "hardness": H,
                 "error_bound_source": "Yang & Tan (2022), OD-LinBAI's upper bound: (4K/d + 3 log2 d) exp(-m/(32 H_2,lin)), "
                                       "H_2,lin = max_{2<=i<=d} i sigma^2/Delta_i^2"}
