@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/fixed_budget.py                      # 200 seeds, both instances (~30 min on 2 busy cores)
     python benchmarks/fixed_budget.py --seeds 20           # a quick look
-    python benchmarks/fixed_budget.py --jobs 2 --out /tmp/fb.csv
+    python benchmarks/fixed_budget.py --jobs 2 --out /tmp/fb.csv --figures docs/figures
     python benchmarks/fixed_budget.py --profile-only       # top-two's allocation and design at small budgets
 
 Instances (both full-bandit: only a team's total score is observed):
@@ -50,6 +50,8 @@ import numpy as np
 from combex.experiments import make_instance, run_generators
 from combex.solvers import get_solver
 from combex.testing import clopper_pearson
+
+import _figures
 
 INSTANCES = {
     "lab-teams": {"params": {}, "epsilon": 5.0, "budgets": (100, 150, 300)},
@@ -165,6 +167,38 @@ def print_table(rows: list[dict[str, Any]], seeds: int, seed: int) -> None:
                       f"ratio {ratio:>5}  {verdict}")
 
 
+def figures(folder: Any, rows: list[dict[str, Any]], seeds: int) -> None:
+    """The results page's figure: error rate against the budget per algorithm, one panel per
+    instance, with the 95% Clopper-Pearson intervals as vertical lines."""
+    plt = _figures.pyplot()
+    for name, pair in (("uniform-allocation", ("k", "o")), ("od-linbai", ("C4", "D")), ("csar-full-bandit", ("C2", "v"))):
+        _figures.STYLE.setdefault(name, pair)  # distinct from top-two's on this page
+    insts = [i for i in INSTANCES if any(r["instance"] == i for r in rows)]
+    fig, axes = plt.subplots(1, len(insts), figsize=(5.2 * len(insts), 3.8), squeeze=False)
+    titles = {"lab-teams": "lab case: 12 workers, teams of 4, epsilon 5",
+              "crowd": "ITMANAGE: 36 workers, teams of 10, epsilon 0.5"}
+    for ax, inst in zip(axes[0], insts):
+        names = [n for n in SOLVERS if any(r["instance"] == inst and r["solver"] == n for r in rows)]
+        for j, name in enumerate(names):
+            pts = sorted((r["budget"], r["error_rate"], r["ci_low"], r["ci_high"]) for r in rows
+                         if r["instance"] == inst and r["solver"] == name)
+            b, e, lo, hi = (np.array(v, dtype=float) for v in zip(*pts))
+            x = b * (1.0 + 0.025 * (j - (len(names) - 1) / 2))  # side by side at each budget
+            st = _figures.style("top-two" if name == "top-two-uv" else name)
+            ax.plot(x, e, label=name, color=st["color"], marker=st["marker"],
+                    mfc="none" if name == "top-two-uv" else st["color"])
+            ax.vlines(x, lo, hi, color=st["color"], lw=1, alpha=0.6)
+        budgets = sorted({r["budget"] for r in rows if r["instance"] == inst})
+        ax.set(xscale="log", xlabel="budget (team evaluations)", ylabel=f"error rate ({seeds} seeds, 95% CI)",
+               title=titles.get(inst, inst))
+        ax.set_xticks(budgets, [str(v) for v in budgets])
+        ax.minorticks_off()
+        ax.set_ylim(bottom=0)
+        ax.legend(loc="upper right")
+    fig.tight_layout()
+    _figures.save(fig, folder, __file__, "error-vs-budget")
+
+
 # ---------------------------------------------------------------------- allocation profile
 def profile(instance: str, budget: int, seeds: int, seed: int) -> None:
     """Where top-two's evaluations go at a small budget, against uniform allocation's:
@@ -276,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--design-seeds", type=int, default=20, help="seeds of the design analysis (0: skip it)")
     ap.add_argument("--out", help="write the table as CSV")
+    _figures.add_option(ap)
     args = ap.parse_args(argv)
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, OPENBLAS_NUM_THREADS="
           f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
@@ -283,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         budgets = {"lab-teams": tuple(args.lab_budgets), "crowd": tuple(args.crowd_budgets)}
         rows = measure(args.seeds, args.seed, args.jobs, args.instances, args.solvers, budgets)
         print_table(rows, args.seeds, args.seed)
+        if args.figures is not None:
+            figures(args.figures, rows, args.seeds)
         if args.out:
             with open(args.out, "w", newline="") as fh:
                 w = csv.DictWriter(fh, fieldnames=list(rows[0]))
