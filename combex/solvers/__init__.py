@@ -1,9 +1,11 @@
-"""The algorithms, one module per family, behind two contracts (see ``_base`` and ``_regret``).
+"""The algorithms, one module per family, behind three contracts (see ``_base``, ``_regret``
+and ``fixed_budget``).
 
 ``get_solver(name)`` returns the registered class for every algorithm; ``cls.contract`` is
-``"pac"`` for pure exploration (:class:`Solver`: ask / tell, :class:`Result`) and
+``"pac"`` for pure exploration (:class:`Solver`: ask / tell, :class:`Result`),
 ``"regret"`` for regret policies (:class:`RegretPolicy`: ``run(env, T)``,
-:class:`RegretResult`).
+:class:`RegretResult`) and ``"fixed-budget"`` for algorithms that spend a given number of
+samples (a :class:`Solver` whose ``run`` needs a ``budget``).
 
 * full bandit (Kuroki et al. 2020): :class:`SAQM`, :class:`SAFOA`, :class:`ICB`,
   :class:`Exhaustive` -- :mod:`combex.solvers.full_bandit`;
@@ -19,7 +21,12 @@
   :class:`TrackAndStop`, :class:`TopTwo`, :class:`FWSampling`, :class:`CombGame` --
   :mod:`combex.solvers.optimal`;
 * sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
-  :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`.
+  :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`;
+* fixed budget (the ``"fixed-budget"`` contract: spend exactly ``budget`` samples, report
+  the paper's error bound): :class:`SuccessiveRejects`, :class:`SuccessiveAcceptsRejects`,
+  :class:`SequentialHalving`, :class:`CSAR`, and for full-bandit teams
+  :class:`UniformAllocation`, :class:`ODLinBAI`, :class:`FullBanditCSAR` --
+  :mod:`combex.solvers.fixed_budget`.
 
 Every algorithm is also reachable by its registered name: :func:`get_solver`. The family
 modules are imported on first use.
@@ -45,6 +52,9 @@ _ALGORITHMS = {
     "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
     "LinearFWSampling": "optimal_linear",
     "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
+    "SuccessiveRejects": "fixed_budget", "SuccessiveAcceptsRejects": "fixed_budget",
+    "SequentialHalving": "fixed_budget", "CSAR": "fixed_budget", "UniformAllocation": "fixed_budget",
+    "ODLinBAI": "fixed_budget", "FullBanditCSAR": "fixed_budget",
 }
 
 __all__ = ["Algorithm", "Solver", "RegretPolicy", "Exploration", "Result", "RegretResult", "Batch", "SOLVERS",

@@ -148,10 +148,13 @@ class Result:
 
 # ---------------------------------------------------------------------- registry
 #: The contracts a registered algorithm can follow: ``"pac"`` (:class:`Solver`: ask / tell
-#: pure exploration, a :class:`Result` with a certified answer) and ``"regret"``
+#: pure exploration, a :class:`Result` with a certified answer), ``"regret"``
 #: (:class:`~combex.solvers.RegretPolicy`: a fixed horizon over a changing arm set, a
-#: :class:`~combex.solvers.RegretResult`).
-CONTRACTS = ("pac", "regret")
+#: :class:`~combex.solvers.RegretResult`) and ``"fixed-budget"``
+#: (:class:`~combex.solvers.fixed_budget.FixedBudgetSolver`: ask / tell exploration that
+#: spends exactly a given number of samples and answers, with the error bound its paper
+#: proves at that budget instead of a certificate).
+CONTRACTS = ("pac", "regret", "fixed-budget")
 
 SOLVERS: dict[str, type["Algorithm"]] = {}
 
@@ -191,7 +194,7 @@ def get_solver(name: str) -> type["Algorithm"]:
 def _load_builtin_solvers() -> None:
     import importlib
 
-    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear", "optimal", "optimal_linear"):
+    for mod in ("full_bandit", "semi_bandit", "linear", "mips", "sublinear", "optimal", "optimal_linear", "fixed_budget"):
         try:
             importlib.import_module(f"combex.solvers.{mod}")
         except ModuleNotFoundError as exc:  # a family not built yet
@@ -413,7 +416,10 @@ def tied_optimum(solver: Any, env: Any) -> bool:
 
 
 def warn_if_tied(solver: Any, env: Any) -> None:
-    """Warn (:class:`~combex.exceptions.TieWarning`) when epsilon = 0 on a tied truth."""
+    """Warn (:class:`~combex.exceptions.TieWarning`) when epsilon = 0 on a tied truth (PAC
+    solvers only: a fixed-budget run ends at its budget whatever the truth)."""
+    if getattr(solver, "contract", "pac") != "pac":
+        return
     if float(getattr(solver, "tolerance", 0.0) or 0.0) > 0 or float(getattr(solver, "epsilon", 0.0) or 0.0) > 0:
         return
     if tied_optimum(solver, env):
