@@ -482,6 +482,69 @@ def test_budget_of_the_lab_case_from_the_cli(tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("where", ["memory", "sqlite"])
+def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
+    """set_budget raises or lowers the budget of a running study (recorded in its history;
+    never below the evaluations told); equal to them it stops now with the leader, its
+    delta_achieved and the pending tickets cancelled; stop() is that; a replay of the log
+    stops at the same place; create_study(load_if_exists=True) with the first budget loads it."""
+    storage = None if where == "memory" else str(tmp_path / "b.db")
+    problem = cs.problem_spec(2, noise="bernoulli", labels=["ann", "bob"])
+    kw = dict(name="b", problem=problem, solver="top-two", solver_params={"delta": 0.1}, budget=10)
+    study = cs.create_study(storage=storage, **kw)
+    with pytest.raises(combex.exceptions.StateError, match="no evaluation told"):
+        study.stop()
+    out = study.ask(n=10)
+    assert len(out) == 10
+    assert study.set_budget(30) == "running" and study.summary()["budget"] == 30
+    for t in out:
+        study.tell(t, float(t.arm == 0))
+    with pytest.raises(combex.InvalidParameterError, match="'budget'.*9"):
+        study.set_budget(9)  # below the 10 told
+    held = study.ask(n=2)
+    assert study.set_budget(12) == "running"
+    assert study.ask(n=2) == []  # the two held fill the budget
+    assert study.stop() == "budget_exhausted"
+    best = study.best()
+    assert best["status"] == "budget_exhausted" and best["evaluations"] == 10 and best["budget"] == 10
+    assert best["leader"]["names"] == "ann" and 0 < best["delta_achieved"] <= 1
+    assert "ran out before the stopping rule held" in best["certificate_text"]
+    assert {t.id for t in held} <= {t["id"] for t in study.trials_dataframe().to_dict("records")
+                                    if t["state"] == "cancelled"}
+    with pytest.raises(cs.StudyFinishedError):
+        study.tell(held[0], 1.0)
+    with pytest.raises(cs.StudyFinishedError):
+        study.set_budget(50)  # a finished study is final
+    events = [h for h in study.storage.get_study("b").history if h.get("event") == "budget"]
+    assert [(e["from"], e["to"]) for e in events] == [(10, 30), (30, 12), (12, 10)]
+    again = cs.Study(study.storage, study.storage.get_study("b"))
+    again._replay = None
+    rp = again.exploration_state()
+    assert rp.exp.status == "budget_exhausted" and rp.exp.samples == 10
+    if storage is not None:
+        assert cs.create_study(storage=storage, load_if_exists=True, **kw).status == "budget_exhausted"
+
+
+def test_set_budget_and_stop_from_the_cli(tmp_path, capsys):
+    from combex.cli import main
+
+    db = str(tmp_path / "b.db")
+    assert main(["study", "create", db, "--name", "q", "--n-arms", "3", "--solver", "lucb", "--param", "K=1",
+                 "--labels", "a,b,c"]) == 0
+    assert main(["study", "set-budget", db, "--name", "q", "--budget", "40"]) == 0
+    capsys.readouterr()
+    assert cs.load_study(storage=db, name="q").summary()["budget"] == 40
+    assert main(["study", "stop", db, "--name", "q"]) == 2  # nothing told yet
+    assert "no evaluation told" in capsys.readouterr().err
+    assert main(["study", "ask", db, "--name", "q", "--n", "3"]) == 0
+    tickets = json.loads(capsys.readouterr().out)["tickets"]
+    assert main(["study", "tell", db, "--name", "q", *sum((["--result", f"{t['id']}=1"] for t in tickets), [])]) == 0
+    capsys.readouterr()
+    assert main(["study", "stop", db, "--name", "q"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "budget_exhausted" and doc["best"]["evaluations"] == 3 and doc["best"]["budget"] == 3
+
+
 @pytest.mark.parametrize("budget", [0, -1, "10", 2.5, True])
 def test_a_bad_budget_is_refused(budget):
     with pytest.raises(combex.InvalidParameterError, match="'budget'"):

@@ -1109,7 +1109,7 @@ class _OptimalExploration(Exploration):
             if not self._ready:
                 need = np.flatnonzero(sim.T < self._min_pulls)
                 pool = need if need.size else np.arange(self.N)
-                a = int(pool[np.argmin(sim.T[pool], kind="stable") if need.size == 0 else 0])
+                a = int(pool[np.argmin(sim.T[pool]) if need.size == 0 else 0])
             else:
                 cv = sim.T.astype(np.float64)
                 sim._prepare()

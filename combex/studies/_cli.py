@@ -208,6 +208,14 @@ def _cmd(args: argparse.Namespace) -> int:
         status = study.release(args.ticket, assistant=who)
         _print({"status": status, "released": args.ticket})
         return 0
+    if action == "set-budget":
+        status = study.set_budget(args.budget)
+        _print({"status": status, "budget": args.budget, "best": study.best()})
+        return 0
+    if action == "stop":
+        status = study.stop()
+        _print({"status": status, "best": study.best()})
+        return 0
     if action == "correct":
         if (args.reward_sum is None) == (not args.void):
             raise InvalidParameterError("Give exactly one of --reward-sum X (the right score) and --void.")
@@ -265,6 +273,8 @@ def add_study_command(sub: Any) -> None:
                "  combex study correct lab.db --name lab --ticket 3 --reward-sum 46.5 --reason 'digits swapped'\n"
                "  combex study release lab.db --name lab --ticket 4\n"
                "  combex study pending lab.db --name lab\n"
+               "  combex study set-budget lab.db --name lab --budget 200\n"
+               "  combex study stop lab.db --name lab\n"
                "  combex study status lab.db --name quiz\n"
                "  combex study export lab.db --name quiz --out trials.csv\n"
                "  combex dashboard lab.db --port 8050",
@@ -320,6 +330,9 @@ def add_study_command(sub: Any) -> None:
     co.add_argument("--reward-sum", type=float, default=None, help="the right score")
     co.add_argument("--void", action="store_true", help="void the told score (the evaluation did not count)")
     co.add_argument("--reason", required=True)
+    sb = cmd("set-budget", "set the budget of evaluations (equal to the evaluations told: stop now)")
+    sb.add_argument("--budget", type=int, required=True)
+    cmd("stop", "end the study now with the current leader and its delta_achieved (the owner)")
     cmd("pending", "the tickets out: assistant, age, lease deadline")
     cmd("status", "status, ticket counts, leader / result, certificate in words")
     h = cmd("history", "the stopping statistic over the evaluations")

@@ -357,12 +357,12 @@ class _SQLTransaction(StudyTransaction):
 
     def update_study(self, **fields: Any) -> None:
         self._writable()
-        bad = set(fields) - {"status", "result", "progress", "aggregates", "history"}
+        bad = set(fields) - {"status", "budget", "result", "progress", "aggregates", "history"}
         if bad:
             raise StorageError(f"update_study cannot set {sorted(bad)}.")
         values = {}
         for k, v in fields.items():
-            values[k] = v if k == "status" else (None if v is None else _dump(v))
+            values[k] = v if k in ("status", "budget") else (None if v is None else _dump(v))
         s = self._st._s
         self._c.execute(s.update().where(s.c.id == self._id).values(**values))
         self.study = replace(self.study, **{k: (list(v) if k == "history" and v is not None else v)

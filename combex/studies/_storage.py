@@ -338,7 +338,7 @@ class StudyTransaction(ABC):
 
     @abstractmethod
     def update_study(self, **fields: Any) -> None:
-        """Set fields of the study row: ``status``, ``result``, ``progress``,
+        """Set fields of the study row: ``status``, ``budget``, ``result``, ``progress``,
         ``aggregates``, ``history``."""
 
     def finish(self, status: str, result: dict | None) -> None:
@@ -591,7 +591,7 @@ class _MemoryTransaction(StudyTransaction):
             del snaps[k]
 
     def update_study(self, **fields: Any) -> None:
-        bad = set(fields) - {"status", "result", "progress", "aggregates", "history"}
+        bad = set(fields) - {"status", "budget", "result", "progress", "aggregates", "history"}
         if bad:
             raise StorageError(f"update_study cannot set {sorted(bad)}.")
         self._set_study(**fields)

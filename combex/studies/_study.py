@@ -23,7 +23,7 @@ import numpy as np
 
 from .._state import join_arrays, split_arrays
 from .._validation import check_int, param_error
-from ..exceptions import CombexWarning, InvalidParameterError
+from ..exceptions import CombexWarning, InvalidParameterError, StateError
 from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
 from ._problem import (
     build_problem,
@@ -770,6 +770,43 @@ class Study:
 
         return self._locked(work)
 
+    def set_budget(self, budget: Any) -> str:
+        """Set the study's budget of evaluations (the owner; one transaction); returns the
+        study status.
+
+        A budget at least the evaluations told: raised, the study runs on; lowered, it stops
+        once that many are told; equal to the evaluations told, it stops **now** (status
+        ``"budget_exhausted"``) with the recommendation and ``delta_achieved``, whose
+        guarantee holds at any stopping time (see :meth:`best`). The change is recorded in
+        the study's history. A finished study is final (refused).
+        """
+        def work(tx: Any) -> str:
+            rec = tx.study
+            if rec.status != "running":
+                raise self._finished_error(rec)
+            b = check_int(budget, "budget", owner="Study.set_budget", low=max(1, rec.n_told), high=2**62)
+            tx.update_study(budget=b, history=list(rec.history) + [
+                {"event": "budget", "at": iso_time(self.clock()), "evaluations": rec.n_told, "from": rec.budget,
+                 "to": b}])
+            rp = self._sync(tx)
+            if rp.seq >= b and not rp.exp.done:
+                rp.exp.stop("budget_exhausted", f"budget of {b} evaluations told")
+            self._finish_if_done(tx, rp)
+            return tx.study.status
+
+        return self._locked(work)
+
+    def stop(self) -> str:
+        """End the study now, on the evaluations told (the owner): the budget becomes the
+        evaluations told (:meth:`set_budget`); the pending tickets are cancelled. The
+        answer is the current leader with its ``delta_achieved``, an error probability valid
+        at this (data-dependent) moment. Returns the study status."""
+        with self.storage.read(self.name) as rx:
+            told = rx.study.n_told
+        if told == 0:
+            raise StateError(f"Study {self.name!r} has no evaluation told yet; nothing to answer with.")
+        return self.set_budget(told)
+
     def correct(self, ticket: Any, reward_sum: Any, *, reason: str, assistant: str | None = None) -> str:
         """Replace a told score (``reward_sum`` a number) or void it (None), with a
         ``reason``; returns the study status.
@@ -1240,8 +1277,10 @@ def create_study(
         st.create_study(record)
     except DuplicatedStudyError:
         old = st.get_study(name)
-        if old.settings() != record.settings():
-            diff = sorted(k for k in record.settings() if record.settings()[k] != old.settings()[k])
+        diff = sorted(k for k in record.settings() if record.settings()[k] != old.settings()[k])
+        if diff == ["budget"] and any(h.get("event") == "budget" for h in old.history):
+            diff = []  # the owner changed the budget since (Study.set_budget): the stored one holds
+        if diff:
             raise DuplicatedStudyError(
                 f"A study named {name!r} already exists in {st!r} with other settings ({', '.join(diff)} "
                 "differ); choose another name or delete it."
