@@ -76,7 +76,16 @@ def _same_result(a, b):
     assert a.status == b.status and a.answer == b.answer
     assert a.samples == b.samples and a.rounds == b.rounds
     np.testing.assert_array_equal(a.pulls, b.pulls)
-    assert a.certificate == b.certificate
+    ca, cb = dict(a.certificate), dict(b.certificate)
+    na, nb = ca.pop("noise_check", None), cb.pop("noise_check", None)
+    assert ca == cb
+    # the test of the declared scale folds a block of pulls at once (Chan et al.'s pairwise
+    # update) where the loop folds them one by one: the same statistic up to rounding
+    assert (na is None) == (nb is None)
+    if na is not None:
+        assert na.keys() == nb.keys() and na["rejected"] == nb["rejected"]
+        for k in na:
+            assert na[k] == (pytest.approx(nb[k], rel=1e-12) if isinstance(nb[k], float) else nb[k]), k
     np.testing.assert_array_equal(a.info["theta_hat"], b.info["theta_hat"])
 
 
