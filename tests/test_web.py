@@ -568,6 +568,38 @@ def test_a_release_puts_the_ticket_back(tmp_path, browser):
         assert study.summary()["evaluations"] == 4
 
 
+def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser):
+    """The owner's page has 'Stop the study now' (a confirming box required); the study
+    ends on the evaluations told with the leader and delta_achieved; an assistant's page has
+    no such form and a post of it as an assistant is refused."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=12)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert not browser.find_elements(By.ID, "stop-form")
+        csrf = browser.find_element(By.NAME, "csrf").get_attribute("value")
+        status = browser.execute_script("""
+            const f = new FormData(); f.append('csrf', arguments[0]); f.append('confirm', '1');
+            const r = new XMLHttpRequest(); r.open('POST', '/study/lab/stop', false); r.send(f);
+            return [r.status, r.responseText];""", csrf)
+        assert status[0] == 403 and "only the study&#39;s owner can stop it" in status[1] and study.status == "running"
+        tid, _ = _ask(browser)
+        _sign_in(browser, base, OWNER)
+        browser.find_element(By.ID, "stop-confirm").click()
+        browser.find_element(By.ID, "stop").click()
+        _wait(browser, lambda d: "The study is stopped" in _text(d, ".flash"))
+        assert study.status == "budget_exhausted"
+        best = study.best()
+        assert best["evaluations"] == 12 and best["budget"] == 12 and len(best["leader"]["names"]) == 4
+        assert isinstance(best["delta_achieved"], float)
+        assert not browser.find_elements(By.ID, "stop-form")
+        assert {t["id"]: t["state"] for t in study.trials_dataframe().to_dict("records")}[tid] == "cancelled"
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "budget_exhausted" in _text(d, "body"))
+
+
 def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):
     By = _by()
     db = str(tmp_path / "lab.db")

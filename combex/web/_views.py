@@ -390,6 +390,24 @@ class Views:
                     else f"Not released: {res}")
         return self._redirect(study_path(name, "/assistant"))
 
+    async def stop(self, request: Any) -> Any:
+        """The owner ends the study now, on the evaluations told (``Study.stop``): the
+        leader is the answer, with its anytime-valid ``delta_achieved``."""
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        if not who.owner:
+            raise Refused(403, "Refused: only the study's owner can stop it.")
+        if not form.get("confirm"):
+            raise Refused(400, "Refused: tick the box that confirms stopping the study now.")
+        fn = getattr(self.web.handle(name).writer, "stop", None)
+        if fn is None:
+            raise Refused(501, "Not available: this version of combex.studies has no Study.stop().")
+        ok, res = await self._write(name, f"{who.label} stopped the study", fn)
+        self._flash(request, "ok" if ok else "error",
+                    f"The study is stopped ({res}): the study page shows the answer and how sure it is." if ok
+                    else f"Not stopped: {res}")
+        return self._redirect(study_path(name, "/assistant"))
+
     def _correction(self, form: Any, snap: dict[str, Any], who: Who, tid: int) -> tuple[dict[str, Any], float | None,
                                                                                       str]:
         row = self._told_row(snap, tid)
