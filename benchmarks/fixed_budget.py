@@ -5,6 +5,7 @@ Usage::
     python benchmarks/fixed_budget.py                      # 200 seeds, both instances (~30 min on 2 busy cores)
     python benchmarks/fixed_budget.py --seeds 20           # a quick look
     python benchmarks/fixed_budget.py --jobs 2 --out /tmp/fb.csv --figures docs/figures
+    python benchmarks/fixed_budget.py --table /tmp/fb.csv --figures docs/figures --no-profile   # redraw only
     python benchmarks/fixed_budget.py --profile-only       # top-two's allocation and design at small budgets
 
 Instances (both full-bandit: only a team's total score is observed):
@@ -167,6 +168,21 @@ def print_table(rows: list[dict[str, Any]], seeds: int, seed: int) -> None:
                       f"ratio {ratio:>5}  {verdict}")
 
 
+def read_table(path: str) -> list[dict[str, Any]]:
+    """The rows of a table written by ``--out`` (numbers as numbers)."""
+    def value(k: str, v: str) -> Any:
+        if k in ("instance", "solver"):
+            return v
+        if v in ("True", "False"):
+            return v == "True"
+        if v == "":
+            return None
+        return int(v) if k in ("budget", "seeds", "errors", "max_samples") else float(v)
+
+    with open(path, newline="") as fh:
+        return [{k: value(k, v) for k, v in r.items()} for r in csv.DictReader(fh)]
+
+
 def figures(folder: Any, rows: list[dict[str, Any]], seeds: int) -> None:
     """The results page's figure: error rate against the budget per algorithm, one panel per
     instance, with the 95% Clopper-Pearson intervals as vertical lines."""
@@ -310,13 +326,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--design-seeds", type=int, default=20, help="seeds of the design analysis (0: skip it)")
     ap.add_argument("--out", help="write the table as CSV")
+    ap.add_argument("--table", help="read a table written by --out instead of measuring (print it, draw --figures)")
     _figures.add_option(ap)
     args = ap.parse_args(argv)
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, OPENBLAS_NUM_THREADS="
           f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
     if not args.profile_only:
         budgets = {"lab-teams": tuple(args.lab_budgets), "crowd": tuple(args.crowd_budgets)}
-        rows = measure(args.seeds, args.seed, args.jobs, args.instances, args.solvers, budgets)
+        if args.table:
+            rows = read_table(args.table)
+            args.seeds = rows[0]["seeds"]
+        else:
+            rows = measure(args.seeds, args.seed, args.jobs, args.instances, args.solvers, budgets)
         print_table(rows, args.seeds, args.seed)
         if args.figures is not None:
             figures(args.figures, rows, args.seeds)

@@ -19,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-RESULTS_PAGES = ["full_bandit", "semi_bandit", "linear", "optimal", "optimal_linear", "mips", "performance"]
+RESULTS_PAGES = ["full_bandit", "semi_bandit", "linear", "optimal", "optimal_linear", "mips", "performance",
+                 "fixed_budget"]
 FIGURE = re.compile(r"```\{figure\} (\S+)\n(.*?)```", re.S)
 COMMAND = re.compile(r"`(python benchmarks/(\w+)\.py[^`]*)`")
 
