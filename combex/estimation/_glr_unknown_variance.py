@@ -290,25 +290,30 @@ class UnknownVarianceThreshold:
             self._mean_const = 2.0 * math.log(2.0 * self.m / self.delta)
         self._dk = self.delta / (2.0 * self.n * (math.pi ** 2 / 6.0))
         self._grid = np.array([2], dtype=np.int64)
-        self._q = np.array([self._quantile(2, 0)])
+        self._q = np.atleast_1d(self._quantile(2, 0))
 
     @property
     def name(self) -> str:
         return "heuristic" if self.kind == "heuristic" else "valid:pairs-unknown-variance"
 
-    def _quantile(self, n_k: int, k: int) -> float:
-        from scipy.stats import chi2
+    def _quantile(self, n_k: Any, k: Any) -> Any:
+        """The chi-square quantile ``F^{-1}_{n_k - 1}(delta_k / (k + 1)^2)`` (scalar or
+        arrays; ``2 gammaincinv(df / 2, q)``, the formula of ``scipy.stats.chi2.ppf`` without
+        its per-call overhead: a threshold is built for every level ``delta_achieved`` tries)."""
+        from scipy.special import gammaincinv
 
-        return float(chi2.ppf(self._dk / (k + 1.0) ** 2, n_k - 1))
+        return 2.0 * gammaincinv((np.asarray(n_k, dtype=np.float64) - 1.0) / 2.0,
+                                 self._dk / (np.asarray(k, dtype=np.float64) + 1.0) ** 2)
 
     def _extend(self, n_max: int) -> None:
-        grid, q = list(self._grid), list(self._q)
+        """Grow the grid past ``n_max`` (geometric by ``1 + eta``), the new quantiles in one
+        vectorized call."""
+        grid = list(self._grid)
+        first = len(grid)
         while grid[-1] <= n_max:
-            nk = max(grid[-1] + 1, int(math.floor((1.0 + self.eta) * grid[-1])))
-            grid.append(nk)
-            q.append(self._quantile(nk, len(grid) - 1))
+            grid.append(max(grid[-1] + 1, int(math.floor((1.0 + self.eta) * grid[-1]))))
         self._grid = np.asarray(grid, dtype=np.int64)
-        self._q = np.asarray(q)
+        self._q = np.concatenate([self._q, self._quantile(self._grid[first:], np.arange(first, len(grid)))])
 
     def variance_lower(self, n: Any) -> NDArray[np.float64]:
         """``b(n)``: with probability ``1 - delta/2``, ``S_a / sigma_a^2 >= b(N_a)`` for every
