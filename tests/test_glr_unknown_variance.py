@@ -268,11 +268,11 @@ def test_cli_divergence_flag(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls,runs", [(TopTwo, 200), (CombGame, 60), (FWSampling, 60), (TrackAndStop, 40)])
+@pytest.mark.parametrize("cls,runs", [(TopTwo, 100), (CombGame, 40), (FWSampling, 40), (TrackAndStop, 30)])
 def test_unknown_variance_error_rate_at_most_delta(cls, runs):
     """Valid on mixed, unknown variances (0.5, 2, 5) with a near tie relative to the noise
     (gap 0.4 against sigma 2): the error count is compatible with delta (Clopper-Pearson),
-    and every run stops (the valid threshold refuses nothing valid). 200 runs for the
+    and every run stops (the valid threshold refuses nothing valid). 100 runs for the
     recommended top-two, fewer for the slower samplers (the suite's time budget)."""
     from scipy.stats import beta as beta_dist
 
