@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from combex.environments import BestKGaussianArms, GaussianArms
+from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms
 from combex.estimation._glr import GLRThreshold
 from combex.estimation._glr_unknown_variance import (
     ClassUnknownVarianceThreshold,
@@ -529,3 +529,12 @@ def test_unknown_variance_class_sampling_does_not_starve_arms():
     env = GaussianArms(PATH_MU, sigma=1.0, rng=sd)
     res = TopTwo(delta=0.01, divergence=UV, decision_class=dc).run(env, rng=5, budget=100_000)
     assert res.status == "identified" and res.samples < 20_000 and np.all(res.pulls > 2)
+
+
+@pytest.mark.parametrize("cls", [TopTwo, CombGame, FWSampling, TrackAndStop])
+def test_unknown_variance_refuses_rewards_of_two_values(cls):
+    """Bernoulli rewards are not Gaussian: a run of equal rewards has variance 0 with nothing
+    sure (check_solver measured 9 wrong answers in 34 runs at delta 0.05 before the refusal)."""
+    with pytest.raises(InvalidParameterError, match="'divergence'.*'bernoulli'"):
+        cls(delta=0.05, divergence=UV).run(BernoulliArms([0.9, 0.4], rng=0), rng=0)
+    assert cls(delta=0.05).run(BernoulliArms([0.9, 0.4], rng=0), rng=0).answer == 0  # auto: the KL rule

@@ -329,6 +329,13 @@ class _OptimalExploration(Exploration):
                 div = _UV
             else:
                 div = "bernoulli" if (kind == "bernoulli" and self.structure != "class") else "gaussian"
+        if div == _UV and kind in ("bernoulli", "rademacher", "pm1"):
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {type(s).__name__}: 'unknown-variance' estimates the variance of "
+                f"Gaussian rewards (its threshold bounds chi-square variance estimates), and the problem's rewards "
+                f"are {kind!r} (two values: a run of equal rewards has variance 0 without being sure of anything). "
+                f"Use divergence='bernoulli' or 'gaussian' with the known scale. Got 'unknown-variance'."
+            )
         if div == "bernoulli" and self.structure == "class":
             raise InvalidParameterError(
                 f"The 'divergence' parameter of {type(s).__name__} must be 'gaussian' for a decision class "

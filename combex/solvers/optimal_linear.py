@@ -535,6 +535,13 @@ class _GLRExploration(Exploration):
                 "'sigma' nor the problem's noise model declares one. Give sigma=... or use "
                 "divergence='unknown-variance' (the default 'auto' does)."
             )
+        kind = getattr(getattr(self.problem, "noise", None), "kind", "gaussian")
+        if div == "unknown-variance" and kind in ("bernoulli", "rademacher", "pm1"):
+            raise InvalidParameterError(
+                f"The 'divergence' parameter of {owner}: 'unknown-variance' estimates the variance of Gaussian "
+                f"noise, and the problem's rewards are {kind!r} (two values); declare their scale (sigma) and use "
+                "divergence='gaussian'. Got 'unknown-variance'."
+            )
         self.declared = float(declared) if (declared is not None and div == "gaussian") else None
         self.uv = div == "unknown-variance"
         self.sigma = self.declared if self.declared is not None else 1.0
