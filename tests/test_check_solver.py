@@ -231,15 +231,16 @@ def test_broken_solver_factor_one_keeps_the_runs_and_bad_input_is_refused():
 
 @pytest.mark.slow
 def test_the_slow_rule_fails_a_milder_cut():
-    """LUCB with its radius multiplied by 0.27 errs on the near tie with probability about
-    0.12 at delta = 0.05 (36 wrong in 300 runs measured): the default rule (which fails
-    such a solver with probability 0.32) passes it on these seeds, the many-run rule (0.94)
-    fails it; both pass the real LUCB. (LUCB's radius or Top-Two's threshold merely halved
-    still keep delta = 0.05 there: 0 wrong in 40 and 60 runs.)"""
+    """LUCB with its radius multiplied by 0.2 errs on the near tie with probability about
+    0.14 at delta = 0.05 (16 wrong in 111 decided runs of the many-run rule, measured; a
+    stop waits for 5 residual degrees of freedom of the declared scale, which removes the
+    earliest wrong stops, so a milder cut errs too rarely to tell): the default rule (little
+    power there) passes it on these seeds, the many-run rule fails it; both pass the real
+    LUCB. (LUCB's radius or Top-Two's threshold merely halved still keep delta = 0.05 there.)"""
     rep_real = check_solver("lucb", checks=["adversarial_near_tie"], slow=True)["adversarial_near_tie"]
     assert rep_real.verdict == "pass" and rep_real.runs == SLOW_RULE.runs_to_pass(0.05)
-    bad = broken_solver("lucb", 0.27)
-    assert check_solver(bad, checks=["adversarial_near_tie"])["adversarial_near_tie"].verdict == "pass"
+    bad = broken_solver("lucb", 0.2)
+    assert check_solver(bad, checks=["adversarial_near_tie"])["adversarial_near_tie"].verdict.startswith("pass")
     with pytest.raises(AssertionError, match="near_tie"):
         check_solver(bad, checks=["adversarial_near_tie"], slow=True)
 
