@@ -181,7 +181,7 @@ def test_misdeclared_scale_error_rate_stays_below_delta(case):
     n = 60
     for seed in range(n):
         if case == "best-arm":
-            env = GaussianArms([1.0, 0.9, 0.5, 0.0], sigma=2.0, rng=seed)
+            env = GaussianArms([1.0, 0.6, 0.3, 0.0], sigma=2.0, rng=seed)
             solver, eps = get_solver("top-two")(delta=0.1, sigma=0.2), 0.0
         else:
             env = FullBandit([3.0, 2.8, 2.0, 1.0, 0.0], k=2, sigma=3.0, noise_level="observation", rng=seed)
