@@ -37,7 +37,7 @@ from combex.environments._instances_semi import jiang_1sparse, jiang_exponential
 from combex.oracles import PartitionMatroid
 from combex.solvers.optimal import CombGame, FWSampling, OracleTracking, TopTwo, TrackAndStop
 from combex.solvers.semi_bandit import LUCB, LilCLUCB, LilRandLUCB, LilUCB, LUCBPlusPlus
-from combex.solvers._lower_bound_bandit import bandit_characteristic_time
+from combex.identification._bandit import bandit_characteristic_time
 
 BUDGET = 3_000_000
 

@@ -62,7 +62,7 @@ import numpy as np
 
 from combex.environments import soare
 from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame
-from combex.solvers._lower_bound import characteristic_time
+from combex.identification._linear import characteristic_time
 from combex.solvers.linear import LinGapE, XYAdaptive, XYOracle, XYStatic
 from combex.solvers.optimal_linear import OracleSampler, team_T_star_lower_bound
 
@@ -448,8 +448,8 @@ def yardsticks(instances: int = 40) -> None:
     epsilon 0, 0.1 or 0.3 (the instances with more than 8 epsilon-good teams, whose exact
     ``T*_eps`` is not computed, are left out)."""
     from combex.oracles import TopK
-    from combex.solvers._moment_bound import swap_T_star_moment_bound
-    from combex.solvers._swap_bound import exchange_pairs, swap_T_star_lower_bound
+    from combex.identification._moments import swap_T_star_moment_bound
+    from combex.identification._swaps import exchange_pairs, swap_T_star_lower_bound
 
     rng = np.random.default_rng(5)
     rows = []

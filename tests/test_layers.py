@@ -1,8 +1,8 @@
 """The package layers stay ordered: a module never imports a higher layer.
 
 Order (low to high; the shared decision of the project):
-exceptions, _validation, _state, _blas < oracles, estimation, allocations < environments,
-datasets < mips < solvers < studies < experiments < cli, dashboard, web, testing, __main__.
+exceptions, _validation, _state, _blas < oracles, estimation, allocations < identification <
+environments, datasets < mips < solvers < studies < experiments < cli, dashboard, web, testing, __main__.
 
 Every ``import`` / ``from ... import`` in ``combex/`` is read with :mod:`ast`, at module
 level and inside functions alike (a lazy import is still a dependency).
@@ -20,6 +20,7 @@ PKG = Path(__file__).resolve().parents[1] / "combex"
 LAYERS = [
     {"exceptions", "_validation", "_state", "_blas"},
     {"oracles", "estimation", "allocations"},
+    {"identification"},
     {"environments", "datasets"},
     {"mips"},
     {"solvers"},

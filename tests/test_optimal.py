@@ -12,7 +12,7 @@ from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gau
 from combex.exceptions import CombexError, InvalidParameterError
 from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
 from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop, get_solver
-from combex.solvers._lower_bound_bandit import _cvx_time, bai_optimal_weights, bandit_characteristic_time
+from combex.identification._bandit import _cvx_time, bai_optimal_weights, bandit_characteristic_time
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
 

@@ -13,8 +13,8 @@ from combex.environments import FullBandit, LinearBandit, soare
 from combex.exceptions import CombexError, InvalidParameterError
 from combex.oracles import TopK
 from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame, get_solver
-from combex.solvers._linear_glr import heuristic_threshold, linear_glr, mixture_beta0, oracle_glr_lower_bound
-from combex.solvers._lower_bound import characteristic_time
+from combex.identification._linear_thresholds import heuristic_threshold, linear_glr, mixture_beta0, oracle_glr_lower_bound
+from combex.identification._linear import characteristic_time
 from combex.allocations import AdaHedge
 from combex.solvers.optimal_linear import OracleSampler
 from combex.testing._solver import _loop
@@ -388,7 +388,7 @@ def test_yardstick_of_large_classes_is_bounded_in_time_and_never_above_T_star(mo
     FW_YARDSTICK_ITERATIONS (each iteration one LP: minutes uncapped at 252 teams); stopped
     early it reports its certified lower bound, so T* is never over-estimated, and the
     result says the ratio is an upper bound."""
-    import combex.solvers._lower_bound as lbm
+    import combex.identification._linear as lbm
     from combex.environments import kuroki_synthetic_means
 
     theta = kuroki_synthetic_means(8, 3, 0.3, rng=3)

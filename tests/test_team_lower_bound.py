@@ -1,4 +1,4 @@
-"""The yardstick of team problems: the moment-matrix bound (combex.solvers._moment_bound)
+"""The yardstick of team problems: the moment-matrix bound (combex.identification._moments)
 and team_T_star_lower_bound are certified (never above the exact T*, brute force over all
 k-sets, whatever design guides the certificate), never below the LP bound, and valid for
 every epsilon-good team by the exchange argument; the seed full-bandit solvers and
@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from combex.environments import FullBandit, kuroki_synthetic_means
 from combex.exceptions import InvalidParameterError
 from combex.oracles import TopK
-from combex.solvers._lower_bound import characteristic_time
-from combex.solvers._moment_bound import swap_T_star_moment_bound
-from combex.solvers._swap_bound import exchange_pairs, swap_T_star_lower_bound
+from combex.identification._linear import characteristic_time
+from combex.identification._moments import swap_T_star_moment_bound
+from combex.identification._swaps import exchange_pairs, swap_T_star_lower_bound
 from combex.solvers.optimal_linear import team_T_star_lower_bound
 
 
@@ -64,7 +64,7 @@ def test_moment_bound_is_never_above_the_exact_T_star(n, k, eps, sigma, seed, of
 def test_any_guide_design_still_gives_a_certified_bound(monkeypatch):
     """The SDP only guides the certificate: with a poor design (uniform over k-sets, or a
     random mixture of teams) the LP dual still bounds T* from below -- looser, never above."""
-    import combex.solvers._moment_bound as mbm
+    import combex.identification._moments as mbm
 
     n, k = 8, 3
     theta = kuroki_synthetic_means(n, k, 0.3, rng=0)

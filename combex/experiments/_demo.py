@@ -3,7 +3,7 @@
 Three polynomial full-bandit solvers of the seed paper (ICB, SAQM, SA-FOA) and the GLR
 linear Top-Two (``top-two`` on a full-bandit problem; the C(36, 10) = 2.5e8 teams go
 through the oracle path: swap-decomposition stop, oracle-randomized design, see
-:mod:`combex.solvers._swap_bound`) identify the best team of k = 10
+:mod:`combex.identification._swaps`) identify the best team of k = 10
 workers on a crowdsourcing domain of Li et al. (2017) when only the team's score on a
 random quiz question is observed (real, correlated full-bandit feedback replayed from the
 answers). The data are shipped in combex (:func:`combex.datasets.load_quiz`, CC BY 4.0).

@@ -17,7 +17,7 @@ with ``P[(x* - x_a_hat)^T theta > epsilon] <= delta`` (eq. (1) of Xu, Honda & Su
   schedule.
 
 Every :meth:`run` of these solvers reports ``info["lower_bound_ratio"]`` =
-``samples / (T*(theta) log(1/delta))`` with T* from :mod:`combex.solvers._lower_bound`,
+``samples / (T*(theta) log(1/delta))`` with T* from :mod:`combex.identification._linear`,
 computed from the environment's truth *after* the run (the exploration never reads it).
 """
 
@@ -44,9 +44,9 @@ from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal
 from ..environments import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
+from ..identification._linear import characteristic_time, check_features
 from . import _lingape_kernel as _kernel
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
-from ._lower_bound import characteristic_time, check_features
 
 __all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle"]
 

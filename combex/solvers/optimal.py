@@ -76,7 +76,7 @@ by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
 (T*(mu) log(1/delta)) from the environment's truth
-(:mod:`combex.solvers._lower_bound_bandit`).
+(:mod:`combex.identification._bandit`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
 linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
@@ -102,9 +102,9 @@ from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, U
                                                 pair_glr_unknown_variance, variance_floor)
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
+from ..identification._bandit import _maxmin_weights, bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
+from ..identification._unknown_variance import uv_lower_bound_info
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
-from ._lower_bound_bandit import bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
-from ._lower_bound_uv import uv_lower_bound_info
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
@@ -1154,30 +1154,10 @@ def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
     return v / v.sum()
 
 
-def _maxmin_weights(costs: Any, N: int, w0: NDArray[np.float64] | None = None, iters: int = 150) -> NDArray[np.float64]:
-    """Approximate ``argmax_w min_a F_a(w)`` on the simplex by exponentiated subgradient
-    ascent (averaged iterate); ``costs(w) -> (values, gradients)``: the (m, N) gradients,
-    or only the gradient (N,) of the minimizing alternative."""
-    w = np.full(N, 1.0 / N) if w0 is None else np.maximum(w0, 1e-6) / np.maximum(w0, 1e-6).sum()
-    avg = np.zeros(N)
-    tot = 0.0
-    for k in range(iters):
-        F, G = costs(w)
-        g = G if G.ndim == 1 else G[int(np.argmin(F))]
-        scale = float(np.max(np.abs(g))) or 1.0
-        eta = 1.0 / math.sqrt(k + 1)
-        w = w * np.exp(eta * g / scale)
-        w = np.maximum(w / w.sum(), 1e-9)
-        w /= w.sum()
-        avg += w * (k + 1)
-        tot += k + 1
-    return avg / tot
-
-
 # ============================================================================ Track-and-Stop
 class _TrackAndStopExploration(_OptimalExploration):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm), exactly by
-    :func:`~combex.solvers._lower_bound_bandit.pair_maxmin_weights` (Gaussian Best-K and
+    :func:`~combex.identification._bandit.pair_maxmin_weights` (Gaussian Best-K and
     matroid bases: bipartite pairs), or by subgradient ascent (other classes, Bernoulli and
     unknown-variance sets; 60 warm-started steps), recomputed lazily: when the empirical
     answer changes (and t grew by 1% since the last solve), else when t has grown by 5%

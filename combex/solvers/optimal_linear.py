@@ -5,7 +5,7 @@ or -- full-bandit team selection -- the indicator vectors of the members of
 ``problem.decision_class`` (enumerated; ``max_enumerate`` members at most), whose pulls
 return the sum of the members' rewards. Every solver here returns an answer that is
 epsilon-good with probability >= 1 - delta under the default (``threshold="valid"``)
-stopping rule: the mixture threshold of :mod:`combex.solvers._linear_glr`, or, on the
+stopping rule: the mixture threshold of :mod:`combex.identification._linear_thresholds`, or, on the
 oracle-randomized design of matroid-base classes too large to enumerate, the fixed-design
 threshold (:meth:`_GLRExploration._fixed_design_stop`).
 
@@ -34,7 +34,7 @@ most a factor ``1 + growth`` late, and the sampling rule is updated less often. 
 ``growth=0``, 488 with 0.01, 747 with 0.1, 876 with ``batch_size=50``, 963 with 200.
 
 Every :meth:`run` on a simulated environment reports ``info["lower_bound_ratio"]`` =
-``samples / (T*(theta) log(1/delta))`` (T* from :mod:`combex.solvers._lower_bound`, exact:
+``samples / (T*(theta) log(1/delta))`` (T* from :mod:`combex.identification._linear`, exact:
 the classes handled here are enumerated).
 """
 
@@ -52,9 +52,9 @@ from .._validation import check_bool, check_choice, check_float, check_int, chec
 from ..allocations import AdaHedge, apportion
 from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
+from ..identification._linear import check_features
+from ..identification._linear_thresholds import THRESHOLDS, linear_glr
 from ._base import Batch, Exploration, Result, Solver, register_solver
-from ._linear_glr import THRESHOLDS, linear_glr
-from ._lower_bound import check_features
 from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
 
 __all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE", "glr_team_sigma",
@@ -290,7 +290,7 @@ def team_lower_bound_info(env: Any, delta: float, samples: int, epsilon: float =
     :data:`EXACT_TEAM_YARDSTICK` teams; beyond, on classes of matroid bases, the certified
     ``"lp"`` bound of :func:`team_T_star_lower_bound` (the ratio is then an upper bound, and
     ``lower_bound_ratio_kind`` says so); ``{}`` when neither applies or the truth is unknown."""
-    from ._swap_bound import is_matroid_base_class
+    from ..identification._swaps import is_matroid_base_class
 
     try:
         dc = env.problem.decision_class
@@ -320,10 +320,10 @@ def team_T_star_lower_bound(env: Any, *, epsilon: float = 0.0, sigma: float | No
 
     * ``"lp"`` (what every result reports; milliseconds): an LP over the inclusion
       probabilities after Cauchy-Schwarz,
-      :func:`combex.solvers._swap_bound.swap_T_star_lower_bound`.
+      :func:`combex.identification._swaps.swap_T_star_lower_bound`.
     * ``"moment"`` (15-20 s at 36 members, 1-2 min at 45-55, about 8 at 63; memoized): the
       relaxation over the teams' moment matrix, certified by an LP dual,
-      :func:`combex.solvers._moment_bound.swap_T_star_moment_bound`. Never below ``"lp"``;
+      :func:`combex.identification._moments.swap_T_star_moment_bound`. Never below ``"lp"``;
       1.56-1.84x above it on the crowd instances (kuroki-synthetic 135 against 80, ITMANAGE
       1,246 against 800).
 
@@ -366,8 +366,8 @@ def team_T_star_lower_bound(env: Any, *, epsilon: float = 0.0, sigma: float | No
     (True, 'certified upper bound of the ratio')
     """
     from ..oracles._topk import TopK
-    from ._moment_bound import swap_T_star_moment_bound
-    from ._swap_bound import exchange_pairs, swap_T_star_lower_bound
+    from ..identification._moments import swap_T_star_moment_bound
+    from ..identification._swaps import exchange_pairs, swap_T_star_lower_bound
 
     eps = check_float(epsilon, "epsilon", owner="team_T_star_lower_bound", low=0.0)
     method = check_choice(method, "method", ("lp", "moment"), owner="team_T_star_lower_bound")
@@ -415,12 +415,12 @@ def _common_swaps_T_lower(dc: Any, theta: NDArray[np.float64], x_star: NDArray[n
     ``b`` is more than eps below) give swaps ``i - a + b`` that are alternatives of every
     epsilon-good team ``i``, each with the same ``Delta + eps = theta_a - theta_b + eps``.
     Keeping only those alternatives lowers every ``T_eps(i)`` to at most the LP of
-    :func:`~combex.solvers._swap_bound.swap_T_star_lower_bound` over those pairs, so the LP
+    :func:`~combex.identification._swaps.swap_T_star_lower_bound` over those pairs, so the LP
     is below their minimum; also ``8 sigma^2 / (theta_(k) - theta_(k+1) + eps)^2`` (one
     alternative per team, below); the larger is returned. ``(nan, reason)`` when the class is
     not top-k."""
     from ..oracles._topk import TopK
-    from ._swap_bound import exchange_pairs, swap_T_star_lower_bound
+    from ..identification._swaps import exchange_pairs, swap_T_star_lower_bound
 
     if not isinstance(dc, TopK):
         return math.nan, "not computed: several epsilon-good bases (T*_eps is a minimum over them)"
@@ -776,14 +776,14 @@ class _GLRExploration(Exploration):
         members (:func:`combex.allocations.support_from_decision_class`), the candidate
         answers a pool grown with the oracle's ``argmax`` and ``argmax_excluding`` at the
         estimate. The stop uses a certified lower bound of the exact GLR, so it stays valid:
-        for classes of matroid bases (:func:`~combex.solvers._swap_bound.is_matroid_base_class`)
-        the swap-decomposition bound of :mod:`combex.solvers._swap_bound`, otherwise
-        :func:`~combex.solvers._linear_glr.oracle_glr_lower_bound` (quadratic oracle);
+        for classes of matroid bases (:func:`~combex.identification._swaps.is_matroid_base_class`)
+        the swap-decomposition bound of :mod:`combex.identification._swaps`, otherwise
+        :func:`~combex.identification._linear_thresholds.oracle_glr_lower_bound` (quadratic oracle);
         ``info["stop_bound"]`` says which. On the swap path the samplers with
         ``swap_sampling`` (linear Top-Two, FW sampling) pull the oracle-randomized design
         (:meth:`_design_batch`)."""
         from ..allocations import support_from_decision_class
-        from ._swap_bound import is_matroid_base_class
+        from ..identification._swaps import is_matroid_base_class
 
         dc = self.problem.decision_class
         sizes = None
@@ -982,7 +982,7 @@ class _GLRExploration(Exploration):
             self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({self.threshold} threshold)")
 
     def _oracle_check(self) -> None:
-        from ._linear_glr import heuristic_threshold, mixture_beta0, oracle_glr_lower_bound
+        from ..identification._linear_thresholds import heuristic_threshold, mixture_beta0, oracle_glr_lower_bound
 
         s = self.solver
         if self.swap:
@@ -998,7 +998,7 @@ class _GLRExploration(Exploration):
         theta = np.linalg.solve(self._A, self._b)
         if self.swap and getattr(s, "swap_sampling", False):
             # the design needs no candidate pool: the answer is the oracle's argmax
-            from ._linear_glr import LinearGLR
+            from ..identification._linear_thresholds import LinearGLR
 
             self.answer_masks = x_hat[None, :].copy()
             self.Xa = self.answer_masks.astype(np.float64)
@@ -1042,7 +1042,7 @@ class _GLRExploration(Exploration):
         return best
 
     def _swap_stop(self) -> tuple[NDArray[np.bool_], float, float, dict[str, Any]]:
-        """The swap-decomposition stop (:mod:`combex.solvers._swap_bound`) on the ridge grid.
+        """The swap-decomposition stop (:mod:`combex.identification._swaps`) on the ridge grid.
 
         Mixture threshold: for each ``lam_j = ridge 10^j`` (j < n_ridges) the bound ``L_j``
         of ``min_S Z_S / kappa_S(lam_j)`` with ``M_j = A^{-1} + lam_j A^{-2}`` is compared
@@ -1054,8 +1054,8 @@ class _GLRExploration(Exploration):
         swap (a member, so an *upper* bound of ``min_S Z_S / kappa_S``) exceeds ``beta_j``:
         elsewhere no lower bound can (measured: most checks of a run stop there). Returns ``(x_hat, L, beta)`` of the grid point of largest ``L / beta`` and
         the info."""
-        from ._linear_glr import heuristic_threshold, mixture_beta0
-        from ._swap_bound import exchange_pairs, swap_glr_lower_bound
+        from ..identification._linear_thresholds import heuristic_threshold, mixture_beta0
+        from ..identification._swaps import exchange_pairs, swap_glr_lower_bound
 
         s = self.solver
         A_inv = np.linalg.inv(self._A)
@@ -1114,12 +1114,12 @@ class _GLRExploration(Exploration):
 
     def _fixed_design_beta(self, m: int, size: int, n: int, k: int) -> float:
         """``beta(m, s)`` with ``exp(-beta) <= p = delta 6 / (pi^2 s^2) / (m (m + 1)) / N_s``,
-        ``N_s = C(k, s) C(n - k, s)`` (:func:`~combex.solvers._swap_bound.bases_at_distance`):
+        ``N_s = C(k, s) C(n - k, s)`` (:func:`~combex.identification._swaps.bases_at_distance`):
         ``log(1/p)`` (the sub-Gaussian tail ``exp(-x^2/2)``), or, when the team noise is
         exactly Gaussian (independent Gaussian members), ``z^2 / 2`` with ``z`` the Gaussian
         upper ``p``-quantile (``P(N(0, 1) > z) = p``; the Mills ratio makes it smaller by
         about ``log(z sqrt(2 pi))``, 2.7 at z = 6)."""
-        from ._swap_bound import bases_at_distance
+        from ..identification._swaps import bases_at_distance
 
         logp = (math.log(self._glr_delta) - math.log(bases_at_distance(n, k, size))
                 - math.log(math.pi**2 * size * size / 6.0) - math.log(m * (m + 1.0)))
@@ -1153,11 +1153,11 @@ class _GLRExploration(Exploration):
         N_s exp(-beta(m, s)) = delta sum_m 1/(m (m + 1)) sum_s 6/(pi^2 s^2) <= delta``
         (:meth:`_fixed_design_beta`). The statistic for each distance ``s`` is a certified
         lower bound of ``min Z_S`` over the bases at that distance (``M = A^{-1}``): exact for
-        ``s = 1`` (single swaps are members), :func:`~combex.solvers._swap_bound.
-        swap_glr_lower_bound` (all sizes) and :func:`~combex.solvers._swap_bound.
+        ``s = 1`` (single swaps are members), :func:`~combex.identification._swaps.
+        swap_glr_lower_bound` (all sizes) and :func:`~combex.identification._swaps.
         swap_glr_lower_bound_of_size` otherwise; for top-k the exact minimum by enumeration
-        (:func:`~combex.solvers._swap_bound.topk_min_glr_of_size`) wherever there are at most
-        :data:`~combex.solvers._swap_bound.TOPK_EXACT_MAX` sets at that distance.
+        (:func:`~combex.identification._swaps.topk_min_glr_of_size`) wherever there are at most
+        :data:`~combex.identification._swaps.TOPK_EXACT_MAX` sets at that distance.
 
         Against the mixture threshold (``beta_0 = log(1/delta) + 1/2 log det(I + A/lam)``,
         about ``(n/2) log t`` = 140 at n = 36, t = 1e4, times ``kappa``), this one is
@@ -1167,7 +1167,7 @@ class _GLRExploration(Exploration):
         factor ``1 + eta``.
         """
         from ..oracles._topk import TopK
-        from ._swap_bound import swap_glr_lower_bound, swap_glr_lower_bound_of_size, topk_min_glr_of_size
+        from ..identification._swaps import swap_glr_lower_bound, swap_glr_lower_bound_of_size, topk_min_glr_of_size
 
         s = self.solver
         I, J, E = ex
@@ -1479,7 +1479,7 @@ class LinGame(_GLRSolver):
         (``"fixed-design"`` on the oracle-randomized design of matroid-base classes too
         large to enumerate, :meth:`_GLRExploration._fixed_design_stop`; ``"mixture"``
         otherwise). ``"mixture"``: the d-dimensional mixture martingale
-        (:mod:`combex.solvers._linear_glr`), valid at every time on every path.
+        (:mod:`combex.identification._linear_thresholds`), valid at every time on every path.
         ``"fixed-design"``: refused where the design adapts to the data. ``"heuristic"``:
         the papers' ``log((1 + log t) / delta)`` (not valid). ``info["threshold"]`` names
         the one that ran.
@@ -1488,7 +1488,7 @@ class LinGame(_GLRSolver):
     n_ridges : int, default 6
         The mixture threshold is taken over the grid ``lam_j = ridge 10^j``, ``j < n_ridges``,
         at ``delta / n_ridges`` each, every direction using its smallest threshold (valid by
-        the union bound; :func:`~combex.solvers._linear_glr.linear_glr`). Measured on
+        the union bound; :func:`~combex.identification._linear_thresholds.linear_glr`). Measured on
         ``soare`` d = 5 (LinGame, 4 seeds): a single ``lam`` = 1, 10, 100, 1000 gives 470k,
         343k, 135k, 26k samples (20 seeds at 1000: 104k, no error): the best ``lam`` depends
         on the scale of ``A_t`` at the stop, which the grid adapts to at a ``log n_ridges`` cost.
@@ -1831,7 +1831,7 @@ class RAGEExploration(Exploration):
         return math.log(l * (l + 1) * n * n / self.solver.delta)
 
     def _next_batch(self) -> Batch:
-        from ._lower_bound import _design
+        from ..identification._linear import _design
 
         Z = self.X[self.active]
         ia, ib = np.triu_indices(Z.shape[0], 1)

@@ -257,10 +257,10 @@ class _SemiBanditSolver(Solver):
     def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
             callback: Any = None) -> Any:
         """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/delta))
-        from the environment's truth (:mod:`combex.solvers._lower_bound_bandit`)."""
+        from the environment's truth (:mod:`combex.identification._bandit`)."""
         from dataclasses import replace
 
-        from ._lower_bound_bandit import bandit_lower_bound_info
+        from ..identification._bandit import bandit_lower_bound_info
 
         result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         dc = getattr(self, "decision_class", None)

@@ -214,7 +214,7 @@ def _T_star(env: Any, team_size: int | None, epsilon: float, noise_sd: float) ->
     lower bound of :func:`~combex.solvers.optimal_linear.team_T_star_lower_bound`)."""
     try:
         if team_size is None:
-            from ..solvers._lower_bound_bandit import bandit_characteristic_time
+            from ..identification._bandit import bandit_characteristic_time
 
             return float(bandit_characteristic_time(env.means(), sigma=noise_sd, epsilon=epsilon).T_star)
         from ..solvers.optimal_linear import team_T_star_lower_bound

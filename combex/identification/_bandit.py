@@ -288,9 +288,9 @@ def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1,
     if kind == "bernoulli":
         # the instance's own T* is the KL one, whatever model the solver assumed (a 1/2-sub-
         # Gaussian T* would be larger: kl(p, q) >= 2 (p - q)^2): exact by Theorem 5 for the
-        # best arm at epsilon = 0, bracketed (combex.solvers._lower_bound_uv) otherwise
+        # best arm at epsilon = 0, bracketed (combex.identification._unknown_variance) otherwise
         if not (decision_class is None and K == 1 and epsilon == 0):
-            from ._lower_bound_uv import kl_lower_bound_info
+            from ._unknown_variance import kl_lower_bound_info
 
             return kl_lower_bound_info(mu, delta, samples, K, decision_class, epsilon)
         divergence = "bernoulli"
@@ -319,6 +319,26 @@ def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1,
         out["lower_bound_ratio_kind"] = ("upper bound of the ratio (T* over the one-change alternatives found by "
                                          "the oracle, a lower bound of T*; the class is too large to enumerate)")
     return out
+
+
+def _maxmin_weights(costs: Any, N: int, w0: NDArray[np.float64] | None = None, iters: int = 150) -> NDArray[np.float64]:
+    """Approximate ``argmax_w min_a F_a(w)`` on the simplex by exponentiated subgradient
+    ascent (averaged iterate); ``costs(w) -> (values, gradients)``: the (m, N) gradients,
+    or only the gradient (N,) of the minimizing alternative."""
+    w = np.full(N, 1.0 / N) if w0 is None else np.maximum(w0, 1e-6) / np.maximum(w0, 1e-6).sum()
+    avg = np.zeros(N)
+    tot = 0.0
+    for k in range(iters):
+        F, G = costs(w)
+        g = G if G.ndim == 1 else G[int(np.argmin(F))]
+        scale = float(np.max(np.abs(g))) or 1.0
+        eta = 1.0 / math.sqrt(k + 1)
+        w = w * np.exp(eta * g / scale)
+        w = np.maximum(w / w.sum(), 1e-9)
+        w /= w.sum()
+        avg += w * (k + 1)
+        tot += k + 1
+    return avg / tot
 
 
 def pair_maxmin_weights(I: Any, J: Any, c: Any, N: int, *, tol: float = 1e-7, w0: Any = None,

@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance
+from ._bandit import _maxmin_weights
 
 __all__ = ["UVBound", "uv_characteristic_time", "uv_lower_bound_info", "kl_characteristic_time", "kl_lower_bound_info"]
 
@@ -486,8 +487,6 @@ def kl_characteristic_time(mu: Any, S: Any, D: NDArray[np.intp], c: NDArray[np.f
 
 def _bracket(alts: Any, N: int, complete: bool, iters: int | None, rounds: int | None) -> UVBound:
     """The ascent, Kelley's cutting planes and the final refinement (module docstring)."""
-    from .optimal import _maxmin_weights  # the exponentiated subgradient ascent of the pair path
-
     m = alts.c.shape[0]
     if m == 0:  # nothing the means can reach: nothing to identify
         return UVBound(0.0, 0.0, np.full(N, 1.0 / N), complete)
@@ -547,8 +546,8 @@ _CACHE: dict[Any, UVBound] = {}
 def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
                   max_members: int) -> tuple[NDArray[np.intp], NDArray[np.float64], bool, NDArray[np.bool_]] | None:
     """``(D, c, complete, S)`` of the true answer S; None when there is nothing to identify."""
-    from ._lower_bound_bandit import _set_alternatives
-    from ._swap_bound import exchange_pairs, is_matroid_base_class
+    from ._bandit import _set_alternatives
+    from ._swaps import exchange_pairs, is_matroid_base_class
 
     N = mu.shape[0]
     if dc is None and (K == 1 or eps == 0):  # best arm, or Best-K at eps = 0: the pairs in x out

@@ -1,6 +1,6 @@
 """Swap-decomposition lower bound of the exact GLR for classes of matroid bases.
 
-Setting (:mod:`combex.solvers._linear_glr`): the GLR of the answer ``x_hat`` against a
+Setting (:mod:`combex.identification._linear_thresholds`): the GLR of the answer ``x_hat`` against a
 member ``x`` is, divided by its ``kappa_x``,
 ``Z_x / kappa_x = num_x^2 / (2 sigma^2 ||x_hat - x||^2_M)`` with
 ``num_x = ((x_hat - x)^T theta_hat + epsilon)_+`` and ``M = A^{-1} + lam A^{-2}`` (any
@@ -480,7 +480,7 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
                             exchange: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_]],
                             k: int, *, sigma: float = 1.0, epsilon: float = 0.0) -> float:
     """A certified *lower* bound of the characteristic time ``T*(theta)`` (exact
-    identification, epsilon = 0, as :func:`combex.solvers._lower_bound.characteristic_time`)
+    identification, epsilon = 0, as :func:`combex.identification._linear.characteristic_time`)
     of a class of matroid bases of size ``k`` with full-bandit feedback, through an LP.
 
     ``1 / T* = max_w min_{S != x*} Delta_S^2 / (2 sigma^2 ||x* - x_S||^2_{A(w)^{-1}})``
@@ -504,7 +504,7 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
     With ``epsilon > 0`` every ``Delta_ij`` becomes ``Delta_ij + epsilon`` (the closest
     alternative in which ``x*`` is not epsilon-good along that swap): the same relaxations
     bound ``T_eps(x*)``, the epsilon-good characteristic time *of the answer x** (Degenne &
-    Koolen 2019; :func:`combex.solvers._lower_bound.characteristic_time`). It bounds
+    Koolen 2019; :func:`combex.identification._linear.characteristic_time`). It bounds
     ``T*_eps = min_i T_eps(i)`` only when ``x*`` is the only epsilon-good base with a finite
     ``T_eps`` -- the caller checks that.
     """

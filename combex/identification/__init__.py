@@ -1,0 +1,1 @@
+"""The theory of an identification problem: answers, lower bounds and thresholds."""
