@@ -130,7 +130,7 @@ def fig1_table1(args, full, seeds, lingape, fig_rows) -> None:
     # ------------------------------------------------------------- Figure 1
     ds = range(2, 11) if full else (2, 3, 4, 5)
     print("## Figure 1: samples vs d (soare instance, delta = 0.05, lambda = 1, epsilon = 0)\n")
-    print(f"{len(seeds)} seeded runs per row; T* from combex.identification._linear.characteristic_time.\n")
+    print(f"{len(seeds)} seeded runs per row; T* from combex.identification.characteristic_time.\n")
     print("| d | solver | mean samples | samples/(T* log 1/delta) | error rate | s/run |")
     print("|---|---|---|---|---|---|")
     table1 = {}

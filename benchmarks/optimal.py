@@ -34,10 +34,10 @@ import numpy as np
 
 from combex.environments import BestKGaussianArms, GaussianArms
 from combex.environments._instances_semi import jiang_1sparse, jiang_exponential
+from combex.identification import bandit_characteristic_time
 from combex.oracles import PartitionMatroid
 from combex.solvers.optimal import CombGame, FWSampling, OracleTracking, TopTwo, TrackAndStop
 from combex.solvers.semi_bandit import LUCB, LilCLUCB, LilRandLUCB, LilUCB, LUCBPlusPlus
-from combex.identification._bandit import bandit_characteristic_time
 
 BUDGET = 3_000_000
 

@@ -61,10 +61,10 @@ import _figures
 import numpy as np
 
 from combex.environments import soare
+from combex.identification import characteristic_time, team_T_star_lower_bound
 from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame
-from combex.identification._linear import characteristic_time
 from combex.solvers.linear import LinGapE, XYAdaptive, XYOracle, XYStatic
-from combex.solvers.optimal_linear import OracleSampler, team_T_star_lower_bound
+from combex.solvers.optimal_linear import OracleSampler
 
 
 def run(solver, d, seeds):
@@ -448,8 +448,7 @@ def yardsticks(instances: int = 40) -> None:
     epsilon 0, 0.1 or 0.3 (the instances with more than 8 epsilon-good teams, whose exact
     ``T*_eps`` is not computed, are left out)."""
     from combex.oracles import TopK
-    from combex.identification._moments import swap_T_star_moment_bound
-    from combex.identification._swaps import exchange_pairs, swap_T_star_lower_bound
+    from combex.identification import exchange_pairs, swap_T_star_lower_bound, swap_T_star_moment_bound
 
     rng = np.random.default_rng(5)
     rows = []

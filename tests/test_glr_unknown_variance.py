@@ -291,7 +291,7 @@ def test_unknown_variance_error_rate_at_most_delta(cls, runs):
 def test_lower_bound_ratio_of_unknown_variance_runs():
     """T* of the unknown-variance model: above the known-variance T* (its costs are smaller)
     but close to it for small gaps (1/2 log(1 + g^2) ~ g^2 / 2)."""
-    from combex.identification._bandit import bandit_characteristic_time
+    from combex.identification import bandit_characteristic_time
 
     mu = [1.0, 0.8, 0.6, 0.4, 0.2]
     res = TopTwo(delta=0.05, divergence=UV).run(GaussianArms(mu, sigma=1.0, rng=0), rng=1)
@@ -352,7 +352,7 @@ def test_decision_class_with_unknown_variances(cls):
 
 
 def _pairs_T(mu, var, I, J, eps=0.0):
-    from combex.identification._unknown_variance import uv_characteristic_time
+    from combex.identification import uv_characteristic_time
 
     mu = np.asarray(mu, dtype=float)
     return uv_characteristic_time(mu, var, np.stack([I, J], axis=1), mu[I] - mu[J] + eps)
@@ -363,7 +363,7 @@ def test_unknown_variance_lower_bound_on_matroid_bases_is_the_exchangeable_pair_
     decision class T* equals Best-K's (all pairs in x out); on a partition matroid only the
     pairs inside a block count (adding the cross-block pairs, which are not alternatives,
     can only raise T*); epsilon > 0 on a class goes over every member instead."""
-    from combex.identification._unknown_variance import uv_lower_bound_info
+    from combex.identification import uv_lower_bound_info
 
     mu = np.array([1.0, 0.9, 0.3, 0.2, 0.0])
     sig = np.array([0.5, 1.0, 0.7, 0.5, 2.0])

@@ -6,7 +6,7 @@ import pytest
 
 from combex.exceptions import InvalidParameterError
 from combex.allocations import xy_value as _design_value
-from combex.identification._linear import characteristic_time, check_features, linear_lower_bound
+from combex.identification import characteristic_time, check_features, linear_lower_bound
 
 
 @pytest.mark.parametrize("gap", [0.1, 1.0, 3.0])
@@ -99,7 +99,7 @@ def test_copies_of_a_feature_row_are_one_answer():
 
     from combex.environments import LinearBandit
     from combex.solvers import get_solver
-    from combex.identification._linear import characteristic_time
+    from combex.identification import characteristic_time
 
     X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
     single = characteristic_time(X[1:], [1.0, 0.0]).T_star

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from combex.environments import GaussianArms
+from combex.identification import bandit_characteristic_time, uv_characteristic_time, uv_lower_bound_info
+from combex.identification._unknown_variance import _Alternatives, _h
 from combex.oracles import ExplicitFamily, TopK
-from combex.identification._bandit import bandit_characteristic_time
-from combex.identification._unknown_variance import _Alternatives, _h, uv_characteristic_time, uv_lower_bound_info
 
 
 def _inner_brute(w, var, c, starts=12):
@@ -136,7 +136,7 @@ def test_ties_have_no_ratio():
 def test_kl_bracket_meets_garivier_kaufmann_theorem_5():
     """Best arm, Bernoulli, epsilon = 0: the bracket contains the exact T* of Theorem 5 and
     is exact to 0.1%."""
-    from combex.identification._unknown_variance import kl_characteristic_time
+    from combex.identification import kl_characteristic_time
 
     for mu in ([0.9, 0.7, 0.5, 0.3], [0.5, 0.45, 0.1], [0.02, 0.01, 0.005]):
         mu = np.array(mu)
@@ -160,7 +160,7 @@ def test_kl_bracket_with_epsilon_against_brute_force():
     mu, eps = np.array([0.8, 0.5]), 0.1
     x = np.linspace(1e-6, 0.9 - 1e-6, 20001)
     best = max(float(np.min(w * kl(mu[0], x) + (1 - w) * kl(mu[1], x + eps))) for w in np.linspace(0.001, 0.999, 999))
-    from combex.identification._unknown_variance import kl_lower_bound_info
+    from combex.identification import kl_lower_bound_info
 
     res = kl_lower_bound_info(mu, 0.05, 1000, 1, None, eps)
     assert res["lower_bound_exact"]
@@ -220,7 +220,7 @@ def test_known_variance_classes_past_enumeration_say_their_ratio_is_an_upper_bou
     """The Gaussian T* of a class too large to enumerate uses the one-change alternatives: a
     subset, so a smaller T* (checked against the enumerated T* on C(12, 6) teams cut to 100),
     and the result says the ratio is an upper bound; an enumerated class says nothing."""
-    from combex.identification._bandit import bandit_lower_bound_info
+    from combex.identification import bandit_lower_bound_info
 
     rng = np.random.default_rng(0)
     mu = rng.uniform(0, 1, 12)

@@ -10,9 +10,10 @@ import pytest
 from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, NoiseModel, Problem, soare
 from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
 from combex.exceptions import CombexError, InvalidParameterError
+from combex.identification import bai_optimal_weights, bandit_characteristic_time
+from combex.identification._bandit import _cvx_time
 from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
 from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop, get_solver
-from combex.identification._bandit import _cvx_time, bai_optimal_weights, bandit_characteristic_time
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
 

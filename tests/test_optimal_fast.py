@@ -100,7 +100,7 @@ def test_per_pair_threshold_is_calibrated_under_the_null_with_unequal_counts():
 def test_top_two_optimal_beta_is_the_answer_share_of_the_optimal_allocation():
     """beta="optimal": the leader's probability is sum_{i in S} w*_i(mu_hat); on
     jiang-1sparse K = 2 that share is 1/4 (1/8 per answer arm, 1/24 per other arm)."""
-    from combex.identification._bandit import bandit_characteristic_time
+    from combex.identification import bandit_characteristic_time
 
     env = jiang_1sparse(20, 2, rng=0)
     lb = bandit_characteristic_time(env.means(), K=2, sigma=0.5)
@@ -182,7 +182,8 @@ def test_pair_maxmin_weights_is_exact(N, K, seed, sigma):
     returned w (min over pairs), equals Theorem 5's root-finding for K = 1, and is at least
     cvxpy's (which it replaces in bandit_characteristic_time) for K >= 2; no random
     allocation does better."""
-    from combex.identification._bandit import _cvx_time, bai_optimal_weights, pair_maxmin_weights
+    from combex.identification import bai_optimal_weights, pair_maxmin_weights
+    from combex.identification._bandit import _cvx_time
 
     K = min(K, N - 1)
     rng = np.random.default_rng(seed)
@@ -211,7 +212,7 @@ def test_pair_maxmin_weights_is_exact(N, K, seed, sigma):
 
 
 def test_pair_maxmin_weights_input_and_warm_start():
-    from combex.identification._bandit import pair_maxmin_weights
+    from combex.identification import pair_maxmin_weights
 
     I, J = np.array([0, 0, 1, 1]), np.array([2, 3, 2, 3])
     c = np.array([1.0, 2.0, 1.5, 0.5])

@@ -11,10 +11,15 @@ from scipy.stats import beta as beta_dist
 
 from combex.environments import FullBandit, LinearBandit, soare
 from combex.exceptions import CombexError, InvalidParameterError
+from combex.identification import (
+    characteristic_time,
+    heuristic_threshold,
+    linear_glr,
+    mixture_beta0,
+    oracle_glr_lower_bound,
+)
 from combex.oracles import TopK
 from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame, get_solver
-from combex.identification._linear_thresholds import heuristic_threshold, linear_glr, mixture_beta0, oracle_glr_lower_bound
-from combex.identification._linear import characteristic_time
 from combex.allocations import AdaHedge
 from combex.solvers.optimal_linear import OracleSampler
 from combex.testing._solver import _loop
@@ -398,7 +403,7 @@ def test_yardstick_of_large_classes_is_bounded_in_time_and_never_above_T_star(mo
     monkeypatch.setattr(lbm, "FW_YARDSTICK_ITERATIONS", 2)
     lb = characteristic_time(X, theta)
     assert lb.exact is False and 0 < lb.T_star <= exact * (1 + 1e-6)
-    from combex.solvers.linear import _lower_bound_info
+    from combex.identification._linear import _lower_bound_info
 
     info = _lower_bound_info(X, theta + 1e-9, 1.0, 0.05, 1000)  # a fresh cache key
     assert "certified upper bound" in info["lower_bound_ratio_kind"]

@@ -14,11 +14,10 @@ from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
 
 from combex.environments import CrowdQuiz, FullBandit, NoiseModel
+from combex.identification import exchange_pairs, glr_team_sigma, is_matroid_base_class, swap_glr_lower_bound
 from combex.oracles import PartitionMatroid, SpanningTrees, TopK
 from combex.solvers import LinearFWSampling, LinearTopTwo, LinGame
-from combex.identification._swaps import exchange_pairs, is_matroid_base_class, swap_glr_lower_bound
 from combex.solvers.full_bandit import team_sigma
-from combex.solvers.optimal_linear import glr_team_sigma
 from combex.testing._solver import _loop
 
 
@@ -186,8 +185,7 @@ def test_readme_demo_block_matches_the_demo_rows():
 @pytest.mark.parametrize("n,k,seed", [(8, 3, 0), (7, 2, 1), (9, 4, 2), (6, 3, 3)])
 def test_swap_T_star_lower_bound_is_below_the_exact_T_star(n, k, seed):
     from combex.environments import kuroki_synthetic_means
-    from combex.identification._linear import characteristic_time
-    from combex.identification._swaps import swap_T_star_lower_bound
+    from combex.identification import characteristic_time, swap_T_star_lower_bound
 
     theta = kuroki_synthetic_means(n, k, 0.3, rng=seed)
     dc = TopK(n, k)
@@ -268,7 +266,7 @@ def drive_loop(exp, env, steps=None):
 def test_size_bound_never_exceeds_the_exact_min_over_that_distance(seed, which, eps, size):
     """Brute force: the bound for the bases at swap distance exactly ``size`` is <= their
     exact min GLR (any PSD M), exact at distance 1, inf past the largest possible distance."""
-    from combex.identification._swaps import swap_glr_lower_bound_of_size
+    from combex.identification import swap_glr_lower_bound_of_size
 
     rng = np.random.default_rng(seed)
     dc = _classes()[which]
@@ -383,8 +381,8 @@ def test_epsilon_T_star_bound_with_several_good_teams_is_below_the_exact_one(see
     """Top-3 of 7 (enumerable): the certified lower bound of T*_eps used when several teams
     are epsilon-good is <= the exact T*_eps (min over the epsilon-good teams of one XY design
     each, :func:`characteristic_time` with epsilon)."""
-    from combex.identification._linear import characteristic_time
-    from combex.solvers.optimal_linear import _common_swaps_T_lower
+    from combex.identification import characteristic_time
+    from combex.identification._teams import _common_swaps_T_lower
 
     rng = np.random.default_rng(seed)
     theta = np.round(rng.uniform(0, 1, size=7), 2)
@@ -483,8 +481,7 @@ def test_topk_enumerated_min_glr_equals_brute_force(seed, n, eps, size, sigma):
     the argmax), inf past the largest distance, and None past TOPK_EXACT_MAX."""
     import itertools
 
-    from combex.identification import _swaps
-    from combex.identification._swaps import topk_min_glr_of_size
+    from combex.identification import _swaps, topk_min_glr_of_size
 
     rng = np.random.default_rng(seed)
     k = int(rng.integers(1, n))
@@ -521,7 +518,7 @@ def test_swap_bound_stays_certified_when_dinkelbach_is_cut_short(seed, eps, iter
     certifies it (_certified_ratio), where the current ratio alone would not be a bound."""
     from itertools import combinations
 
-    from combex.identification._swaps import swap_glr_lower_bound_of_size
+    from combex.identification import swap_glr_lower_bound_of_size
 
     rng = np.random.default_rng(seed)
     n, k = 7, 3

@@ -15,11 +15,14 @@ from hypothesis import strategies as st
 
 from combex.environments import FullBandit, kuroki_synthetic_means
 from combex.exceptions import InvalidParameterError
+from combex.identification import (
+    characteristic_time,
+    exchange_pairs,
+    swap_T_star_lower_bound,
+    swap_T_star_moment_bound,
+    team_T_star_lower_bound,
+)
 from combex.oracles import TopK
-from combex.identification._linear import characteristic_time
-from combex.identification._moments import swap_T_star_moment_bound
-from combex.identification._swaps import exchange_pairs, swap_T_star_lower_bound
-from combex.solvers.optimal_linear import team_T_star_lower_bound
 
 
 def _both(theta, k, sigma, eps, **kw):
@@ -137,7 +140,7 @@ def test_seed_full_bandit_results_carry_the_same_yardstick_as_the_glr_solvers(na
 
     import combex.solvers as cs
     from combex.experiments import make_instance
-    from combex.solvers.optimal_linear import glr_team_sigma
+    from combex.identification import glr_team_sigma
 
     env = make_instance("kuroki-synthetic", rng=3, n=8, k=3, gap=0.5)
     res = getattr(cs, name)(delta=0.05, epsilon=0.2).run(env, rng=0)

@@ -38,7 +38,8 @@ from .._validation import check_choice
 from ..estimation._glr import kl_bernoulli
 from ..exceptions import InvalidParameterError
 
-__all__ = ["BanditLowerBound", "bai_optimal_weights", "bandit_characteristic_time", "bandit_lower_bound_info"]
+__all__ = ["BanditLowerBound", "bai_optimal_weights", "bandit_characteristic_time", "bandit_lower_bound_info",
+           "pair_maxmin_weights"]
 
 
 @dataclass(frozen=True)

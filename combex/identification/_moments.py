@@ -1,6 +1,6 @@
 """A certified lower bound of the single-swap characteristic time of a team class, through
 the teams' moment matrix (tighter than the LP of
-:func:`combex.identification._swaps.swap_T_star_lower_bound`).
+:func:`combex.identification.swap_T_star_lower_bound`).
 
 Quantity bounded
 ----------------
@@ -12,7 +12,7 @@ plus noise of sub-Gaussian scale ``sigma``), the answer ``x*`` and its single sw
 
 ``A(w) = E_w[x x^T]``. ``T_1 <= T_eps(x*)`` (fewer alternatives), which is ``<= T*`` at
 epsilon = 0; for top-k, ``T_1`` of the best team is also below ``T_1`` of *every*
-epsilon-good team (the exchange argument of :func:`combex.solvers.optimal_linear.team_T_star_lower_bound`),
+epsilon-good team (the exchange argument of :func:`combex.identification.team_T_star_lower_bound`),
 so it bounds ``T*_eps = min_i T_eps(i)`` (Degenne & Koolen 2019) too.
 
 The moment relaxation
@@ -21,7 +21,7 @@ Every design's moment matrix ``M = A(w)`` with ``p = diag M`` (inclusion probabi
 lies in the polytope ``Poly``: ``sum p = k``; ``sum_{j != i} M_ij = (k - 1) p_i`` (a team
 holding i holds k - 1 others); ``max(0, p_i + p_j - 1) <= M_ij <= min(p_i, p_j)``
 (Frechet); and ``[[1, p^T], [p, M]] = E[(1, x)(1, x)^T]`` is positive semi-definite. The
-LP of :func:`~combex.identification._swaps.swap_T_star_lower_bound` keeps only ``p``; the
+LP of :func:`~combex.identification.swap_T_star_lower_bound` keeps only ``p``; the
 SDP over this set (``min u`` s.t. ``[[M, V], [V^T, Z]] >= 0``, ``Z_ll <= u c_l^2 / (2
 sigma^2)``, ``V`` the swap directions) is what a design can achieve at best. On
 kuroki-synthetic (n = 36, k = 10) it is 137 against the LP's 80; on ITMANAGE 1,251 against
@@ -182,7 +182,7 @@ def swap_T_star_moment_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool
                              sigma: float = 1.0, epsilon: float = 0.0, max_members: int = 64, tol: float = 1e-4,
                              rounds: int = 12, add: int = 60) -> tuple[float, dict[str, Any]]:
     """A certified lower bound of ``T_1`` (module docstring) over the single swaps of
-    ``exchange`` (:func:`combex.identification._swaps.exchange_pairs`), and what it did.
+    ``exchange`` (:func:`combex.identification.exchange_pairs`), and what it did.
 
     Returns ``(T_lower, info)``; ``info["method"]`` is ``"moment"`` (the certificate) or
     ``"lp"`` (the LP bound, when the certificate is not tighter, ``n > max_members``, or a

@@ -63,7 +63,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["is_matroid_base_class", "exchange_pairs", "SwapBound", "swap_glr_lower_bound",
-           "swap_glr_lower_bound_of_size", "bases_at_distance", "topk_min_glr_of_size"]
+           "swap_glr_lower_bound_of_size", "bases_at_distance", "topk_min_glr_of_size", "swap_T_star_lower_bound"]
 
 _BIG = 1e30
 
@@ -480,7 +480,7 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
                             exchange: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_]],
                             k: int, *, sigma: float = 1.0, epsilon: float = 0.0) -> float:
     """A certified *lower* bound of the characteristic time ``T*(theta)`` (exact
-    identification, epsilon = 0, as :func:`combex.identification._linear.characteristic_time`)
+    identification, epsilon = 0, as :func:`combex.identification.characteristic_time`)
     of a class of matroid bases of size ``k`` with full-bandit feedback, through an LP.
 
     ``1 / T* = max_w min_{S != x*} Delta_S^2 / (2 sigma^2 ||x* - x_S||^2_{A(w)^{-1}})``
@@ -504,7 +504,7 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
     With ``epsilon > 0`` every ``Delta_ij`` becomes ``Delta_ij + epsilon`` (the closest
     alternative in which ``x*`` is not epsilon-good along that swap): the same relaxations
     bound ``T_eps(x*)``, the epsilon-good characteristic time *of the answer x** (Degenne &
-    Koolen 2019; :func:`combex.identification._linear.characteristic_time`). It bounds
+    Koolen 2019; :func:`combex.identification.characteristic_time`). It bounds
     ``T*_eps = min_i T_eps(i)`` only when ``x*`` is the only epsilon-good base with a finite
     ``T_eps`` -- the caller checks that.
     """

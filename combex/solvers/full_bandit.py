@@ -157,10 +157,10 @@ class _StaticFullBandit(Solver):
             callback: Any = None) -> Result:
         """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` from the environment's truth
         (never seen by the exploration), the yardstick the GLR solvers report:
-        :func:`combex.solvers.optimal_linear.team_lower_bound_info`."""
+        :func:`combex.identification.team_lower_bound_info`."""
         from dataclasses import replace
 
-        from .optimal_linear import team_lower_bound_info
+        from ..identification._teams import team_lower_bound_info
 
         result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         extra = team_lower_bound_info(env, self.delta, result.samples, self.epsilon)

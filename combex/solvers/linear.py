@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -44,7 +43,7 @@ from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal
 from ..environments import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
-from ..identification._linear import characteristic_time, check_features
+from ..identification._linear import _lower_bound_info, characteristic_time, check_features, lower_bound_model_note
 from . import _lingape_kernel as _kernel
 from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
 
@@ -137,57 +136,6 @@ class _PseudoInverse:
         resid = np.einsum("ij,ij->i", Y, Y) - np.einsum("ij,ij->i", proj, proj)
         scale = np.maximum(np.einsum("ij,ij->i", Y, Y), 1e-300)
         return np.where(resid <= 1e-9 * scale, np.maximum(q, 0.0), np.inf)
-
-
-# Cache of T*(theta) per (features, theta, sigma): runs on one instance share it.
-_LB_CACHE: "OrderedDict[bytes, tuple[float, Any]]" = OrderedDict()
-
-
-def _lower_bound_info(features: Any, theta: Any, sigma: float, delta: float, samples: int,
-                      epsilon: float = 0.0) -> dict[str, Any]:
-    """``T_star`` (``T*_eps`` of :func:`characteristic_time` at the run's epsilon),
-    ``lower_bound_samples`` and ``lower_bound_ratio``; NaN ratio where T* is infinite or not
-    computed."""
-    x = np.ascontiguousarray(features, dtype=np.float64)
-    th = np.ascontiguousarray(theta, dtype=np.float64)
-    key = x.tobytes() + th.tobytes() + np.float64(sigma).tobytes() + str(x.shape).encode() + repr(float(epsilon)).encode()
-    if key in _LB_CACHE:
-        t_star, exact = _LB_CACHE[key]
-        _LB_CACHE.move_to_end(key)
-    else:
-        try:
-            lb = characteristic_time(x, th, sigma=sigma, epsilon=epsilon)
-            t_star, exact = lb.T_star, lb.exact
-        except InvalidParameterError:
-            t_star, exact = float("inf"), True  # tied best arms (or too many eps-good answers): no finite bound
-        _LB_CACHE[key] = (t_star, exact)
-        if len(_LB_CACHE) > 64:
-            _LB_CACHE.popitem(last=False)
-    denom = t_star * math.log(1.0 / delta)
-    out = {
-        "T_star": t_star,
-        "lower_bound_samples": denom,
-        "lower_bound_ratio": samples / denom if np.isfinite(denom) and denom > 0 else float("nan"),
-    }
-    if exact is False:
-        out["lower_bound_ratio_kind"] = ("certified upper bound of the ratio (T* from a Frank-Wolfe design stopped "
-                                         "early: its certified lower bound)")
-    return out
-
-
-def lower_bound_model_note(env: Any, sigma: float) -> dict[str, Any]:
-    """``{"lower_bound_model": ...}`` when the environment's noise is not Gaussian: the linear
-    T* is that of the Gaussian model with the sub-Gaussian scale the GLR assumes (the
-    hardest instance of that model with these means, so the yardstick of an algorithm
-    correct on all of it); the instance's own T* for bounded rewards can be smaller, and the
-    ratio against it larger. ``{}`` for Gaussian noise."""
-    noise = getattr(env, "noise", None) or getattr(getattr(env, "problem", None), "noise", None)
-    kind = getattr(noise, "kind", "gaussian")
-    if kind == "gaussian":
-        return {}
-    return {"lower_bound_model": (f"T* of the Gaussian model with sigma = {sigma:g}, the sub-Gaussian scale of this "
-                                  f"{kind} noise: the hardest instance of that model with these means; the instance's "
-                                  "own T* can be smaller, and the ratio against it larger")}
 
 
 class _LinearRun:

@@ -1157,7 +1157,7 @@ def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
 # ============================================================================ Track-and-Stop
 class _TrackAndStopExploration(_OptimalExploration):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm), exactly by
-    :func:`~combex.identification._bandit.pair_maxmin_weights` (Gaussian Best-K and
+    :func:`~combex.identification.pair_maxmin_weights` (Gaussian Best-K and
     matroid bases: bipartite pairs), or by subgradient ascent (other classes, Bernoulli and
     unknown-variance sets; 60 warm-started steps), recomputed lazily: when the empirical
     answer changes (and t grew by 1% since the last solve), else when t has grown by 5%

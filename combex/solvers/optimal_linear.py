@@ -52,13 +52,13 @@ from .._validation import check_bool, check_choice, check_float, check_int, chec
 from ..allocations import AdaHedge, apportion
 from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
-from ..identification._linear import check_features
+from ..identification._linear import _lower_bound_info, lower_bound_model_note
 from ..identification._linear_thresholds import THRESHOLDS, linear_glr
+from ..identification._teams import _declared_scale, _team_arms, _team_bound_ratio, _TooLarge, true_noise_scale
 from ._base import Batch, Exploration, Result, Solver, register_solver
-from .linear import _lower_bound_info, _PseudoInverse, lower_bound_model_note
+from .linear import _PseudoInverse
 
-__all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE", "glr_team_sigma",
-           "team_T_star_lower_bound", "team_lower_bound_info"]
+__all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE"]
 
 
 # ====================================================================== helpers
@@ -77,73 +77,6 @@ def _basis(X: NDArray[np.float64]) -> NDArray[np.intp]:
         q = R[i] / math.sqrt(n[i])
         R = R - np.outer(R @ q, q)
     return np.asarray(sorted(chosen), dtype=np.intp)
-
-
-class _TooLarge(InvalidParameterError):
-    """The decision class is too large to enumerate."""
-
-
-def _team_arms(problem: Any, max_enumerate: int, owner: str) -> tuple[NDArray[np.float64], NDArray[np.bool_] | None, float]:
-    """``(X, masks, sigma)``: the feature rows, and for a full-bandit problem the enumerated
-    super-arms (indicator rows) with the noise scale of one team observation. Raises
-    :class:`_TooLarge` (an InvalidParameterError) past ``max_enumerate`` members."""
-    if getattr(problem, "arm_type", "index") == "mask":
-        dc = problem.decision_class
-        if dc is None:
-            raise InvalidParameterError(f"{owner} needs a decision class for a full-bandit (mask) problem.")
-        size = dc.size() if callable(getattr(dc, "size", None)) else None
-        if size is not None and size > max_enumerate:
-            raise _TooLarge(
-                f"The decision class of the problem has {size} members, more than "
-                f"max_enumerate={max_enumerate} of {owner}; raise max_enumerate (the arms are enumerated)."
-            )
-        masks = []
-        for m in dc.enumerate():
-            masks.append(np.asarray(m, dtype=bool))
-            if len(masks) > max_enumerate:
-                raise _TooLarge(
-                    f"The decision class of the problem has more than max_enumerate={max_enumerate} "
-                    f"members ({owner} enumerates them); raise max_enumerate."
-                )
-        M = np.array(masks, dtype=bool)
-        sigma = _declared_scale(problem.noise, int(M.sum(axis=1).max()), owner)
-        X = M.astype(np.float64)
-        if np.linalg.matrix_rank(X) < X.shape[1]:
-            raise InvalidParameterError(
-                f"{owner}: the indicator vectors of the decision class do not span R^{X.shape[1]} "
-                "(the base-arm rewards are not identifiable from team sums)."
-            )
-        return X, M, sigma
-    X = check_features(problem.features, owner=owner)
-    return X, None, _declared_scale(problem.noise, 1, owner)
-
-
-def _declared_scale(noise: Any, k: int, owner: str) -> float | None:
-    """The declared sub-Gaussian scale of one observation (:func:`glr_team_sigma`), or None
-    when the problem's noise model declares none (unknown variance)."""
-    if noise is not None and getattr(noise, "sigma", 0.0) is None:
-        return None
-    return glr_team_sigma(noise, k, owner=owner)
-
-
-def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
-    """Sub-Gaussian scale of one team observation (the sum of ``k`` member rewards) used by
-    the GLR solvers: the smallest valid one the noise model allows.
-
-    ``noise.sigma`` is the sub-Gaussian scale of one member's noise
-    (:class:`combex.environments.NoiseModel`). For independent members the sum is
-    ``sqrt(k) sigma``-sub-Gaussian (the MGFs multiply). For dependent members (the crowd
-    data, ``independent=False``) Hoelder's inequality with k factors of exponent k gives
-    ``E exp(l sum_i eta_i) <= prod_i (E exp(k l eta_i))^{1/k} <= exp(l^2 (k sigma)^2 / 2)``,
-    so the sum is ``k sigma``-sub-Gaussian whatever the correlation. For CrowdQuiz (scores
-    in {0, 1}, ``sigma = 1/2`` by Hoeffding's lemma) this is ``k / 2`` = 5 at k = 10, the
-    scale Hoeffding's lemma also gives for a team score in [0, k]; ICB and SAQM keep their
-    paper's ``k R`` = 10 (:func:`combex.solvers.full_bandit.team_sigma`), which needs 4x
-    more samples for the same confidence width.
-    """
-    if noise is None:
-        raise InvalidParameterError(f"{owner} needs a noise model for a full-bandit (mask) problem.")
-    return noise.scale(k, owner=owner)
 
 
 #: Stopping thresholds of the GLR solvers: ``"valid"`` (default) picks the best valid one for
@@ -227,29 +160,11 @@ class _LinearTruthRun:
         return replace(result, info=info)
 
 
-def true_noise_scale(env: Any, k: int = 1) -> float | None:
-    """The sub-Gaussian scale of one observation of a simulated environment, from its truth:
-    the problem's declared scale, or, where the problem declares none (a study whose noise
-    nobody knows), the simulator's own (``env.sigma``); None when neither is known. The
-    yardstick of a result is computed at the true scale, whatever the solver was told."""
-    from dataclasses import replace as _replace
-
-    noise = getattr(env, "noise", None)
-    if noise is None:
-        return None
-    if noise.sigma is None:
-        s = getattr(env, "sigma", None)
-        if s is None or np.ndim(s) != 0:
-            return None
-        noise = _replace(noise, sigma=float(s))
-    return noise.scale(k)
-
-
 def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
     """``lower_bound_ratio`` on the oracle path of a matroid-base class: ``samples /
     (T_lower log(1/delta))`` with ``T_lower <= T*`` (or ``T*_eps``) from
-    :func:`team_T_star_lower_bound` (its fast ``"lp"`` method), hence a certified *upper*
-    bound of the ratio."""
+    :func:`~combex.identification.team_T_star_lower_bound` (its fast ``"lp"`` method),
+    hence a certified *upper* bound of the ratio."""
     from dataclasses import replace
 
     try:
@@ -257,194 +172,6 @@ def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
     except (AttributeError, InvalidParameterError):
         return result
     return replace(result, info={**result.info, **extra})
-
-
-def _team_bound_ratio(env: Any, delta: float, samples: int, epsilon: float,
-                      sigma: float | None = None) -> dict[str, Any]:
-    """``T_star_lower``, ``lower_bound_ratio`` and its kind against the ``"lp"`` bound of
-    :func:`team_T_star_lower_bound`, with the noise-model note (``sigma`` by default
-    :func:`glr_team_sigma`'s)."""
-    if sigma is None:
-        k = int(np.asarray(env.problem.decision_class.argmax(np.asarray(env.means(), dtype=np.float64))).sum())
-        sigma = true_noise_scale(env, k)
-        if sigma is None:
-            raise InvalidParameterError("The environment does not say its noise scale.")
-    t_low, kind = team_T_star_lower_bound(env, epsilon=epsilon, sigma=sigma, method="lp")
-    denom = t_low * math.log(1.0 / delta)
-    return {"T_star_lower": t_low, "lower_bound_ratio_kind": kind,
-            "lower_bound_ratio": samples / denom if math.isfinite(denom) and denom > 0 else float("nan"),
-            **lower_bound_model_note(env, sigma)}
-
-
-#: Team classes up to this many members get the exact T* in :func:`team_lower_bound_info`
-#: (one conic solve: 0.03-0.6 s at 20-56 teams); beyond, the swap LP (milliseconds).
-EXACT_TEAM_YARDSTICK = 64
-
-
-def team_lower_bound_info(env: Any, delta: float, samples: int, epsilon: float = 0.0) -> dict[str, Any]:
-    """``lower_bound_ratio`` (with ``T_star`` or ``T_star_lower`` and the kind) of a result on
-    a simulated full-bandit team problem, whatever solver produced it: the seed-paper
-    solvers (ICB, SAQM, SA-FOA, Exhaustive) report it through this, so their rows carry the
-    same yardstick as the GLR solvers'. The exact ``T*_eps`` (:func:`characteristic_time`
-    over the enumerated teams, noise scale :func:`glr_team_sigma`) up to
-    :data:`EXACT_TEAM_YARDSTICK` teams; beyond, on classes of matroid bases, the certified
-    ``"lp"`` bound of :func:`team_T_star_lower_bound` (the ratio is then an upper bound, and
-    ``lower_bound_ratio_kind`` says so); ``{}`` when neither applies or the truth is unknown."""
-    from ..identification._swaps import is_matroid_base_class
-
-    try:
-        dc = env.problem.decision_class
-        theta = np.asarray(env.means(), dtype=np.float64)
-        size = getattr(dc, "size", None)
-        size = size() if callable(size) else size  # a method or a property, by class
-        if isinstance(size, (int, np.integer)) and size <= EXACT_TEAM_YARDSTICK:
-            X, _, sigma = _team_arms(env.problem, EXACT_TEAM_YARDSTICK, "team_lower_bound_info")
-            return {**_lower_bound_info(X, theta, sigma, delta, samples, float(epsilon)),
-                    **lower_bound_model_note(env, sigma)}
-        if is_matroid_base_class(dc):
-            return _team_bound_ratio(env, delta, samples, float(epsilon))
-    except (AttributeError, InvalidParameterError):
-        pass
-    return {}
-
-
-def team_T_star_lower_bound(env: Any, *, epsilon: float = 0.0, sigma: float | None = None,
-                            method: str = "lp") -> tuple[float, str]:
-    """A certified lower bound of the characteristic time of a simulated team problem (full-bandit
-    feedback, a class of matroid bases too large to enumerate), and a sentence saying which.
-
-    The yardstick of ``lower_bound_ratio`` on the oracle path: ``samples / (T_lower
-    log(1/delta))`` is then a certified *upper* bound of the ratio to ``T* log(1/delta)``
-    (``T*_eps`` for epsilon > 0, Degenne & Koolen 2019). Both methods keep only the single
-    swaps ``x* - i + j`` of the best base ``x*`` (fewer alternatives, a smaller T):
-
-    * ``"lp"`` (what every result reports; milliseconds): an LP over the inclusion
-      probabilities after Cauchy-Schwarz,
-      :func:`combex.identification._swaps.swap_T_star_lower_bound`.
-    * ``"moment"`` (15-20 s at 36 members, 1-2 min at 45-55, about 8 at 63; memoized): the
-      relaxation over the teams' moment matrix, certified by an LP dual,
-      :func:`combex.identification._moments.swap_T_star_moment_bound`. Never below ``"lp"``;
-      1.56-1.84x above it on the crowd instances (kuroki-synthetic 135 against 80, ITMANAGE
-      1,246 against 800).
-
-    With epsilon > 0 several teams may be epsilon-good, and ``T*_eps`` is the minimum of their
-    ``T_eps``. For top-k an *exchange argument* makes the best team's bound valid for all of
-    them: map an epsilon-good team S onto x* by a permutation pi that fixes ``S & x*``, sends
-    ``S - x*`` onto ``x* - S`` and back. Every swap (i, j) of S becomes the swap (pi i, pi j)
-    of x* with ``theta_(pi i) - theta_(pi j) >= theta_i - theta_j`` (x* holds the k largest),
-    and the permuted design ``A_pi`` has ``||e_(pi i) - e_(pi j)||_(A_pi^-1) = ||e_i -
-    e_j||_(A^-1)``; both relaxations are invariant under permutations, so x*'s value is at
-    most S's. Then the larger of that, the LP over the swaps that are alternatives of every
-    epsilon-good team (:func:`_common_swaps_T_lower`) and the one-alternative bound is used.
-    For other matroids with several epsilon-good bases the result is ``(nan, reason)``.
-
-    Parameters
-    ----------
-    env : simulated environment
-        With ``means()`` and ``problem`` (its ``decision_class`` a class of matroid bases,
-        its ``noise`` the model of :func:`glr_team_sigma`), e.g.
-        :class:`~combex.environments.CrowdQuiz`, :class:`~combex.environments.FullBandit`.
-    epsilon : float, default 0
-        The accuracy of the runs the bound is the yardstick of.
-    sigma : float, optional
-        Sub-Gaussian scale of one team score; default :func:`glr_team_sigma` (the scale the
-        GLR solvers use, so the ratio compares like with like).
-    method : {"lp", "moment"}, default "lp"
-
-    Returns
-    -------
-    (T_lower, kind) : (float, str)
-
-    Examples
-    --------
-    >>> from combex.environments import FullBandit
-    >>> from combex.solvers.optimal_linear import team_T_star_lower_bound
-    >>> env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
-    >>> lp, _ = team_T_star_lower_bound(env)
-    >>> mom, kind = team_T_star_lower_bound(env, method="moment")
-    >>> bool(mom >= lp), kind.split(" (")[0]
-    (True, 'certified upper bound of the ratio')
-    """
-    from ..oracles._topk import TopK
-    from ..identification._moments import swap_T_star_moment_bound
-    from ..identification._swaps import exchange_pairs, swap_T_star_lower_bound
-
-    eps = check_float(epsilon, "epsilon", owner="team_T_star_lower_bound", low=0.0)
-    method = check_choice(method, "method", ("lp", "moment"), owner="team_T_star_lower_bound")
-    theta = np.asarray(env.means(), dtype=np.float64)
-    dc = env.problem.decision_class
-    x_star = np.asarray(dc.argmax(theta), dtype=bool)
-    k = int(x_star.sum())
-    if sigma is None:
-        sigma = glr_team_sigma(env.problem.noise, k, owner="team_T_star_lower_bound")
-    sigma = check_float(sigma, "sigma", owner="team_T_star_lower_bound", low=0.0, closed="neither")
-    pairs = exchange_pairs(dc, x_star)
-    if method == "moment":
-        t_x, how = swap_T_star_moment_bound(theta, x_star, pairs, k, sigma=sigma, epsilon=eps)
-        what = ("the moment matrix of the design, certified by an LP dual" if how["method"] == "moment"
-                else f"an LP over inclusion probabilities; the moment bound fell back: {how.get('fallback')}")
-    else:
-        t_x = swap_T_star_lower_bound(theta, x_star, pairs, k, sigma=sigma, epsilon=eps)
-        what = "an LP over inclusion probabilities"
-    kind = f"certified upper bound of the ratio (T* relaxed to single swaps and {what}: T_lower <= T*"
-    if eps <= 0:
-        return t_x, kind + ")"
-    # Is x* the only epsilon-good base with a finite T_eps? Any other base has gap >= that of
-    # the second best; if it is >= eps - tol, every other eps-good base i has T_eps(i) >= 2
-    # sigma^2 ||x_i - x*||^2 / (lambda_max(A) tol^2) >= 4 sigma^2 / (k tol^2)
-    # (lambda_max(A(w)) <= max ||x||^2 = k), far above t_x.
-    second = np.asarray(dc.argmax_excluding(theta, x_star), dtype=bool)
-    gap2 = float(theta[x_star].sum() - theta[second].sum())
-    tol = 1e-9 * max(1.0, float(np.abs(theta).sum()))
-    if gap2 >= eps - tol and 4.0 * sigma**2 / (k * tol * tol) >= t_x:
-        return t_x, kind + ", at epsilon: T*_eps of the best base, the only epsilon-good base with a finite T_eps)"
-    t_common, common_kind = _common_swaps_T_lower(dc, theta, x_star, k, sigma, eps)
-    if not isinstance(dc, TopK):
-        return t_common, common_kind
-    if t_x >= t_common:
-        return t_x, (f"certified upper bound of the ratio (several epsilon-good teams: T*_eps >= the best team's "
-                     f"bound by the exchange argument; single swaps and {what})")
-    return t_common, common_kind
-
-
-def _common_swaps_T_lower(dc: Any, theta: NDArray[np.float64], x_star: NDArray[np.bool_], k: int, sigma: float,
-                          eps: float) -> tuple[float, str]:
-    """A certified lower bound of ``T*_eps = min_i T_eps(i)`` when several teams are
-    epsilon-good (top-k only): the members ``a`` in *every* epsilon-good team (the best team
-    without ``a`` is more than eps below) and the workers ``b`` in *none* (the best team with
-    ``b`` is more than eps below) give swaps ``i - a + b`` that are alternatives of every
-    epsilon-good team ``i``, each with the same ``Delta + eps = theta_a - theta_b + eps``.
-    Keeping only those alternatives lowers every ``T_eps(i)`` to at most the LP of
-    :func:`~combex.identification._swaps.swap_T_star_lower_bound` over those pairs, so the LP
-    is below their minimum; also ``8 sigma^2 / (theta_(k) - theta_(k+1) + eps)^2`` (one
-    alternative per team, below); the larger is returned. ``(nan, reason)`` when the class is
-    not top-k."""
-    from ..oracles._topk import TopK
-    from ..identification._swaps import exchange_pairs, swap_T_star_lower_bound
-
-    if not isinstance(dc, TopK):
-        return math.nan, "not computed: several epsilon-good bases (T*_eps is a minimum over them)"
-    order = np.sort(theta)[::-1]
-    kth, next_out = float(order[k - 1]), float(order[k])
-    inside = np.flatnonzero(x_star)
-    outside = np.flatnonzero(~x_star)
-    # best team without a (a in x*): swap a for the best outsider; best team with b: swap the weakest member
-    always = [int(a) for a in inside if theta[a] - next_out > eps]  # gap of x* - a + (best outsider)
-    never = [int(b) for b in outside if kth - theta[b] > eps]  # gap of x* - (weakest member) + b
-    # One alternative per answer: for every k-set i, its weakest member a_i and strongest
-    # outsider b_i have theta_a - theta_b <= kth - next_out, and ||e_a - e_b||^2_{A^{-1}} >= 4 /
-    # ((e_a - e_b)^T A (e_a - e_b)) >= 4 (Cauchy-Schwarz; a team holds both or one), so
-    # T_eps(i) >= 8 sigma^2 / (kth - next_out + eps)^2 for every epsilon-good i.
-    t_one = 8.0 * sigma**2 / (kth - next_out + eps) ** 2
-    I, J, E = exchange_pairs(dc, x_star)
-    keep = E & np.isin(I, always)[:, None] & np.isin(J, never)[None, :]
-    t_lp = swap_T_star_lower_bound(theta, x_star, (I, J, keep), k, sigma=sigma, epsilon=eps) if keep.any() else 0.0
-    if t_lp >= t_one:
-        return t_lp, ("certified upper bound of the ratio (several epsilon-good teams: T*_eps >= an LP over the "
-                      f"{int(keep.sum())} swaps that are alternatives of every epsilon-good team, single swaps and "
-                      "inclusion probabilities)")
-    return t_one, ("certified upper bound of the ratio, loose (several epsilon-good teams: T*_eps >= 8 sigma^2 / "
-                   "(theta_(k) - theta_(k+1) + eps)^2, one alternative per team)")
 
 
 # ====================================================================== GLR explorations
@@ -776,9 +503,9 @@ class _GLRExploration(Exploration):
         members (:func:`combex.allocations.support_from_decision_class`), the candidate
         answers a pool grown with the oracle's ``argmax`` and ``argmax_excluding`` at the
         estimate. The stop uses a certified lower bound of the exact GLR, so it stays valid:
-        for classes of matroid bases (:func:`~combex.identification._swaps.is_matroid_base_class`)
+        for classes of matroid bases (:func:`~combex.identification.is_matroid_base_class`)
         the swap-decomposition bound of :mod:`combex.identification._swaps`, otherwise
-        :func:`~combex.identification._linear_thresholds.oracle_glr_lower_bound` (quadratic oracle);
+        :func:`~combex.identification.oracle_glr_lower_bound` (quadratic oracle);
         ``info["stop_bound"]`` says which. On the swap path the samplers with
         ``swap_sampling`` (linear Top-Two, FW sampling) pull the oracle-randomized design
         (:meth:`_design_batch`)."""
@@ -1114,7 +841,7 @@ class _GLRExploration(Exploration):
 
     def _fixed_design_beta(self, m: int, size: int, n: int, k: int) -> float:
         """``beta(m, s)`` with ``exp(-beta) <= p = delta 6 / (pi^2 s^2) / (m (m + 1)) / N_s``,
-        ``N_s = C(k, s) C(n - k, s)`` (:func:`~combex.identification._swaps.bases_at_distance`):
+        ``N_s = C(k, s) C(n - k, s)`` (:func:`~combex.identification.bases_at_distance`):
         ``log(1/p)`` (the sub-Gaussian tail ``exp(-x^2/2)``), or, when the team noise is
         exactly Gaussian (independent Gaussian members), ``z^2 / 2`` with ``z`` the Gaussian
         upper ``p``-quantile (``P(N(0, 1) > z) = p``; the Mills ratio makes it smaller by
@@ -1153,10 +880,11 @@ class _GLRExploration(Exploration):
         N_s exp(-beta(m, s)) = delta sum_m 1/(m (m + 1)) sum_s 6/(pi^2 s^2) <= delta``
         (:meth:`_fixed_design_beta`). The statistic for each distance ``s`` is a certified
         lower bound of ``min Z_S`` over the bases at that distance (``M = A^{-1}``): exact for
-        ``s = 1`` (single swaps are members), :func:`~combex.identification._swaps.
-        swap_glr_lower_bound` (all sizes) and :func:`~combex.identification._swaps.
-        swap_glr_lower_bound_of_size` otherwise; for top-k the exact minimum by enumeration
-        (:func:`~combex.identification._swaps.topk_min_glr_of_size`) wherever there are at most
+        ``s = 1`` (single swaps are members),
+        :func:`~combex.identification.swap_glr_lower_bound` (all sizes) and
+        :func:`~combex.identification.swap_glr_lower_bound_of_size` otherwise; for top-k the
+        exact minimum by enumeration
+        (:func:`~combex.identification.topk_min_glr_of_size`) wherever there are at most
         :data:`~combex.identification._swaps.TOPK_EXACT_MAX` sets at that distance.
 
         Against the mixture threshold (``beta_0 = log(1/delta) + 1/2 log det(I + A/lam)``,
@@ -1488,7 +1216,7 @@ class LinGame(_GLRSolver):
     n_ridges : int, default 6
         The mixture threshold is taken over the grid ``lam_j = ridge 10^j``, ``j < n_ridges``,
         at ``delta / n_ridges`` each, every direction using its smallest threshold (valid by
-        the union bound; :func:`~combex.identification._linear_thresholds.linear_glr`). Measured on
+        the union bound; :func:`~combex.identification.linear_glr`). Measured on
         ``soare`` d = 5 (LinGame, 4 seeds): a single ``lam`` = 1, 10, 100, 1000 gives 470k,
         343k, 135k, 26k samples (20 seeds at 1000: 104k, no error): the best ``lam`` depends
         on the scale of ``A_t`` at the stop, which the grid adapts to at a ``log n_ridges`` cost.

@@ -211,13 +211,13 @@ def _instance(qualities: np.ndarray, team_size: int | None, noise_sd: float, kno
 
 def _T_star(env: Any, team_size: int | None, epsilon: float, noise_sd: float) -> float:
     """The characteristic time at the assumed instance (for teams the certified single-swap LP
-    lower bound of :func:`~combex.solvers.optimal_linear.team_T_star_lower_bound`)."""
+    lower bound of :func:`~combex.identification.team_T_star_lower_bound`)."""
     try:
         if team_size is None:
             from ..identification._bandit import bandit_characteristic_time
 
             return float(bandit_characteristic_time(env.means(), sigma=noise_sd, epsilon=epsilon).T_star)
-        from ..solvers.optimal_linear import team_T_star_lower_bound
+        from ..identification._teams import team_T_star_lower_bound
 
         t, _ = team_T_star_lower_bound(env, epsilon=epsilon, sigma=noise_sd, method="lp")
         return float(t)
