@@ -7,7 +7,9 @@ vector set, with a guaranteed error probability and as few noisy evaluations as 
 Subpackages (imported on first use, so ``import combex`` stays light):
 :mod:`combex.oracles` (decision classes and quadratic maximization),
 :mod:`combex.allocations` (optimal designs), :mod:`combex.estimation` (least squares,
-confidence radii), :mod:`combex.environments` (simulators, real-data environments, the
+confidence radii), :mod:`combex.identification` (the theory of an instance: divergences,
+GLR thresholds, the characteristic time T* and its certified bounds),
+:mod:`combex.environments` (simulators, real-data environments, the
 papers' instances), :mod:`combex.datasets` (real data with provenance),
 :mod:`combex.solvers` (the algorithms), :mod:`combex.mips` (inner-product search),
 :mod:`combex.studies` (live ask / tell studies in SQLite or PostgreSQL;
@@ -39,6 +41,7 @@ SUBPACKAGES = (
     "environments",
     "estimation",
     "experiments",
+    "identification",
     "mips",
     "oracles",
     "solvers",
@@ -61,4 +64,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(SUBPACKAGES) | set(_STUDY_FUNCTIONS))
+    # the public names only: not the helpers of this module (importlib, Any, annotations)
+    return sorted({*__all__, "SUBPACKAGES"})

@@ -28,6 +28,26 @@ def test_import_combex_is_light_and_reaches_the_subpackages():
         combex.nope  # noqa: B018
 
 
+def test_dir_of_combex_lists_only_public_names():
+    names = dir(combex)
+    assert not {"Any", "annotations", "importlib"} & set(names)
+    assert all(not n.startswith("_") or n == "__version__" for n in names)
+    assert "identification" in names and "identification" in combex.SUBPACKAGES
+    assert combex.identification.characteristic_time is not None
+
+
+def test_the_identification_layer_holds_the_theory():
+    """Queries, divergences, thresholds and T* in one place: the GLR helpers of estimation
+    are the same objects, and the lower bounds the solvers report come from here."""
+    from combex.estimation import _glr, _glr_unknown_variance
+    from combex.identification import GLRThreshold, kl_gaussian_unknown_variance, pair_glr, pair_glr_unknown_variance
+
+    assert GLRThreshold is _glr.GLRThreshold and pair_glr is _glr.pair_glr
+    assert kl_gaussian_unknown_variance is _glr_unknown_variance.kl_gaussian_unknown_variance
+    assert pair_glr_unknown_variance is _glr_unknown_variance.pair_glr_unknown_variance
+    assert combex.identification.bandit_characteristic_time([1.0, 0.0]).T_star == pytest.approx(8.0)
+
+
 @pytest.mark.parametrize("name", ["combex", *(f"combex.{s}" for s in combex.SUBPACKAGES)])
 def test_every_public_name_resolves(name):
     mod = importlib.import_module(name)
