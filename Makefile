@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): one per core; `make test PYTEST_JOBS=0` runs in this process.
+PYTEST_JOBS ?= auto
 
 .PHONY: demo test test-fast install install-test bench docs clean
 
@@ -29,14 +31,14 @@ demo: $(VENV)/.installed-demo
 	$(BIN)/combex demo
 
 test: $(VENV)/.installed-test docs
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) --dist worksteal $(PYTEST_ARGS)
 
 # The documentation site (Sphinx), warnings as errors; `make test` builds it first.
 docs: $(VENV)/.installed-test
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" -x $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) --dist worksteal -m "not slow" -x $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

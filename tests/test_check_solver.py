@@ -53,10 +53,14 @@ STAT = [c for c in CHECKS if c == "easy" or c.startswith("adversarial_")] + ["ad
 OTHER = [c for c in CHECKS if c not in STAT and c != "understated_noise"]
 # One run per case of these in the default suite (the other cases: slow suite).
 FAST_STAT = {"easy", "adversarial_offset", "adversarial_noise_scale", "adversarial_exact_tie", "adversarial_order"}
-# The slow suite runs check_solver's default sequential rule on every case, except for the
-# solvers whose runs take seconds (fixed runs per case; larger counts:
-# benchmarks/check_solver_counts.py, table in docs/guide/plugins.md).
-SLOW_RUNS = {"lingape-oracle": 1, "saqm": 3, "sa-foa": 3, "xy-adaptive": 3, "track-and-stop": 3}
+# The slow suite runs check_solver's default sequential rule (at least 14 runs a case) on
+# every case of the solvers whose 14 runs of all cases take about a minute or less; the
+# others run fixed runs per case (their sequential-rule counts, 14 runs a case and more:
+# benchmarks/check_solver_counts.py, table in docs/guide/plugins.md; each also has its
+# many-run error-rate test in the file of its family).
+SLOW_RUNS = {"lingape-oracle": 1, "saqm": 3, "sa-foa": 3, "xy-adaptive": 3, "track-and-stop": 3,
+             "comb-game": 3, "exhaustive": 3, "fw-sampling": 3, "icb": 3, "lil-clucb": 3, "lil-ucb": 3,
+             "lingame": 3, "top-two": 3, "xy-oracle": 3, "xy-static": 3}
 SKIP = {("track-and-stop", "adversarial_reward_range"): "about 5 minutes a run (Bernoulli divergence); "
         "measured by benchmarks/check_solver_counts.py"}
 # The solvers whose stopping threshold is cut in the broken-solver tests: one or more per

@@ -223,11 +223,12 @@ def test_ask_tell_by_hand_matches_run():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", ALL)
-def test_error_rate_at_most_delta_over_200_runs(cls):
+def test_error_rate_at_most_delta_over_many_runs(cls):
     from scipy.stats import beta as beta_dist
 
     delta = 0.1
-    runs = 200
+    # Track-and-Stop re-solves w* on Best-K (about 1 s a run here): 60 runs, the others 100
+    runs = 60 if cls is TrackAndStop else 100
     cases = [
         (GaussianArms([0.5, 0.3, 0.28], sigma=0.5), {}, 0.0),             # near tie behind the best
         (BestKGaussianArms([0.6, 0.5, 0.3, 0.28], K=2, sigma=0.5), {"K": 2}, 0.0),
