@@ -11,10 +11,21 @@ callers can catch the whole family; errors on arguments are also :class:`ValueEr
      ├─ OracleError(CombexError)                         # an oracle broke its contract
      ├─ AllocationError(CombexError)                     # a design solve failed
      ├─ DataNotFoundError(CombexError, FileNotFoundError)# a data set is absent
-     └─ StateError(CombexError)                          # ask/tell misuse, bad saved state
+     ├─ StateError(CombexError)                          # ask/tell misuse, bad saved state
+     │   └─ StudyFinishedError                           # a live study has stopped
+     ├─ TicketError(InvalidParameterError)               # a tell no study can accept
+     ├─ StorageError(CombexError)                        # a study storage cannot be used
+     │   ├─ SchemaVersionError, DuplicatedStudyError
+     │   └─ StudyNotFoundError(StorageError, KeyError)
+     ├─ ConfigError(CombexError, ValueError)             # a malformed sweep configuration
+     └─ ResultsFileError(CombexError)                    # a results file of another sweep
     CombexWarning(UserWarning)
      ├─ ConvergenceWarning(CombexWarning)
-     └─ TieWarning(CombexWarning)                        # epsilon = 0 on a tied optimum
+     ├─ TieWarning(CombexWarning)                        # epsilon = 0 on a tied optimum
+     └─ NoiseScaleWarning(CombexWarning)                 # data contradict the declared noise
+
+The errors of live studies are also exported by :mod:`combex.studies`, those of sweeps by
+:mod:`combex.experiments`.
 """
 
 from __future__ import annotations
@@ -27,6 +38,14 @@ __all__ = [
     "AllocationError",
     "DataNotFoundError",
     "StateError",
+    "StorageError",
+    "SchemaVersionError",
+    "StudyNotFoundError",
+    "DuplicatedStudyError",
+    "TicketError",
+    "StudyFinishedError",
+    "ConfigError",
+    "ResultsFileError",
     "CombexWarning",
     "TieWarning",
     "NoiseScaleWarning",
@@ -61,6 +80,42 @@ class DataNotFoundError(CombexError, FileNotFoundError):
 class StateError(CombexError):
     """An exploration was misused (tell without ask, ask after done) or a saved state
     does not match the solver it is loaded into."""
+
+
+class StorageError(CombexError):
+    """A storage cannot be reached, or holds something combex cannot read."""
+
+
+class SchemaVersionError(StorageError):
+    """The storage was written with a schema version this combex does not know."""
+
+
+class StudyNotFoundError(StorageError, KeyError):
+    """No study of that name in the storage."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicatedStudyError(StorageError):
+    """A study of that name exists (with other settings, or ``load_if_exists=False``)."""
+
+
+class TicketError(InvalidParameterError):
+    """A tell for an unknown, expired or already told ticket, or with a reward out of range."""
+
+
+class StudyFinishedError(StateError):
+    """A live study has stopped (``identified``): there is nothing more to ask or tell."""
+
+
+class ConfigError(CombexError, ValueError):
+    """A sweep configuration is malformed (the message names the file and the key)."""
+
+
+class ResultsFileError(CombexError):
+    """An output file cannot be used: it is not a combex results file, or it holds the
+    results of a different sweep."""
 
 
 class CombexWarning(UserWarning):

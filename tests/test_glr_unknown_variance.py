@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms
-from combex.estimation._glr import GLRThreshold
+from combex.identification import GLRThreshold
 from combex.estimation._glr_unknown_variance import (
     ClassUnknownVarianceThreshold,
     UnknownVarianceThreshold,
@@ -434,7 +434,7 @@ def test_variance_ucbs_cover_the_true_variance():
 def test_class_glr_lower_bound_with_per_arm_variances_brute_force():
     """The Lagrangian bound stays certified with per-arm variances: L <= min_S' f(S') <= U
     with V(S') = sum_{S xor S'} sigma_i^2 / N_i, against brute force (Best-K and paths)."""
-    from combex.estimation._glr import class_glr_lower_bound
+    from combex.identification import class_glr_lower_bound
 
     rng = np.random.default_rng(5)
     for dc in (TopK(7, 3), _paths()):

@@ -73,7 +73,7 @@ def test_pair_glr_gaussian_closed_form_and_bernoulli_minimizer():
     # Bernoulli: the bisection minimizer beats a grid
     mi, mj, ni, nj = 0.7, 0.4, 30.0, 50.0
     zb, xb = pair_glr(mi, mj, ni, nj, divergence="bernoulli")
-    from combex.estimation._glr import kl_bernoulli
+    from combex.identification import kl_bernoulli
 
     grid = np.linspace(0.4, 0.7, 3001)
     vals = ni * kl_bernoulli(mi, grid) + nj * kl_bernoulli(mj, grid)

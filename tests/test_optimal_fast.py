@@ -139,7 +139,7 @@ def test_top_two_ids_is_the_default_and_pulls_the_leader_with_the_information_sh
     share = cv[j] / (cv[i] + cv[j])
     assert exp._ids_leader(share - 1e-9, cv, k, x, I, J) and not exp._ids_leader(share + 1e-9, cv, k, x, I, J)
     # Bernoulli KL: h_a = N_a kl(mu_a, lambda_a)
-    from combex.estimation._glr import kl_bernoulli
+    from combex.identification import kl_bernoulli
 
     benv = BernoulliArms([0.7, 0.5, 0.2], rng=2)
     bx = TopTwo(delta=0.05).start(benv, rng=3)

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .._validation import check_float, check_int
-from ..exceptions import CombexError, InvalidParameterError
+from ..exceptions import CombexError, ConfigError, InvalidParameterError, ResultsFileError
 from ._backends import execute
 from ._instances import check_instance_params
 from ._runner import RunTask, build_solver, execute_task
@@ -68,15 +68,6 @@ REGRET_COLUMNS = ["regret", "online_seconds", "preprocess_seconds", "index_maint
 BOUND_COLUMNS = ["lower_bound_ratio"]
 _JSON_COLUMNS = ("solver_params", "params", "answer", "pulls", "certificate")
 _SUFFIXES = (".csv", ".json", ".parquet")
-
-
-class ConfigError(CombexError, ValueError):
-    """A sweep configuration is malformed (the message names the file and the key)."""
-
-
-class ResultsFileError(CombexError):
-    """An output file cannot be used: it is not a combex results file, or it holds the
-    results of a different sweep."""
 
 
 def canonical_json(obj: Any) -> str:

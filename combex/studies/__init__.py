@@ -96,7 +96,7 @@ Examples
 
 from __future__ import annotations
 
-from ._errors import (
+from ..exceptions import (
     DuplicatedStudyError,
     SchemaVersionError,
     StorageError,

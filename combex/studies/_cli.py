@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ..exceptions import InvalidParameterError
-from ._errors import StudyFinishedError
+from ..exceptions import StudyFinishedError
 from ._study import DEFAULT_LEASE_SECONDS
 
 __all__ = ["add_study_command"]

@@ -361,7 +361,7 @@ def check_reward(spec: dict[str, Any], arm: Any, count: int, value: Any, owner: 
     number (not a bool or a str), finite, within :func:`reward_bounds`, and an integer of
     the right parity for sums of {0, 1} or {-1, 1} observations. The error is a
     :class:`TicketError` naming ``owner`` (e.g. "ticket 3")."""
-    from ._errors import TicketError
+    from ..exceptions import TicketError
 
     what = "reward_sum"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any, Iterator
 
 from ..exceptions import InvalidParameterError
-from ._errors import DuplicatedStudyError, SchemaVersionError, StorageError, StudyNotFoundError
+from ..exceptions import DuplicatedStudyError, SchemaVersionError, StorageError, StudyNotFoundError
 from ._storage import (
     SCHEMA_VERSION,
     TICKET_STATES,

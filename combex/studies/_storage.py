@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
-from ._errors import DuplicatedStudyError, StorageError, StudyNotFoundError
+from ..exceptions import DuplicatedStudyError, StorageError, StudyNotFoundError
 
 __all__ = ["SCHEMA_VERSION", "StudyRecord", "TicketRow", "CorrectionRow", "AssistantRow", "SnapshotRow",
            "BaseStorage", "StudyTransaction", "InMemoryStorage", "row_checksum", "payload_checksum"]

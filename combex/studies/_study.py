@@ -24,7 +24,7 @@ import numpy as np
 from .._state import join_arrays, split_arrays
 from .._validation import check_int, param_error
 from ..exceptions import CombexWarning, InvalidParameterError, StateError
-from ._errors import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
+from ..exceptions import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
 from ._problem import (
     build_problem,
     build_solver,

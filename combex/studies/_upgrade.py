@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._errors import SchemaVersionError, StorageError
+from ..exceptions import SchemaVersionError, StorageError
 from ._storage import SCHEMA_VERSION, row_checksum
 
 __all__ = ["upgrade_storage"]

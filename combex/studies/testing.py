@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ._errors import DuplicatedStudyError, StorageError, StudyNotFoundError
+from ..exceptions import DuplicatedStudyError, StorageError, StudyNotFoundError
 from ._storage import AssistantRow, BaseStorage, StudyRecord, payload_checksum, row_checksum
 
 __all__ = ["check_storage", "simulate_assistants"]
@@ -255,7 +255,7 @@ def simulate_assistants(
 
     import numpy as np
 
-    from ._errors import StudyFinishedError
+    from ..exceptions import StudyFinishedError
 
     rng = np.random.default_rng(rng)
     now = [0.0]
