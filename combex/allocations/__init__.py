@@ -14,19 +14,10 @@
 
 from __future__ import annotations
 
-from ._design import (
-    SUPPORT_TOL,
-    Design,
-    g_optimal_design,
-    g_value,
-    information_matrix,
-    pairwise_differences,
-    uniform_design,
-    xy_optimal_design,
-    xy_value,
-)
+from ._design import SUPPORT_TOL, Design, g_value, information_matrix, pairwise_differences, uniform_design, xy_value
 from ._hedge import AdaHedge
 from ._l1 import L1Design, l1_design
+from ._optimal_design import g_optimal_design, xy_optimal_design
 from ._rounding import apportion
 from ._supports import (
     balanced_topk_support,
