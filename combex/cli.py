@@ -67,7 +67,7 @@ def _summary(doc: str | None) -> str:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from .experiments import list_instances
-    from .solvers._base import SOLVERS, _load_builtin_solvers
+    from .solvers._registry import SOLVERS, _load_builtin_solvers
 
     _load_builtin_solvers()
     print("solvers:")

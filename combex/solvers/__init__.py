@@ -37,7 +37,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._base import CONTRACTS, SOLVERS, Algorithm, Batch, Exploration, Result, Solver, get_solver, register_solver
+from ._base import Algorithm, Batch, Exploration, Result, Solver
+from ._registry import CONTRACTS, SOLVERS, get_solver, register_solver
 from ._regret import RegretPolicy, RegretResult
 
 #: Public algorithm classes and the family module holding each.

@@ -20,7 +20,7 @@ from .._validation import check_bool, check_choice, check_float, check_int, chec
 from ..estimation import LeastSquares
 from ..exceptions import InvalidParameterError
 from ..mips import AdaptiveMIPS
-from ._base import register_solver
+from ._registry import register_solver
 from ._regret import RegretPolicy, RegretRun
 
 __all__ = ["SubElim", "LinElim"]

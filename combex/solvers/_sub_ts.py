@@ -16,7 +16,7 @@ from scipy.linalg.lapack import dpotrf as _potrf
 
 from .._validation import check_bool
 from ..exceptions import InvalidParameterError
-from ._base import register_solver
+from ._registry import register_solver
 from ._regret import RegretRun
 from ._sub_elim import _LinearBanditPolicy, _ridge
 

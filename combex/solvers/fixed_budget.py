@@ -87,7 +87,8 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_int, param_error
 from ..exceptions import InvalidParameterError, OracleError, StateError
-from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver
+from ._registry import register_solver
 
 __all__ = ["FixedBudgetSolver", "SuccessiveRejects", "SuccessiveAcceptsRejects", "SequentialHalving", "CSAR",
            "UniformAllocation", "ODLinBAI", "FullBanditCSAR", "log_bar", "harmonic_number", "hardness_h2",

@@ -57,7 +57,8 @@ from .._validation import (
     param_error,
 )
 from ..exceptions import InvalidParameterError
-from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver
+from ._registry import register_solver
 
 
 def _check_dks(dks: Any, owner: str) -> str:

@@ -45,7 +45,9 @@ from ..estimation import LeastSquares, log_binomial, self_normalized_radius, sta
 from ..exceptions import InvalidParameterError, StateError
 from ..identification._linear import _lower_bound_info, characteristic_time, check_features, lower_bound_model_note
 from . import _lingape_kernel as _kernel
-from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
+from ._base import Batch, Exploration, Result, Solver
+from ._checks import warn_if_tied
+from ._registry import register_solver
 
 __all__ = ["LinGapE", "LinGapEOracle", "XYStatic", "XYAdaptive", "XYOracle"]
 

@@ -41,7 +41,8 @@ from ..mips._bounded_me import (
     bounded_me,
     bounded_me_schedule,
 )
-from ._base import Batch, Exploration, Solver, register_solver
+from ._base import Batch, Exploration, Solver
+from ._registry import register_solver
 
 # The algorithm's names are re-exported for code written against this module.
 # BoundedME's schedule and loop are public in combex.mips (their one home); imported here for

@@ -104,7 +104,9 @@ from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ..identification._bandit import _maxmin_weights, bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
 from ..identification._unknown_variance import uv_lower_bound_info
-from ._base import Batch, Exploration, Result, Solver, register_solver, warn_if_tied
+from ._base import Batch, Exploration, Result, Solver
+from ._checks import warn_if_tied
+from ._registry import register_solver
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 

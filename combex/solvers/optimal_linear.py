@@ -55,7 +55,8 @@ from ..exceptions import InvalidParameterError, StateError
 from ..identification._linear import _lower_bound_info, lower_bound_model_note
 from ..identification._linear_thresholds import THRESHOLDS, linear_glr
 from ..identification._teams import _declared_scale, _team_arms, _team_bound_ratio, _TooLarge, true_noise_scale
-from ._base import Batch, Exploration, Result, Solver, register_solver
+from ._base import Batch, Exploration, Result, Solver
+from ._registry import register_solver
 from .linear import _PseudoInverse
 
 __all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "OracleSampler", "RAGE"]

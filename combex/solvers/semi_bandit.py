@@ -81,7 +81,8 @@ from .._validation import (
 )
 from ..estimation._lil import LILRadius, check_lil_lemma, lil_c_epsilon
 from ..exceptions import InvalidParameterError, StateError
-from ._base import Batch, Exploration, Solver, register_solver
+from ._base import Batch, Exploration, Solver
+from ._registry import register_solver
 
 __all__ = ["LilRandLUCB", "LilCLUCB", "LUCB", "LilLUCB", "LUCBPlusPlus", "LilUCB", "FAITHFUL_EPSILON", "DEFAULT_DELTA"]
 
