@@ -31,7 +31,7 @@ demo: $(VENV)/.installed-demo
 	$(BIN)/combex demo
 
 test: $(VENV)/.installed-test docs
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_JOBS) --dist worksteal --durations=25 $(PYTEST_ARGS)
 
 # The documentation site (Sphinx), warnings as errors; `make test` builds it first.
 docs: $(VENV)/.installed-test
