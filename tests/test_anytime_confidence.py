@@ -34,7 +34,7 @@ PEEKS = {int(1.15 ** k) for k in range(20, 60)}
     pytest.param(lambda s: (GaussianArms([0.6, 0.4, 0.0], rng=s), get_solver("top-two")(delta=0.01), 0.0), 120,
                  marks=pytest.mark.slow),
     pytest.param(lambda s: (GaussianArms([0.6, 0.4, 0.0], sigma=1.0, rng=s),
-                            get_solver("top-two")(delta=0.01, divergence="unknown-variance"), 0.0), 80,
+                            get_solver("top-two")(delta=0.01, divergence="unknown-variance"), 0.0), 50,
                  marks=pytest.mark.slow),
     pytest.param(lambda s: (FullBandit([3.0, 2.6, 2.0, 1.0], k=2, sigma=2.0, noise_level="observation", rng=s),
                             get_solver("top-two")(delta=0.01), 0.0), 60, marks=pytest.mark.slow),

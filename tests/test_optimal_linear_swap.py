@@ -354,12 +354,12 @@ def test_fixed_design_stops_only_at_checkpoints_with_the_union_thresholds():
 @pytest.mark.parametrize("noise,sigma,scale", [("gaussian", 1.0, 1.0), ("rademacher", 4.0, 10.0),
                                                ("gaussian", 3.0, 3.0)])
 def test_fixed_design_error_rate_on_adversarial_instances(noise, sigma, scale):
-    """120 seeded runs per case on the oracle path (top-3 of 8, max_enumerate=5, the default
+    """80 seeded runs per case on the oracle path (top-3 of 8, max_enumerate=5, the default
     fixed-design threshold, delta = 0.2), arms in a random order: odd seeds a near-tie at the
     boundary (gap 0.2 sigma against member noise sigma, exact identification), even seeds an
     exact tie at the boundary with epsilon = 0.1 scale; bounded (Rademacher) noise with large
     ||theta|| (scale 10), a non-default noise scale. Error rate <= delta (Clopper-Pearson)."""
-    delta, runs = 0.2, 120
+    delta, runs = 0.2, 80
     errors = 0
     for s in range(runs):
         rng = np.random.default_rng(5000 + s)
