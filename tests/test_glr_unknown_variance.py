@@ -483,7 +483,7 @@ PATH_NEAR_SIGMA = [0.25, 0.75, 0.15, 0.5, 0.25]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls,runs", [(CombGame, 30), (FWSampling, 12)])
+@pytest.mark.parametrize("cls,runs", [(CombGame, 20), (FWSampling, 8)])
 def test_unknown_variance_class_error_rate_at_most_delta(cls, runs):
     """Valid on s-t paths with unequal, unknown variances and a near tie (paths 1.0 vs 0.8,
     sigma up to 0.75), delta = 0.1: Clopper-Pearson on the error count; every run stops."""
@@ -509,7 +509,7 @@ def test_unknown_variance_best_k_epsilon_exact_tie_error_rate():
     from scipy.stats import beta as beta_dist
 
     mu = np.array([1.0, 0.5, 0.5, 0.2])
-    delta, errors, runs = 0.1, 0, 50
+    delta, errors, runs = 0.1, 0, 35
     for s in np.random.SeedSequence(152).spawn(runs):
         e, a = s.spawn(2)
         env = BestKGaussianArms(mu, K=2, sigma=[0.3, 1.0, 0.5, 0.5], rng=e)

@@ -227,8 +227,8 @@ def test_error_rate_at_most_delta_over_many_runs(cls):
     from scipy.stats import beta as beta_dist
 
     delta = 0.1
-    # Track-and-Stop re-solves w* on Best-K (about 1 s a run here): 40 runs, the others 60
-    runs = 40 if cls is TrackAndStop else 60
+    # Track-and-Stop re-solves w* on Best-K (about 1 s a run here): 30 runs, the others 60
+    runs = 30 if cls is TrackAndStop else 60
     cases = [
         (GaussianArms([0.5, 0.3, 0.28], sigma=0.5), {}, 0.0),             # near tie behind the best
         (BestKGaussianArms([0.6, 0.5, 0.3, 0.28], K=2, sigma=0.5), {"K": 2}, 0.0),

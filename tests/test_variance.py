@@ -53,7 +53,7 @@ def _run_paths(n_runs: int, steps: int, sigma: float, adaptive: bool, rng: np.ra
 
 @pytest.mark.parametrize("runs,steps,limit", [
     (60, 100, 7),  # P(Binomial(60, 0.05) > 7) < 0.03
-    pytest.param(400, 300, 30, marks=pytest.mark.slow),  # P(Binomial(400, 0.05) > 30) < 0.02
+    pytest.param(200, 300, 17, marks=pytest.mark.slow),  # P(Binomial(200, 0.05) > 17) < 0.006
 ])
 def test_variance_upper_bound_holds_at_every_time_of_a_run(runs, steps, limit):
     """P(exists t: sigma^2 > U_t(0.05)) <= 0.05 under adaptive designs, each run checked at
@@ -77,7 +77,7 @@ def test_variance_upper_bound_tightens():
 
 @pytest.mark.parametrize("runs,steps,limit", [
     (60, 100, 3),  # P(Binomial(60, 0.01) > 3) < 0.003
-    pytest.param(400, 300, 9, marks=pytest.mark.slow),  # P(Binomial(400, 0.01) > 9) < 0.01
+    pytest.param(200, 300, 6, marks=pytest.mark.slow),  # P(Binomial(200, 0.01) > 6) < 0.005
 ])
 def test_declared_scale_test_holds_its_level_over_whole_runs(runs, steps, limit):
     """A correct declaration (Gaussian, sigma = 2) is flagged at some time of a run with
@@ -176,9 +176,9 @@ def test_unknown_variance_with_rewards_near_a_million_stops():
 def test_misdeclared_scale_error_rate_stays_below_delta(case):
     """The noise declared 10x too small (the setting that gave 11 wrong answers in 20 on a
     team problem at delta 0.1): flagged, and the answers wrong at most delta of the time
-    (60 runs; Clopper-Pearson 99%)."""
+    (40 runs; Clopper-Pearson 99%)."""
     wrong = 0
-    n = 60
+    n = 40
     for seed in range(n):
         if case == "best-arm":
             env = GaussianArms([1.0, 0.6, 0.3, 0.0], sigma=2.0, rng=seed)
