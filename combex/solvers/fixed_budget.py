@@ -78,6 +78,8 @@ when its planned pulls are all told), :meth:`~combex.solvers.Exploration.state_d
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import math
 from dataclasses import replace
 from typing import Any, ClassVar, Mapping
@@ -397,11 +399,13 @@ class _FixedBudgetExploration(Exploration):
     def _finish(self) -> None:
         self.stop("budget_exhausted", f"fixed budget of {self.solver.budget} samples spent")
 
+    @abstractmethod
     def _phase_complete(self) -> bool:
-        raise NotImplementedError
+        """Hook of the concrete phase rule."""
 
+    @abstractmethod
     def _end_phase(self) -> None:
-        raise NotImplementedError
+        """Hook of the concrete phase rule."""
 
     def _advance(self) -> None:
         while not self.done and self._phase_complete():
@@ -457,8 +461,9 @@ class _IndexPhasedExploration(_FixedBudgetExploration):
     def _init_extra(self) -> None:
         pass
 
+    @abstractmethod
     def _begin_phase(self) -> None:
-        raise NotImplementedError
+        """Hook of the concrete phase rule."""
 
     def _fold_extra(self, arms: NDArray[np.intp], counts: NDArray[np.int64], sums: NDArray[np.float64]) -> None:
         pass
@@ -1034,17 +1039,20 @@ class _DesignExploration(_FixedBudgetExploration):
         self._begin_phase()
 
     # ------------------------------------------------------------------ hooks
+    @abstractmethod
     def _setup(self) -> None:
-        raise NotImplementedError
+        """Hook of the concrete phase rule."""
 
     def _init_extra(self) -> None:
         pass
 
+    @abstractmethod
     def _begin_phase(self) -> None:
-        raise NotImplementedError
+        """Hook of the concrete phase rule."""
 
+    @abstractmethod
     def _fold(self, X: NDArray[np.float64], counts: NDArray[np.int64], sums: NDArray[np.float64]) -> None:
-        raise NotImplementedError
+        """Hook of the concrete phase rule."""
 
     # ------------------------------------------------------------------ schedule
     def _key(self, arm: Any) -> Any:
