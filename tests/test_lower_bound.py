@@ -111,3 +111,49 @@ def test_copies_of_a_feature_row_are_one_answer():
         warnings.simplefilter("error")
         r = get_solver("lingame")(delta=0.05).run(env, rng=0)
     assert r.answer in (0, 1) and math.isfinite(r.info["lower_bound_ratio"])
+
+
+# ---------------------------------------------------------------- the yardstick of a run
+def test_solvers_leave_the_yardstick_to_run_and_their_query():
+    """``Solver.run`` attaches ``lower_bound_ratio`` once, from the solver's query: no solver
+    overrides ``run`` to compute its own (the two that do override it say why)."""
+    from combex.solvers import SOLVERS, Solver
+    from combex.solvers._registry import _load_builtin_solvers
+
+    _load_builtin_solvers()
+    reasons = {"FixedBudgetSolver": "a run is exactly a budget of samples", "XYOracle": "reads the true theta first"}
+    for name, cls in SOLVERS.items():
+        if not issubclass(cls, Solver):
+            continue
+        owners = {k.__name__ for k in cls.__mro__ if "run" in vars(k) and k is not Solver}
+        assert owners <= set(reasons), (name, owners)
+
+
+@pytest.mark.parametrize("case", ["top-two", "lucb", "top-two-best-k", "lingame", "lingape", "icb", "top-two-teams"])
+def test_the_yardstick_of_a_run_is_its_querys(case):
+    from combex.environments import BestKGaussianArms, GaussianArms, kuroki_synthetic, soare
+    from combex.solvers import get_solver
+
+    env = {
+        "top-two": lambda: GaussianArms([0.5, 0.3, 0.1], sigma=1.0, rng=1),
+        "lucb": lambda: BestKGaussianArms([0.9, 0.5, 0.2], K=1, rng=1),
+        "top-two-best-k": lambda: BestKGaussianArms([0.9, 0.7, 0.2, 0.1], K=2, rng=1),
+        "lingame": lambda: soare(2, rng=1),
+        "lingape": lambda: soare(2, rng=1),
+        "icb": lambda: kuroki_synthetic(n=5, k=2, gap=0.8, sigma=0.3, rng=1),
+        "top-two-teams": lambda: kuroki_synthetic(n=5, k=2, gap=0.8, sigma=0.3, rng=1),
+    }[case]()
+    solver = get_solver(case.split("-best")[0].replace("-teams", ""))(delta=0.1)
+    result = solver.run(env, rng=0, budget=200_000)
+    q = solver.query(env)
+    assert q.kind == {"lingame": "linear", "lingape": "linear", "icb": "teams", "top-two-teams": "linear"}.get(case, "arms")
+    fresh = q.lower_bound_info(env, result.samples, result.info)
+    assert fresh["lower_bound_ratio"] == result.info["lower_bound_ratio"] > 0
+    assert result.info["T_star"] == fresh["T_star"]
+
+
+def test_a_query_of_an_unknown_kind_is_refused():
+    from combex.identification import Query
+
+    with pytest.raises(InvalidParameterError, match="'kind' parameter of Query.*'arms'.*Got 'bestarm'"):
+        Query("bestarm", delta=0.1)

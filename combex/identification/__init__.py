@@ -53,6 +53,9 @@ Which function for which structure:
 
 The ``*_lower_bound_info`` functions give the ``info`` entries a result carries:
 ``T_star``, ``lower_bound_samples`` and ``lower_bound_ratio = samples / (T* log(1/delta))``.
+A :class:`Query` names the task of a run (``"arms"``, ``"linear"``, ``"teams"``) and picks
+the right one: every solver reports its query (``Solver.query``) and ``Solver.run`` attaches
+the query's yardstick once, after the run.
 
 The lower bound is ``T* kl(delta, 1 - delta)``, and ``kl(delta, 1 - delta) < log(1/delta)``
 (``0.83`` against ``1.61`` at delta = 0.2), so a correct run can show a
@@ -92,6 +95,7 @@ from ._linear_thresholds import (
     oracle_glr_lower_bound,
 )
 from ._moments import swap_T_star_moment_bound
+from ._query import QUERY_KINDS, Query
 from ._swaps import (
     SwapBound,
     bases_at_distance,
@@ -112,6 +116,9 @@ from ._unknown_variance import (
 )
 
 __all__ = [
+    # the task of a run and its yardstick
+    "Query",
+    "QUERY_KINDS",
     # divergences, GLRs and thresholds
     "kl_gaussian",
     "kl_bernoulli",

@@ -22,7 +22,7 @@ import inspect
 import math
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
@@ -32,6 +32,7 @@ from .._blas import SingleThreadedRuns
 from .._state import load_state, restore_generator, save_state
 from .._validation import check_int, check_rng, param_error
 from ..exceptions import InvalidParameterError, StateError, TieWarning
+from ..identification._query import Query
 from ._checks import _check_problem, check_family, problem_kind, warn_if_tied
 
 __all__ = ["Batch", "Result", "Algorithm", "Solver", "Exploration"]
@@ -211,6 +212,13 @@ class Solver(Algorithm):
         epsilon) keep the default 0."""
         return 0.0
 
+    def query(self, problem: Any) -> Query | None:
+        """What a run of this solver identifies on ``problem`` (a
+        :class:`~combex.identification.Query`), or None when it has no lower-bound
+        yardstick. :meth:`run` hands it the environment's truth after a simulated run and
+        adds its ``lower_bound_ratio`` to the result's ``info``."""
+        return None
+
     @abstractmethod
     def start(self, problem: Any, *, rng: Any = None) -> "Exploration":
         """Begin a run on ``problem`` (a :class:`~combex.environments.Problem` or an
@@ -248,11 +256,28 @@ class Solver(Algorithm):
             When ``epsilon = 0`` and the environment's truth has tied optimal answers
             (e.g. the 10th and 11th workers of most quiz domains): no exact (epsilon = 0)
             identification can stop then; give ``epsilon > 0`` or a ``budget``.
+
+        Notes
+        -----
+        When :meth:`query` names the task, ``info`` also carries its yardstick from the
+        environment's truth (never seen by the exploration): ``T_star`` and
+        ``lower_bound_ratio = samples / (T* log(1/delta))``
+        (:meth:`combex.identification.Query.lower_bound_info`).
         """
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
         if callback is not None and not callable(callback):
             raise param_error("callback", type(self).__name__, "a callable f(exploration) or None", callback)
+        result = self._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        q = self.query(env)
+        if q is None:
+            return result
+        extra = q.lower_bound_info(env, result.samples, result.info)
+        return replace(result, info={**result.info, **extra}) if extra else result
+
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
+        """One simulated run (the work of :meth:`run` before the yardstick): the loop over
+        ask / tell. Solvers with a faster loop over the same draws override it."""
         warn_if_tied(self, env)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)

@@ -57,7 +57,8 @@ from .._validation import (
     param_error,
 )
 from ..exceptions import InvalidParameterError
-from ._base import Batch, Exploration, Result, Solver
+from ..identification._query import Query
+from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
 
 
@@ -154,18 +155,10 @@ class _StaticFullBandit(Solver):
     def start(self, problem: Any, *, rng: Any = None) -> "_StaticExploration":
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
-            callback: Any = None) -> Result:
-        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` from the environment's truth
-        (never seen by the exploration), the yardstick the GLR solvers report:
-        :func:`combex.identification.team_lower_bound_info`."""
-        from dataclasses import replace
-
-        from ..identification._teams import team_lower_bound_info
-
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
-        extra = team_lower_bound_info(env, self.delta, result.samples, self.epsilon)
-        return replace(result, info={**result.info, **extra}) if extra else result
+    def query(self, problem: Any) -> Query:
+        """The best team of a full-bandit problem: the same yardstick as the GLR solvers'
+        (:func:`combex.identification.team_lower_bound_info`)."""
+        return Query("teams", self.delta, float(self.epsilon))
 
 
 class _StaticExploration(Exploration):

@@ -17,15 +17,15 @@ with ``P[(x* - x_a_hat)^T theta > epsilon] <= delta`` (eq. (1) of Xu, Honda & Su
   schedule.
 
 Every :meth:`run` of these solvers reports ``info["lower_bound_ratio"]`` =
-``samples / (T*(theta) log(1/delta))`` with T* from :mod:`combex.identification._linear`,
-computed from the environment's truth *after* the run (the exploration never reads it).
+``samples / (T*(theta) log(1/delta))`` for their ``"linear"``
+:class:`~combex.identification.Query`, computed from the environment's truth *after* the
+run (the exploration never reads it).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,7 +43,8 @@ from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal
 from ..environments import LinearBandit
 from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
-from ..identification._linear import _lower_bound_info, characteristic_time, check_features, lower_bound_model_note
+from ..identification._linear import characteristic_time, check_features
+from ..identification._query import Query
 from . import _lingape_kernel as _kernel
 from ._base import Batch, Exploration, Result, Solver
 from ._checks import warn_if_tied
@@ -141,8 +142,9 @@ class _PseudoInverse:
 
 
 class _LinearRun:
-    """Mixin: :meth:`Solver.run`, then attach the lower-bound ratio computed from the
-    environment's truth (features and theta) -- never seen by the exploration."""
+    """Mixin: the query of the linear solvers (the best arm of a linear model), whose
+    yardstick :meth:`Solver.run` attaches from the environment's truth (features and
+    theta), never seen by the exploration."""
 
     delta: float
 
@@ -150,27 +152,8 @@ class _LinearRun:
     def tolerance(self) -> float:
         return float(self.epsilon)
 
-    def _truth(self, env: Any) -> tuple[Any, Any, float] | None:
-        theta = getattr(env, "theta", None)
-        feats = getattr(env, "features", None)
-        if theta is None or feats is None:
-            return None
-        return feats, theta, float(env.noise.sigma)
-
-    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
-        return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)  # type: ignore[arg-type]
-
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
-            callback: Any = None) -> Result:
-        """:meth:`Solver.run` (same parameters), then the lower-bound ratio in ``info``."""
-        result = self._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
-        truth = self._truth(env)
-        if truth is None:
-            return result
-        info = dict(result.info)
-        info.update(_lower_bound_info(*truth, self.delta, result.samples, float(getattr(self, "epsilon", 0.0))))
-        info.update(lower_bound_model_note(env, truth[2]))
-        return replace(result, info=info)
+    def query(self, problem: Any) -> Query:
+        return Query("linear", self.delta, float(getattr(self, "epsilon", 0.0)))
 
 
 def _check_common(self: Any, owner: str, delta: Any, epsilon: Any) -> None:
@@ -297,7 +280,7 @@ class LinGapE(_LinearRun, Solver):
         (:meth:`LinGapEExploration._simulate`)."""
         fast = callback is None and self.growth == 0.0 and isinstance(env, LinearBandit) and env.sequential_draws
         if not fast:
-            return Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
+            return Solver._simulate(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         warn_if_tied(self, env)
         if budget is not None:
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)

@@ -75,8 +75,8 @@ Top-Two, Track-and-Stop's allocation recomputed only when the answer changes or 
 by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
-(T*(mu) log(1/delta)) from the environment's truth
-(:mod:`combex.identification._bandit`).
+(T*(mu) log(1/delta)) from the environment's truth, for the solver's
+:meth:`~_OptimalSolver.query` (:class:`combex.identification.Query`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
 linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
@@ -89,7 +89,6 @@ from abc import abstractmethod
 
 import math
 import time
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -102,8 +101,8 @@ from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, U
                                                 pair_glr_unknown_variance, variance_floor)
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
-from ..identification._bandit import _maxmin_weights, bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
-from ..identification._unknown_variance import uv_lower_bound_info
+from ..identification._bandit import _maxmin_weights, bai_optimal_weights, pair_maxmin_weights
+from ..identification._query import Query
 from ._base import Batch, Exploration, Result, Solver
 from ._checks import warn_if_tied
 from ._registry import register_solver
@@ -229,29 +228,25 @@ class _OptimalSolver(Solver):
             )
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
-            callback: Any = None) -> Result:
+    def query(self, problem: Any) -> Query:
+        """The ``K`` best arms or the best member of the decision class (the linear
+        solver's query on a linear or team problem)."""
+        lin = self._linear_delegate(problem)
+        if lin is not None:
+            return lin.query(problem)
+        dc = self.decision_class if self.decision_class is not None else getattr(problem, "decision_class", None)
+        k = getattr(problem, "K", self.K) if dc is None else 1
+        return Query("arms", self.delta, float(self.epsilon), K=int(k), decision_class=dc)
+
+    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
         lin = self._linear_delegate(env)
-        if lin is not None:  # the linear solver adds the linear T*(theta)
-            return lin.run(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        if lin is not None:
+            return lin._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
         if callback is None and self.batch_size == 1 and self.divergence != _UV and _fast_simulator(env):
-            result = self._simulate(env, rng=rng, budget=budget, trace=trace)
-        else:
-            result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
-        info = dict(result.info)
-        dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
-        k = getattr(env, "K", self.K) if dc is None else 1
-        div = info.get("divergence")
-        if div == _UV:
-            info.update(uv_lower_bound_info(env, self.delta, result.samples, int(k), dc, self.epsilon))
-            return replace(result, info=info)
-        extra = bandit_lower_bound_info(env, self.delta, result.samples, K=int(k), decision_class=dc,
-                                        epsilon=self.epsilon, divergence=div)
-        info.update(extra)
-        return replace(result, info=info)
+            return self._fast_run(env, rng=rng, budget=budget, trace=trace)
+        return Solver._simulate(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
 
-
-    def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
+    def _fast_run(self, env: Any, *, rng: Any, budget: int | None, trace: bool) -> Result:
         """The ask / tell loop of :meth:`Solver.run` without its per-sample objects, on a
         simulated :class:`~combex.environments.GaussianArms` with batch size 1: the same
         pulls (one public ``pull_many`` call per sample, as ask / tell makes), so the same

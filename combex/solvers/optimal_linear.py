@@ -34,8 +34,9 @@ most a factor ``1 + growth`` late, and the sampling rule is updated less often. 
 ``growth=0``, 488 with 0.01, 747 with 0.1, 876 with ``batch_size=50``, 963 with 200.
 
 Every :meth:`run` on a simulated environment reports ``info["lower_bound_ratio"]`` =
-``samples / (T*(theta) log(1/delta))`` (T* from :mod:`combex.identification._linear`, exact:
-the classes handled here are enumerated).
+``samples / (T*(theta) log(1/delta))`` for the solvers' ``"linear"``
+:class:`~combex.identification.Query` (T* from :func:`combex.identification.characteristic_time`,
+exact where the class is enumerated).
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ from .._validation import check_bool, check_choice, check_float, check_int, chec
 from ..allocations import AdaHedge, apportion
 from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
-from ..identification._linear import _lower_bound_info, lower_bound_model_note
 from ..identification._linear_thresholds import THRESHOLDS, linear_glr
-from ..identification._teams import _declared_scale, _team_arms, _team_bound_ratio, _TooLarge, true_noise_scale
-from ._base import Batch, Exploration, Result, Solver
+from ..identification._query import Query
+from ..identification._teams import _declared_scale, _team_arms, _TooLarge
+from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
 from .linear import _PseudoInverse
 
@@ -117,8 +118,9 @@ def _common(self: Any, owner: str, delta: Any, epsilon: Any, threshold: Any, rid
 
 
 class _LinearTruthRun:
-    """Mixin: after :meth:`Solver.run`, attach ``lower_bound_ratio`` computed from the
-    environment's truth (never seen by the exploration)."""
+    """Mixin: the query of the linear GLR solvers (the best arm of a linear model, or the
+    best team as a linear model of its members), whose yardstick :meth:`Solver.run` attaches
+    from the environment's truth (never seen by the exploration)."""
 
     delta: float
     max_enumerate: int
@@ -127,52 +129,8 @@ class _LinearTruthRun:
     def tolerance(self) -> float:
         return float(self.epsilon)  # type: ignore[attr-defined]
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
-            callback: Any = None) -> Result:
-        from dataclasses import replace
-
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)  # type: ignore[arg-type]
-        if result.info.get("oracle_path") and result.info.get("stop_bound") == "swap":
-            return _swap_ratio(self, env, result)
-        try:
-            if getattr(env, "arm_type", "index") == "mask":
-                X, _, _ = _team_arms(env.problem, self.max_enumerate, type(self).__name__)
-                theta = np.asarray(env.means(), dtype=np.float64)
-                sigma = true_noise_scale(env, int(X.sum(axis=1).max()))
-            else:
-                X, theta, sigma = env.features, getattr(env, "theta", None), true_noise_scale(env, 1)
-                if theta is None:
-                    return result
-        except (AttributeError, InvalidParameterError):
-            return result
-        if sigma is None:
-            return result
-        info = dict(result.info)
-        extra = _lower_bound_info(X, theta, sigma, self.delta, result.samples, float(self.epsilon))
-        if not math.isfinite(extra["T_star"]) and self.epsilon > 0 and getattr(env, "arm_type", "index") == "mask":
-            # several epsilon-good teams (more than characteristic_time enumerates): the certified
-            # single-swap bound with the exchange argument (team_T_star_lower_bound)
-            try:
-                extra = _team_bound_ratio(env, self.delta, result.samples, float(self.epsilon), sigma)
-            except (AttributeError, InvalidParameterError):
-                pass
-        info.update(extra)
-        info.update(lower_bound_model_note(env, sigma))
-        return replace(result, info=info)
-
-
-def _swap_ratio(solver: Any, env: Any, result: Result) -> Result:
-    """``lower_bound_ratio`` on the oracle path of a matroid-base class: ``samples /
-    (T_lower log(1/delta))`` with ``T_lower <= T*`` (or ``T*_eps``) from
-    :func:`~combex.identification.team_T_star_lower_bound` (its fast ``"lp"`` method),
-    hence a certified *upper* bound of the ratio."""
-    from dataclasses import replace
-
-    try:
-        extra = _team_bound_ratio(env, solver.delta, result.samples, float(solver.epsilon), result.info.get("sigma"))
-    except (AttributeError, InvalidParameterError):
-        return result
-    return replace(result, info={**result.info, **extra})
+    def query(self, problem: Any) -> Query:
+        return Query("linear", self.delta, float(self.epsilon), max_enumerate=int(self.max_enumerate))  # type: ignore[attr-defined]
 
 
 # ====================================================================== GLR explorations

@@ -81,6 +81,7 @@ from .._validation import (
 )
 from ..estimation._lil import LILRadius, check_lil_lemma, lil_c_epsilon
 from ..exceptions import InvalidParameterError, StateError
+from ..identification._query import Query
 from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
 
@@ -255,20 +256,12 @@ class _SemiBanditSolver(Solver):
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return self.exploration_class(self, problem, rng)
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
-            callback: Any = None) -> Any:
-        """:meth:`Solver.run`, then ``info["lower_bound_ratio"]`` = samples / (T*(mu) log(1/delta))
-        from the environment's truth (:mod:`combex.identification._bandit`)."""
-        from dataclasses import replace
-
-        from ..identification._bandit import bandit_lower_bound_info
-
-        result = Solver.run(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
+    def query(self, problem: Any) -> Query:
+        """The ``K`` best arms (or the best member of the decision class): T*(mu) of the
+        Gaussian model (:func:`combex.identification.bandit_characteristic_time`)."""
         dc = getattr(self, "decision_class", None)
-        info = dict(result.info)
-        info.update(bandit_lower_bound_info(env, self.delta, result.samples, K=self.K if dc is None else 1,
-                                            decision_class=dc, epsilon=self.tolerance, divergence="gaussian"))
-        return replace(result, info=info)
+        return Query("arms", self.delta, float(self.tolerance), K=self.K if dc is None else 1, decision_class=dc,
+                     divergence="gaussian")
 
 
 class _Theorem31Solver(_SemiBanditSolver):
