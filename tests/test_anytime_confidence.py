@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from combex.environments import FullBandit, GaussianArms
+from combex.environments import BestKGaussianArms, FullBandit, GaussianArms, canonical, kuroki_synthetic
 from combex.solvers import get_solver
 
 
@@ -105,6 +105,53 @@ def test_progress_is_never_nan_after_the_first_check():
     p = seen[-1]
     assert p["stops_when"] == "statistic >= threshold" and p["leader"] == 0 and p["challenger"] in (1, 2)
     assert math.isfinite(p["statistic"]) and p["evaluations_left"] is not None
+
+
+_CORE_CASES = {
+    "top-two": lambda: GaussianArms([1.0, 0.5, 0.2], rng=0),
+    "track-and-stop": lambda: GaussianArms([1.0, 0.5, 0.2], rng=0),
+    "lucb": lambda: BestKGaussianArms([1.0, 0.5, 0.2], K=1, rng=0),
+    "lucb++": lambda: BestKGaussianArms([1.0, 0.5, 0.2], K=1, rng=0),
+    "lil-ucb": lambda: BestKGaussianArms([1.0, 0.5, 0.2], K=1, rng=0),
+    "lil-lucb": lambda: BestKGaussianArms([1.0, 0.5, 0.2], K=1, rng=0),
+    "lingame": lambda: canonical(3, 1.0, rng=0),
+    "lingape": lambda: canonical(3, 1.0, rng=0),
+    "xy-static": lambda: canonical(3, 1.0, rng=0),
+    "xy-adaptive": lambda: canonical(3, 1.0, rng=0),
+    "rage": lambda: canonical(3, 1.0, rng=0),
+    "saqm": lambda: kuroki_synthetic(n=5, k=2, gap=0.8, sigma=0.3, rng=0),
+    "sa-foa": lambda: kuroki_synthetic(n=5, k=2, gap=0.8, sigma=0.3, rng=0),
+    "icb": lambda: kuroki_synthetic(n=5, k=2, gap=0.8, sigma=0.3, rng=0),
+    "exhaustive": lambda: kuroki_synthetic(n=5, k=2, gap=0.8, sigma=0.3, rng=0),
+    "sequential-halving": lambda: GaussianArms([1.0, 0.5, 0.2], rng=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CORE_CASES))
+def test_every_certificate_says_its_statistic_threshold_and_direction(name):
+    """The certificate core of every result: ``statistic`` and ``threshold_value`` (nan only
+    where the rule has none) with ``stops_when``; a run that identified meets its own rule
+    there, and ``progress()`` reports the same pair."""
+    import operator
+
+    env = _CORE_CASES[name]()
+    solver = get_solver(name)(**({"budget": 300} if name == "sequential-halving" else {}))
+    seen = []
+    res = solver.run(env, rng=1, budget=None if name == "sequential-halving" else 200_000,
+                     callback=lambda exp: seen.append(exp.progress()))
+    c = res.certificate
+    assert {"statistic", "threshold_value", "stops_when"} <= set(c)
+    rule = c["stops_when"]
+    ops = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+    parts = rule.split()
+    if len(parts) == 3 and parts[0] == "statistic" and parts[2] == "threshold":
+        assert res.status == "identified"
+        if math.isfinite(c["statistic"]):  # a rule can also end on a structural event (one arm left)
+            assert ops[parts[1]](c["statistic"], c["threshold_value"]), (name, c)
+        finite = [p for p in seen if math.isfinite(p["statistic"])]
+        assert finite and all(p["stops_when"] == rule and math.isfinite(p["threshold"]) for p in finite)
+    else:
+        assert math.isnan(c["statistic"]) and math.isnan(c["threshold_value"])
 
 
 @pytest.mark.parametrize("make", [

@@ -90,7 +90,10 @@ class Result:
         Per-arm pull counts (base arms; for full-bandit solvers, the number of pulls of
         super-arms containing each base arm; see ``info["support_pulls"]``).
     certificate : dict
-        The stopping statistic at the stop (confidence width, approximation ratio...).
+        The stopping rule at the stop: every solver's ``statistic`` and ``threshold_value``
+        (``nan`` where the rule has none) with ``stops_when`` (how the two compare when the
+        rule holds, e.g. ``"statistic >= threshold"``), beside its own details (confidence
+        width, approximation ratio, the threshold's name...).
     trace : dict of arrays or None
         The stopping statistic over the checks, when asked for.
     message : str
@@ -381,6 +384,11 @@ class Exploration(ABC):
 
     record_trace: bool = False
     _told_pending: bool = False
+    #: How the stopping rule compares :meth:`stopping_statistic`'s statistic with its
+    #: threshold when it holds: ``"statistic <= threshold"`` for the confidence-width rules
+    #: of the seed papers, ``"statistic >= threshold"`` for the GLR rules, or a sentence
+    #: where the rule has no statistic (a fixed budget, an elimination schedule).
+    stops_when: ClassVar[str] = "statistic <= threshold"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Subclasses implement the current answer as the property ``recommendation`` (the
@@ -559,18 +567,7 @@ class Exploration(ABC):
         for "the leader is epsilon-good"; None where the solver cannot compute it);
         ``evaluations_left`` (an *estimate* of the evaluations still needed, or None);
         ``noise_check`` (the test of a declared noise scale, or None)."""
-        c = self.certificate
-        stat = math.nan
-        for key in ("statistic", "B", "B_bar"):
-            if key in c:
-                stat = float(c[key])
-                break
-        else:
-            if "lhs" in c and "rhs" in c:
-                stat = float(c["rhs"]) - float(c["lhs"])  # SAQM's condition (4): lhs >= rhs
-            elif isinstance(getattr(self, "B", None), (int, float)):
-                stat = float(self.B)
-        threshold = 0.0 if "lhs" in c else float(getattr(self.solver, "epsilon", 0.0) or 0.0)
+        stat, threshold = self.stopping_statistic()
         try:
             lead = np.asarray(self.answer)
         except Exception:  # noqa: BLE001 - before the first pull some solvers have none
@@ -582,8 +579,15 @@ class Exploration(ABC):
         else:
             leader = None
         return {"samples": int(self.samples), "statistic": stat, "threshold": threshold,
-                "stops_when": "statistic <= threshold", "leader": leader, "challenger": None,
+                "stops_when": self.stops_when, "leader": leader, "challenger": None,
                 "delta_achieved": None, "evaluations_left": None, "noise_check": self.noise_check()}
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``(statistic, threshold)`` of the last stopping check, compared as
+        :attr:`stops_when` says; ``nan`` before the first check and where the rule has no
+        statistic. Every :class:`Result`'s ``certificate`` carries them (``statistic``,
+        ``threshold_value``, ``stops_when``) beside the solver's own details."""
+        return math.nan, math.nan
 
     def would_stop(self, delta: float) -> bool | None:
         """Whether the solver's stopping rule at error probability ``delta`` would hold on the
@@ -696,7 +700,9 @@ class Exploration(ABC):
     def result(self, wall_seconds: float = 0.0) -> Result:
         trace = {k: np.asarray(v) for k, v in self._trace.items()} if self.record_trace else None
         info = self._info()
-        cert = dict(self.certificate)
+        stat, threshold = self.stopping_statistic()
+        cert = {"statistic": float(stat), "threshold_value": float(threshold), "stops_when": self.stops_when,
+                **self.certificate}
         if not self._own_noise_check:
             chk = self.noise_check()
             if chk is not None:

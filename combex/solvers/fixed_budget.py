@@ -394,6 +394,8 @@ class _FixedBudgetExploration(Exploration):
     the rest of the current phase; a phase ends when its planned pulls are all told, then
     :meth:`_end_phase` decides and plans the next one or stops), progress and result info."""
 
+    stops_when = "samples >= budget"
+
     solver: FixedBudgetSolver
 
     def _finish(self) -> None:
@@ -416,8 +418,7 @@ class _FixedBudgetExploration(Exploration):
         """:meth:`Exploration.progress` of a fixed-budget run: no statistic or threshold
         (``nan``); ``evaluations_left`` is exact (``budget - samples``)."""
         out = super().progress()
-        out.update({"statistic": math.nan, "threshold": math.nan, "stops_when": "samples >= budget",
-                    "evaluations_left": max(0, int(self.solver.budget) - int(self.samples))})
+        out.update({"evaluations_left": max(0, int(self.solver.budget) - int(self.samples))})
         return out
 
     def _info(self) -> dict[str, Any]:

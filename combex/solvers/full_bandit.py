@@ -468,6 +468,11 @@ class _StaticExploration(Exploration):
 
 # ============================================================================== SAQM
 class _SAQMExploration(_StaticExploration):
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``rhs - lhs`` of condition (4) (``lhs >= rhs`` stops) against 0."""
+        c = self.certificate
+        return (float(c["rhs"]) - float(c["lhs"]), 0.0) if "lhs" in c else (math.nan, math.nan)
+
     def __init__(self, solver: Any, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         if solver.alpha == "theorem1" and self.Q is not None:
@@ -633,6 +638,13 @@ class SAQM(_StaticFullBandit):
 
 # ============================================================================== SA-FOA
 class _SAFOAExploration(_StaticExploration):
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``Z'_t - theta_hat(M_hat)`` (its certified upper bound with ``certified=True``)
+        against ``epsilon / 2``."""
+        c = self.certificate
+        key = "certified_statistic" if self.solver.certified else "statistic"
+        return (float(c[key]), self.solver.epsilon / 2.0) if key in c else (math.nan, math.nan)
+
     def _check(self) -> None:
         s: SAFOA = self.solver  # type: ignore[assignment]
         theta = self._theta()
@@ -778,6 +790,13 @@ class SAFOA(_StaticFullBandit):
 
 # ============================================================================== ICB
 class _ICBExploration(_StaticExploration):
+    stops_when = "statistic < threshold"
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``Z*_t - theta_hat(M_hat)`` against ``epsilon`` (stopping condition (2))."""
+        c = self.certificate
+        return (float(c["statistic"]), self.solver.epsilon) if "statistic" in c else (math.nan, math.nan)
+
     def _width(self, diff: NDArray[np.float64], A_inv: NDArray[np.float64], C: float) -> float:
         return C * float(np.abs(diff) @ np.sqrt(np.maximum(np.diag(A_inv), 0.0)))
 
@@ -831,6 +850,12 @@ class ICB(_StaticFullBandit):
 # ============================================================================== Exhaustive
 class _ExhaustiveExploration(_StaticExploration):
     _members: NDArray[np.bool_] | None = None
+    stops_when = "statistic < threshold"
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``Z*_t`` against ``epsilon`` (Algorithm 5)."""
+        c = self.certificate
+        return (float(c["Z_star_t"]), self.solver.epsilon) if "Z_star_t" in c else (math.nan, math.nan)
 
     def _all(self) -> NDArray[np.bool_]:
         if self._members is None:

@@ -295,7 +295,19 @@ class LinGapE(_LinearRun, Solver):
         return LinGapEExploration
 
 
-class LinGapEExploration(Exploration):
+class _WidthRule:
+    """The seed papers' rule of the linear solvers: stop once the width ``B(t)`` of the
+    last check is at most ``epsilon``."""
+
+    B: float
+    solver: Any
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``B(t)`` of the last check against ``epsilon``."""
+        return (float(self.B), float(self.solver.epsilon)) if math.isfinite(self.B) else (math.nan, math.nan)
+
+
+class LinGapEExploration(_WidthRule, Exploration):
     """State of one LinGapE run (see :class:`LinGapE`).
 
     The statistics are kept as a *base* (the pulls folded so far, with ``u = X theta_hat``
@@ -929,7 +941,7 @@ class _StaticBase(_LinearRun, Solver):
         self.design_method = check_choice(design_method, "design_method", ("auto", "cvxpy", "frank-wolfe"), owner=owner)
 
 
-class _StaticExploration(Exploration):
+class _StaticExploration(_WidthRule, Exploration):
     """Tracked fixed allocation p, static stopping rule (Proposition 1), checks on the
     geometric schedule n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))."""
 
@@ -1491,7 +1503,7 @@ class LinGapEOracle(_LinearRun, Solver):
         return LinGapEOracleExploration
 
 
-class LinGapEOracleExploration(Exploration):
+class LinGapEOracleExploration(_WidthRule, Exploration):
     """State of one :class:`LinGapEOracle` run."""
 
     solver: LinGapEOracle

@@ -145,6 +145,8 @@ class BoundedME(Solver):
 class BoundedMEExploration(Exploration):
     """State of one BoundedME run (see :class:`BoundedME`)."""
 
+    stops_when = "the elimination schedule ends"
+
     def __init__(self, solver: BoundedME, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         p = self.problem

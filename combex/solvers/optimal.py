@@ -1073,14 +1073,19 @@ class _OptimalExploration(Exploration):
             return np.flatnonzero(m).tolist()
         return np.flatnonzero(np.asarray(c, dtype=bool)).tolist()
 
+    stops_when = "statistic >= threshold"
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """The GLR of the binding alternative and its threshold at the last check."""
+        return (float(self._stat), float(self._beta_t)) if self._ready else (math.nan, math.nan)
+
     def progress(self) -> dict[str, Any]:
         """See :meth:`Exploration.progress`."""
         lead = self.answer
         a = np.asarray(lead)
-        return {"samples": int(self.samples),
-                "statistic": float(self._stat) if self._ready else math.nan,
-                "threshold": float(self._beta_t) if self._ready else math.nan,
-                "stops_when": "statistic >= threshold",
+        stat, threshold = self.stopping_statistic()
+        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold,
+                "stops_when": self.stops_when,
                 "leader": np.flatnonzero(a).tolist() if a.dtype == bool else int(a),
                 "challenger": self._challenger(), "delta_achieved": self.delta_achieved(),
                 "evaluations_left": self.evaluations_left(),

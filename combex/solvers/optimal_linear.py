@@ -1000,6 +1000,14 @@ class _GLRExploration(Exploration):
             tp = max(t, t * (beta + 0.5 * d * math.log(tp / t)) / z)
         return float(max(tp - t, 0.0))
 
+    stops_when = "statistic > threshold"
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """The GLR (or its certified lower bound on the oracle path) of the binding
+        alternative and its threshold at the last check."""
+        last = getattr(self, "_last", None)
+        return (math.nan, math.nan) if last is None else (float(last["binding"]), float(last["threshold"]))
+
     def progress(self) -> dict[str, Any]:
         """See :meth:`Exploration.progress`: the GLR statistic of the binding alternative
         against its threshold, the leader and the closest alternative, ``delta_achieved``,
@@ -1016,10 +1024,9 @@ class _GLRExploration(Exploration):
                 chal = None if other is None else np.flatnonzero(np.asarray(other, dtype=bool)).tolist()
             except Exception:  # noqa: BLE001 - an oracle without argmax_excluding
                 chal = None
-        return {"samples": int(self.samples),
-                "statistic": math.nan if last is None else float(last["binding"]),
-                "threshold": math.nan if last is None else float(last["threshold"]),
-                "stops_when": "statistic > threshold", "leader": leader, "challenger": chal,
+        stat, threshold = self.stopping_statistic()
+        return {"samples": int(self.samples), "statistic": stat, "threshold": threshold,
+                "stops_when": self.stops_when, "leader": leader, "challenger": chal,
                 "delta_achieved": self.delta_achieved(), "evaluations_left": self.evaluations_left(),
                 "noise_check": None if self._noise_record is None else dict(self._noise_record),
                 "divergence": "unknown-variance" if self.uv else "gaussian"}
@@ -1484,6 +1491,8 @@ class RAGE(_LinearTruthRun, Solver):
 
 class RAGEExploration(Exploration):
     """State of one :class:`RAGE` run (one batch per round)."""
+
+    stops_when = "one arm left, or every active arm within epsilon"
 
     solver: RAGE
 

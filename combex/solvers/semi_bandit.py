@@ -626,14 +626,11 @@ class _BestKExploration(_ArmStatsExploration):
             out["lil_delta"] = p["lil_delta"]
         return out
 
-    def progress(self) -> dict[str, Any]:
-        """:meth:`Exploration.progress` with the statistic ``-gap = UCB_l - LCB_h`` (the run
-        stops once it is below the threshold: 0, or LUCB's epsilon)."""
-        out = super().progress()
-        if math.isfinite(self._gap):
-            out["statistic"] = -float(self._gap)
-            out["threshold"] = float(self.params.get("pac_epsilon", 0.0) or 0.0)
-        return out
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``-gap = UCB_l - LCB_h`` against 0 (LUCB's: its epsilon)."""
+        if not math.isfinite(self._gap):
+            return math.nan, math.nan
+        return -float(self._gap), float(self.params.get("pac_epsilon", 0.0) or 0.0)
 
     def _info(self) -> dict[str, Any]:
         out: dict[str, Any] = {"K": self.K, "omegas": dict(self.params["omegas"])}
@@ -692,6 +689,8 @@ class _LUCBExploration(_BothExploration):
         np.subtract(self.hm, self._ucb, out=self._lcb)
         np.add(self.lm, self._ucb, out=self._ucb)
         return self._lcb, self._ucb
+
+    stops_when = "statistic < threshold"
 
     def _stops(self, gap: float) -> bool:
         # stop when UCB_l - LCB_h < epsilon (strict, Kalyanakrishnan et al. 2012)
@@ -841,6 +840,13 @@ class _LilUCBExploration(_ArmStatsExploration):
         c = batch.counts
         self.total += int(c[0]) if c.shape[0] == 1 else int(np.asarray(c).sum())
         return changed
+
+    stops_when = "statistic >= threshold"
+
+    def stopping_statistic(self) -> tuple[float, float]:
+        """``max_i T_i - 1 - lambda (total - T_i)`` against 0 (one arm holds a lambda
+        fraction of the samples)."""
+        return (float(self._stat), 0.0) if math.isfinite(self._stat) else (math.nan, math.nan)
 
     def _check_stop(self, idx: Any) -> None:
         # Only pulled arms can newly satisfy the rule (the others' right-hand sides grow).
