@@ -340,3 +340,30 @@ def test_uniform_design_and_errors():
     with pytest.raises(AllocationError, match="singular"):
         g_value(np.eye(2), [1.0, 0.0])
     assert isinstance(d, Design)
+
+
+# ---------------------------------------------------------------- the Frank-Wolfe direction
+def test_simplex_maxmin_reaches_the_value_of_the_lp():
+    """``argmax_{z in simplex} min_h <G_h, z - x>``: a point of the simplex whose value is
+    the LP optimum, for one row (a vertex), two rows (the closed form) and more (the LP on
+    scaled rows), with gradients of very different scales."""
+    from scipy.optimize import linprog
+
+    from combex.allocations import simplex_maxmin
+
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        m, k = int(rng.integers(1, 6)), int(rng.integers(2, 8))
+        G = rng.normal(size=(m, k)) * 10.0 ** rng.integers(-6, 7)
+        x = rng.dirichlet(np.ones(k))
+        z = simplex_maxmin(G, x)
+        assert z.min() >= 0 and z.sum() == pytest.approx(1.0)
+        c = np.zeros(k + 1)
+        c[-1] = -1
+        r = linprog(c, A_ub=np.hstack([-G, np.ones((m, 1))]), b_ub=-(G @ x),
+                    A_eq=np.hstack([np.ones((1, k)), np.zeros((1, 1))]), b_eq=[1],
+                    bounds=[(0, None)] * k + [(None, None)], method="highs")
+        got = float(np.min(G @ (z - x)))
+        assert got == pytest.approx(-r.fun, rel=1e-6, abs=1e-7 * float(np.abs(G).max()))
+        if m == 1:
+            assert z[int(np.argmax(G[0]))] == 1.0

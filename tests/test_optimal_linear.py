@@ -246,25 +246,6 @@ def test_oracle_glr_is_a_lower_bound_of_the_exact_glr():
             assert L <= exact * (1 + 1e-9)
 
 
-def test_two_constraint_game_matches_the_lp():
-    from scipy.optimize import linprog
-
-    from combex.solvers.optimal_linear import _two_constraint_game
-
-    rng = np.random.default_rng(0)
-    for _ in range(100):
-        k = int(rng.integers(2, 7))
-        u, v = rng.normal(size=k), rng.normal(size=k)
-        z = _two_constraint_game(u, v)
-        assert z.min() >= 0 and z.sum() == pytest.approx(1.0)
-        c = np.zeros(k + 1)
-        c[-1] = -1
-        r = linprog(c, A_ub=np.hstack([-np.vstack([u, v]), np.ones((2, 1))]), b_ub=np.zeros(2),
-                    A_eq=np.hstack([np.ones((1, k)), np.zeros((1, 1))]), b_eq=[1],
-                    bounds=[(0, None)] * k + [(None, None)], method="highs")
-        assert min(u @ z, v @ z) == pytest.approx(-r.fun, abs=1e-7)
-
-
 # ---------------------------------------------------------------------- error rates (slow)
 NEAR_TIE = (np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.45]]), np.array([1.0, 0.5]))  # gaps 0.5, 0.075
 SMALL_3D = (np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0.7, 0.3, 0.2]]), np.array([1.0, 0.5, 0.0]))

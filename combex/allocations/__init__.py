@@ -10,6 +10,8 @@
 - :func:`apportion` (efficient apportionment, Appendix D of the full-bandit paper) and
   :class:`Tracker` (the rule ``argmin T_M / p_M``, one pull or batched).
 - :class:`AdaHedge`: the scale-free learner of the game-based samplers (CombGame, LinGame).
+- :func:`simplex_maxmin`: the direction of a Frank-Wolfe step on a max-min over the simplex
+  (the Frank-Wolfe samplers of index and linear arms).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ._hedge import AdaHedge
 from ._l1 import L1Design, l1_design
 from ._optimal_design import g_optimal_design, xy_optimal_design
 from ._rounding import apportion
+from ._simplex_game import simplex_maxmin
 from ._supports import (
     balanced_topk_support,
     max_g_value_topk,
@@ -50,4 +53,5 @@ __all__ = [
     "apportion",
     "Tracker",
     "AdaHedge",
+    "simplex_maxmin",
 ]

@@ -95,7 +95,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
-from ..allocations import AdaHedge
+from ..allocations import AdaHedge, simplex_maxmin
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
 from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
@@ -1513,6 +1513,7 @@ class _FWExploration(_OptimalExploration):
     ``x_t = N / t`` and the r-active alternatives ``H = {a : F_a(x_t) <= min F + r_t}``
     (``r_t = t^{-0.9} / N`` relative to min F), the direction ``z_t = argmax_{z in simplex}
     min_{a in H} <grad F_a(x_t), z - x_t>`` (a vertex when |H| = 1, a small LP otherwise);
+    (:func:`combex.allocations.simplex_maxmin`, shared with the linear sampler);
     the target ``c_{t+1} = c_t + z_t`` is tracked (``argmax c - N``); forced exploration
     (uniform) when some ``N_a < sqrt(t) - N/2``."""
 
@@ -1563,33 +1564,9 @@ class _FWExploration(_OptimalExploration):
             H = np.zeros(1, dtype=np.intp)
         elif G is None:
             G = self._values_grads(x)[1]
-        if H.size == 1:
-            z = np.zeros(self.N)
-            z[int(np.argmax(G[H[0]]))] = 1.0
-        else:
-            z = self._game(G[H], x)
+        z = simplex_maxmin(G[H], x)
         self.cum += z
         return int(np.argmax(self.cum - cv + 1.0 - 1e-9 * cv))
-
-    def _game(self, G: NDArray[np.float64], x: NDArray[np.float64]) -> NDArray[np.float64]:
-        """max_{z in simplex} min_h <G_h, z - x> as an LP (scipy HiGHS)."""
-        from scipy.optimize import linprog
-
-        m, n = G.shape
-        # variables (z_1..z_n, u): maximize u s.t. u - G_h z <= -G_h x
-        c = np.zeros(n + 1)
-        c[-1] = -1.0
-        A = np.hstack([-G, np.ones((m, 1))])
-        b = -(G @ x)
-        Aeq = np.hstack([np.ones((1, n)), np.zeros((1, 1))])
-        res = linprog(c, A_ub=A, b_ub=b, A_eq=Aeq, b_eq=[1.0], bounds=[(0, None)] * n + [(None, None)],
-                      method="highs")
-        if not res.success:  # pragma: no cover - degenerate game
-            z = np.zeros(n)
-            z[int(np.argmax(G.mean(axis=0)))] = 1.0
-            return z
-        z = np.maximum(res.x[:n], 0.0)
-        return z / z.sum()
 
 
 @register_solver

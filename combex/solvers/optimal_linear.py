@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_probability, param_error
-from ..allocations import AdaHedge, apportion
+from ..allocations import AdaHedge, apportion, simplex_maxmin
 from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
 from ..exceptions import InvalidParameterError, StateError
 from ..identification._linear_thresholds import THRESHOLDS, linear_glr
@@ -1339,54 +1339,7 @@ class LinearFWExploration(_GLRExploration):
         if act.size <= 1:
             z[int(np.argmax(grad(int(np.argmin(f)))[0]))] = 1.0
             return z
-        w = self.T / t
-        Ga = grad(act)
-        if act.size == 2:
-            return _two_constraint_game(Ga[0] - Ga[0] @ w, Ga[1] - Ga[1] @ w)
-        from scipy.optimize import linprog
-
-        scale = max(float(np.abs(Ga).max()), 1e-300)
-        Ga = Ga / scale
-        # variables (z_1..z_K, s): maximize s s.t. s <= g_x^T z - g_x^T w, z in simplex
-        c = np.zeros(k + 1)
-        c[-1] = -1.0
-        A_ub = np.hstack([-Ga, np.ones((act.size, 1))])
-        b_ub = -(Ga @ w)
-        A_eq = np.hstack([np.ones((1, k)), np.zeros((1, 1))])
-        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
-                      bounds=[(0, None)] * k + [(None, None)], method="highs")
-        if res.status != 0:
-            z[int(np.argmax(grad(int(np.argmin(f)))[0]))] = 1.0
-            return z
-        z = np.maximum(res.x[:k], 0.0)
-        return z / z.sum()
-
-
-def _two_constraint_game(u: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``argmax_{z in simplex} min(u^T z, v^T z)`` in closed form: the optimum of the
-    minimum of two linear functions over the simplex is at a vertex or on an edge
-    ``z = a e_k + (1 - a) e_l`` where the two are equal (LP with two constraints: a basic
-    solution has at most two nonzero coordinates)."""
-    k = u.shape[0]
-    best_val = np.minimum(u, v)
-    kk = int(np.argmax(best_val))
-    val = float(best_val[kk])
-    z = np.zeros(k)
-    z[kk] = 1.0
-    du = u - v  # difference at each vertex
-    D = du[:, None] - du[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = -du[None, :] / D  # crossing: a du_k + (1 - a) du_l = 0
-    ok = np.isfinite(a) & (a > 0) & (a < 1)
-    if ok.any():
-        a = np.where(ok, a, 0.0)
-        mix = np.where(ok, a * u[:, None] + (1 - a) * u[None, :], -np.inf)
-        i, j = np.unravel_index(int(np.argmax(mix)), mix.shape)
-        if mix[i, j] > val:
-            z = np.zeros(k)
-            z[i] += a[i, j]
-            z[j] += 1 - a[i, j]
-    return z
+        return simplex_maxmin(grad(act), self.T / t)
 
 
 # ---------------------------------------------------------------------- Oracle sampler
