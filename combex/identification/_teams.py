@@ -93,11 +93,13 @@ def glr_team_sigma(noise: Any, k: int, *, owner: str = "solver") -> float:
     return noise.scale(k, owner=owner)
 
 
-def true_noise_scale(env: Any, k: int = 1) -> float | None:
-    """The sub-Gaussian scale of one observation of a simulated environment, from its truth:
-    the problem's declared scale, or, where the problem declares none (a study whose noise
-    nobody knows), the simulator's own (``env.sigma``); None when neither is known. The
-    yardstick of a result is computed at the true scale, whatever the solver was told."""
+def true_noise_scale(env: Any, k: int = 1, *, largest: bool = False) -> float | None:
+    """The sub-Gaussian scale of one observation of a simulated environment (of a super-arm
+    of ``k`` members), from its truth: the problem's declared scale, or, where the problem
+    declares none (a study whose noise nobody knows), the simulator's own (``env.sigma``);
+    None when neither is known. The yardstick of a result is computed at the true scale,
+    whatever the solver was told. A simulator with one scale per arm gives None, or with
+    ``largest=True`` the largest (a scale of every observation)."""
     from dataclasses import replace as _replace
 
     noise = getattr(env, "noise", None)
@@ -105,10 +107,10 @@ def true_noise_scale(env: Any, k: int = 1) -> float | None:
         return None
     if noise.sigma is None:
         s = getattr(env, "sigma", None)
-        if s is None or np.ndim(s) != 0:
+        if s is None or (np.ndim(s) != 0 and not largest):
             return None
-        noise = _replace(noise, sigma=float(s))
-    return noise.scale(k)
+        noise = _replace(noise, sigma=float(np.max(np.asarray(s, dtype=np.float64))))
+    return float(noise.scale(k))
 
 
 def _team_bound_ratio(env: Any, delta: float, samples: int, epsilon: float,

@@ -89,6 +89,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_int, param_error
 from ..exceptions import InvalidParameterError, OracleError, StateError
+from ..identification._teams import true_noise_scale
 from ._base import Batch, Exploration, Result, Solver
 from ._registry import register_solver
 
@@ -205,22 +206,6 @@ def caratheodory_reduce(X: Any, weights: Any, *, max_support: int | None = None)
         p[sub[j]] = 0.0
         idx = [i for i in idx if p[i] > 0]
     return p / p.sum()
-
-
-def _true_noise_scale(env: Any, k: int = 1) -> float | None:
-    """The environment's true sub-Gaussian scale of one observation (of a super-arm of ``k``
-    members), also when the problem hides it (``noise.sigma`` None); None when unknown."""
-    noise = getattr(env, "noise", None)
-    if noise is None:
-        return None
-    sigma = noise.sigma
-    if sigma is None:
-        s = getattr(env, "sigma", None)
-        if s is None:
-            return None
-        sigma = float(np.max(np.asarray(s, dtype=np.float64)))
-        noise = replace(noise, sigma=sigma)
-    return float(noise.scale(k))
 
 
 def _env_means(env: Any) -> NDArray[np.float64] | None:
@@ -620,7 +605,7 @@ class SuccessiveRejects(_IndexSolver):
     exploration_class = _SRExploration
 
     def error_bound_info(self, env: Any, result: Result | None = None) -> dict[str, Any]:
-        mu, sigma = _env_means(env), _true_noise_scale(env)
+        mu, sigma = _env_means(env), true_noise_scale(env, largest=True)
         if mu is None or sigma is None or mu.ndim != 1 or mu.size < 2:
             return {"error_bound": None, "error_bound_source": "no truth to compute Theorem 2's H_2"}
         K, n = mu.size, int(self.budget)  # type: ignore[arg-type]
@@ -717,7 +702,7 @@ class SuccessiveAcceptsRejects(_IndexSolver):
         return super().start(problem, rng=rng, budget=budget)
 
     def error_bound_info(self, env: Any, result: Result | None = None) -> dict[str, Any]:
-        mu, sigma = _env_means(env), _true_noise_scale(env)
+        mu, sigma = _env_means(env), true_noise_scale(env, largest=True)
         if mu is None or sigma is None or mu.ndim != 1 or mu.size <= self.K:
             return {"error_bound": None, "error_bound_source": "no truth to compute SAR's H_2"}
         N, n, K = mu.size, int(self.budget), self.K  # type: ignore[arg-type]
@@ -831,7 +816,7 @@ class SequentialHalving(_IndexSolver):
     exploration_class = _SHExploration
 
     def error_bound_info(self, env: Any, result: Result | None = None) -> dict[str, Any]:
-        mu, sigma = _env_means(env), _true_noise_scale(env)
+        mu, sigma = _env_means(env), true_noise_scale(env, largest=True)
         if mu is None or sigma is None or mu.ndim != 1 or mu.size < 2:
             return {"error_bound": None, "error_bound_source": "no truth to compute Theorem 4.1's H_2"}
         N, T = mu.size, int(self.budget)  # type: ignore[arg-type]
@@ -974,7 +959,7 @@ class CSAR(_IndexSolver):
         self.decision_class = decision_class
 
     def error_bound_info(self, env: Any, result: Result | None = None) -> dict[str, Any]:
-        mu, sigma = _env_means(env), _true_noise_scale(env)
+        mu, sigma = _env_means(env), true_noise_scale(env, largest=True)
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         if mu is None or sigma is None or dc is None:
             return {"error_bound": None, "error_bound_source": "no truth to compute CSAR's H_2"}
@@ -1022,7 +1007,7 @@ def _enumerate(dc: Any, limit: int) -> NDArray[np.bool_] | None:
 
 def _team_noise(env: Any, dc: Any) -> float | None:
     k = int(np.asarray(dc.argmax(np.zeros(dc.n)), dtype=bool).sum())
-    return _true_noise_scale(env, max(k, 1))
+    return true_noise_scale(env, max(k, 1), largest=True)
 
 
 class _DesignExploration(_FixedBudgetExploration):
@@ -1478,7 +1463,7 @@ class ODLinBAI(FixedBudgetSolver):
                 return {"error_bound": None, "error_bound_source": "the class is too large to enumerate"}
             X, vals, sigma = members.astype(np.float64), members.astype(np.float64) @ mu, _team_noise(env, dc)
         else:
-            X, vals, sigma = np.asarray(env.problem.features, dtype=np.float64), mu, _true_noise_scale(env)
+            X, vals, sigma = np.asarray(env.problem.features, dtype=np.float64), mu, true_noise_scale(env, largest=True)
         if sigma is None:
             return {"error_bound": None, "error_bound_source": "no noise scale to compute OD-LinBAI's bound"}
         K = X.shape[0]
