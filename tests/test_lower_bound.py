@@ -116,12 +116,12 @@ def test_copies_of_a_feature_row_are_one_answer():
 # ---------------------------------------------------------------- the yardstick of a run
 def test_solvers_leave_the_yardstick_to_run_and_their_query():
     """``Solver.run`` attaches ``lower_bound_ratio`` once, from the solver's query: no solver
-    overrides ``run`` to compute its own (the two that do override it say why)."""
+    overrides ``run`` to compute its own (the fixed-budget base overrides it for its budget)."""
     from combex.solvers import SOLVERS, Solver
     from combex.solvers._registry import _load_builtin_solvers
 
     _load_builtin_solvers()
-    reasons = {"FixedBudgetSolver": "a run is exactly a budget of samples", "XYOracle": "reads the true theta first"}
+    reasons = {"FixedBudgetSolver": "a run is exactly a budget of samples"}
     for name, cls in SOLVERS.items():
         if not issubclass(cls, Solver):
             continue

@@ -215,6 +215,14 @@ class Solver(Algorithm):
         epsilon) keep the default 0."""
         return 0.0
 
+    def with_truth(self, env: Any) -> "Solver":
+        """This solver, ready to run on the simulated environment ``env``. The oracle
+        baselines, whose settings are the truth itself (``xy-oracle``'s ``theta``,
+        ``oracle-tracking``'s ``weights``, ``oracle-sampler``'s ``allocation``), return a
+        copy given the environment's truth when that setting is None; every other solver
+        returns itself (it never reads the truth). :meth:`run` calls it first."""
+        return self
+
     def query(self, problem: Any) -> Query | None:
         """What a run of this solver identifies on ``problem`` (a
         :class:`~combex.identification.Query`), or None when it has no lower-bound
@@ -271,8 +279,9 @@ class Solver(Algorithm):
             budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
         if callback is not None and not callable(callback):
             raise param_error("callback", type(self).__name__, "a callable f(exploration) or None", callback)
-        result = self._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
-        q = self.query(env)
+        solver = self.with_truth(env)
+        result = solver._simulate(env, rng=rng, budget=budget, trace=trace, callback=callback)
+        q = solver.query(env)
         if q is None:
             return result
         extra = q.lower_bound_info(env, result.samples, result.info)

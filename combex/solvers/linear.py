@@ -1200,16 +1200,17 @@ class XYOracle(_StaticBase):
             theta = tuple(th.tolist())
         self.theta = theta
 
-    def run(self, env: Any, *, rng: Any = None, budget: int | None = None, trace: bool = False,
-            callback: Any = None) -> Result:
-        if self.theta is None:
-            truth = getattr(env, "theta", None)
-            if truth is None:
-                raise InvalidParameterError("XYOracle needs the true theta: give theta=... or an environment with .theta.")
-            params = self.get_params()
-            params["theta"] = np.asarray(truth)
-            return type(self)(**params).run(env, rng=rng, budget=budget, trace=trace, callback=callback)
-        return super().run(env, rng=rng, budget=budget, trace=trace, callback=callback)
+    def with_truth(self, env: Any) -> "XYOracle":
+        """See :meth:`Solver.with_truth`: a copy given the environment's ``theta`` when the
+        ``theta`` setting is None."""
+        if self.theta is not None:
+            return self
+        truth = getattr(env, "theta", None)
+        if truth is None:
+            raise InvalidParameterError("XYOracle needs the true theta: give theta=... or an environment with .theta.")
+        params = self.get_params()
+        params["theta"] = np.asarray(truth)
+        return type(self)(**params)
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         if self.theta is None:

@@ -235,8 +235,7 @@ class _OptimalSolver(Solver):
         if lin is not None:
             return lin.query(problem)
         dc = self.decision_class if self.decision_class is not None else getattr(problem, "decision_class", None)
-        k = getattr(problem, "K", self.K) if dc is None else 1
-        return Query("arms", self.delta, float(self.epsilon), K=int(k), decision_class=dc)
+        return Query("arms", self.delta, float(self.epsilon), K=int(self.K) if dc is None else 1, decision_class=dc)
 
     def _simulate(self, env: Any, *, rng: Any, budget: int | None, trace: bool, callback: Any = None) -> Result:
         lin = self._linear_delegate(env)
@@ -1691,26 +1690,74 @@ class _OracleExploration(_OptimalExploration):
     def _setup(self) -> None:
         w = np.asarray(self.solver.weights, dtype=np.float64)
         if w.shape != (self.N,) or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
-            raise param_error("weights", "OracleTracking", f"{self.N} nonnegative proportions", self.solver.weights)
+            raise param_error("weights", "OracleTracking", f"{self.N} nonnegative proportions (one per arm)",
+                              self.solver.weights)
         self.w = w / w.sum()
 
     def _select(self, cv: NDArray[np.float64]) -> int:
         return int(np.argmax(float(cv.sum()) * self.w - cv))
 
 
+@register_solver
 class OracleTracking(_OptimalSolver):
-    """The *oracle sampler* of the benchmarks: tracks given proportions (the optimal
-    allocation w*(mu) of the true means, :func:`bandit_characteristic_time`) and stops with
-    the same GLR rule as the other solvers. ``samples(algorithm) / samples(oracle)`` with
-    the same threshold isolates the cost of the sampling rule. Not registered (it needs the
-    truth)."""
+    """The *oracle sampler* of the benchmarks: tracks given proportions (by default the
+    optimal allocation w*(mu) of the environment's true means,
+    :func:`~combex.identification.bandit_characteristic_time`) and stops with the same GLR
+    rule as the other solvers. ``samples(algorithm) / samples(oracle)`` with the same
+    threshold isolates the cost of the sampling rule.
+
+    Parameters
+    ----------
+    weights : array of shape (n_arms,), optional
+        The proportions to track. None: ``run`` takes w*(mu) of the simulated
+        environment's truth (of the Gaussian model at the true noise scale, or of the
+        Bernoulli model for Bernoulli arms), through :meth:`with_truth`; ``start`` on a
+        problem needs them given.
+    Other parameters as :class:`TrackAndStop`.
+    """
 
     name = "oracle-tracking"
     exploration_class = _OracleExploration
+    families: ClassVar[tuple[str, ...]] = ("semi-bandit",)
 
-    def __init__(self, weights: Any, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0,
+    def __init__(self, weights: Any = None, K: int = 1, *, delta: float = 0.05, epsilon: float = 0.0,
                  threshold: str = "valid", divergence: str = "auto", sigma: float | None = None,
                  decision_class: Any = None, batch_size: int = 1) -> None:
         super().__init__(K, delta=delta, epsilon=epsilon, threshold=threshold, divergence=divergence, sigma=sigma,
                          decision_class=decision_class, batch_size=batch_size)
-        self.weights = np.asarray(weights, dtype=np.float64)
+        if weights is None:
+            self.weights = None
+        else:
+            w = np.asarray(weights, dtype=np.float64)
+            if w.ndim != 1 or w.size < 2 or not np.isfinite(w).all() or np.any(w < 0) or w.sum() <= 0:
+                raise param_error("weights", "OracleTracking", "nonnegative proportions with a positive sum, or None",
+                                  weights)
+            self.weights = w
+
+    def with_truth(self, env: Any) -> "OracleTracking":
+        """See :meth:`Solver.with_truth`: a copy tracking w*(mu) of ``env``'s truth when
+        ``weights`` is None."""
+        if self.weights is not None:
+            return self
+        means = getattr(env, "means", None)
+        if not callable(means):
+            raise InvalidParameterError("OracleTracking needs the proportions: give weights=... or a simulated "
+                                        "environment (with means()).")
+        from ..identification import bandit_characteristic_time, true_noise_scale
+
+        dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
+        k = self.K if dc is None else 1
+        noise = getattr(env, "noise", None)
+        bern = getattr(noise, "kind", "gaussian") == "bernoulli"
+        lb = bandit_characteristic_time(np.asarray(means(), dtype=np.float64), K=int(k), decision_class=dc,
+                                        epsilon=float(self.epsilon), divergence="bernoulli" if bern else "gaussian",
+                                        sigma=1.0 if bern else (true_noise_scale(env, 1, largest=True) or 1.0))
+        params = self.get_params()
+        params["weights"] = lb.allocation
+        return type(self)(**params)
+
+    def start(self, problem: Any, *, rng: Any = None) -> Exploration:
+        if self.weights is None:
+            raise InvalidParameterError("OracleTracking.start needs weights=... (the proportions to track); run() on "
+                                        "a simulated environment takes w* of its truth.")
+        return super().start(problem, rng=rng)

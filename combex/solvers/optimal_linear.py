@@ -1343,29 +1343,69 @@ class LinearFWExploration(_GLRExploration):
 
 
 # ---------------------------------------------------------------------- Oracle sampler
+@register_solver
 class OracleSampler(_GLRSolver):
-    """Tracks a fixed allocation ``allocation`` (the true optimal p* in the benchmark) and
-    stops by the GLR rule: the yardstick isolating the sampling rule from the stopping rule.
+    """Tracks a fixed allocation ``allocation`` (by default the optimal p* of the simulated
+    environment's truth) and stops by the GLR rule: the yardstick isolating the sampling
+    rule from the stopping rule.
 
     Parameters
     ----------
-    allocation : array of shape (K,)
-        Proportions over the arms (or the enumerated super-arms).
+    allocation : array of shape (K,), optional
+        Proportions over the arms (or the enumerated super-arms). None: ``run`` takes the
+        optimal allocation of :func:`~combex.identification.characteristic_time` at the
+        environment's true ``theta`` (teams: the true member means) and noise scale,
+        through :meth:`with_truth`; ``start`` on a problem needs it given.
     Other parameters as :class:`LinGame`.
     """
 
     name: ClassVar[str] = "oracle-sampler"
     oracle_path: ClassVar[bool] = False
 
-    def __init__(self, allocation: Any, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
+    def __init__(self, allocation: Any = None, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
                  ridge: float = 1.0, n_ridges: int = 6, growth: float = 0.01, batch_size: int | None = None,
                  max_enumerate: int = 5000, divergence: str = "auto", sigma: float | None = None) -> None:
         self._init_common(delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate, n_ridges,
                           divergence, sigma)
+        if allocation is None:
+            self.allocation = None
+            return
         p = np.asarray(allocation, dtype=np.float64).reshape(-1)
         if p.size < 2 or not np.all(np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
-            raise param_error("allocation", "OracleSampler", "a nonnegative vector with a positive sum", allocation)
+            raise param_error("allocation", "OracleSampler", "a nonnegative vector with a positive sum, or None",
+                              allocation)
         self.allocation = p / p.sum()
+
+    def with_truth(self, env: Any) -> "OracleSampler":
+        """See :meth:`Solver.with_truth`: a copy tracking the optimal allocation of ``env``'s
+        truth when ``allocation`` is None."""
+        if self.allocation is not None:
+            return self
+        from ..identification import characteristic_time, true_noise_scale
+
+        try:
+            if getattr(env, "arm_type", "index") == "mask":
+                X, _, _ = _team_arms(env.problem, self.max_enumerate, "OracleSampler")
+                theta = np.asarray(env.means(), dtype=np.float64)
+                sigma = true_noise_scale(env, int(X.sum(axis=1).max()))
+            else:
+                X, theta, sigma = env.features, env.theta, true_noise_scale(env, 1)
+        except AttributeError:
+            X = theta = sigma = None
+        if X is None or theta is None or sigma is None:
+            raise InvalidParameterError("OracleSampler needs the allocation: give allocation=... or a simulated linear "
+                                        "or team environment whose truth (theta, noise scale) is known.")
+        lb = characteristic_time(np.asarray(X, dtype=np.float64), np.asarray(theta, dtype=np.float64), sigma=sigma,
+                                 epsilon=float(self.epsilon))
+        params = self.get_params()
+        params["allocation"] = lb.allocation
+        return type(self)(**params)
+
+    def start(self, problem: Any, *, rng: Any = None) -> "_GLRExploration":
+        if self.allocation is None:
+            raise InvalidParameterError("OracleSampler.start needs allocation=... (the proportions to track); run() "
+                                        "on a simulated environment takes the optimal allocation of its truth.")
+        return super().start(problem, rng=rng)
 
     @property
     def exploration_class(self) -> type[Exploration]:  # type: ignore[override]

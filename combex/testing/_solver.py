@@ -844,12 +844,16 @@ def _check_understated_noise(solver: Any, family: str, cases: dict[str, _Case], 
 
 
 def _for_env(solver: Any, env: Any) -> Any:
-    """The solver ready for ``start`` on ``env``: an oracle baseline whose ``theta`` setting
-    is None (``xy-oracle``; its ``run`` reads the truth) gets the environment's theta."""
-    params = solver.get_params()
-    if "theta" in params and params["theta"] is None and getattr(env, "theta", None) is not None:
-        return _clone(solver, theta=np.asarray(env.theta))
-    return solver
+    """The solver ready for ``start`` on ``env``: an oracle baseline whose truth setting is
+    None gets the environment's truth (``Solver.with_truth``; plug-ins without the method
+    are used as they are)."""
+    with_truth = getattr(solver, "with_truth", None)
+    if with_truth is None:
+        return solver
+    try:
+        return with_truth(env)
+    except InvalidParameterError:  # no truth to give: start() says what is missing
+        return solver
 
 
 def _check_resume(solver: Any, cases: dict[str, _Case], budget: int, rng: Any) -> None:
