@@ -33,16 +33,20 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
 
 __all__ = ["ip_xy_optimal", "xy_lower_bound"]
 
 #: Barrier parameter growth factor once the point is centered.
 _S_GROWTH = 4.0
 #: Newton decrement (squared) below which the point counts as centered.
-_CENTERED = 1e-3
+_CENTERED = 0.1
 #: Past ``s f(p) > _S_LIMIT`` the iterates are at the limit of double precision (A(p)
 #: nearly singular off the optimal support): the method stops with its certified bracket.
 _S_LIMIT = 1e13
+#: The least-squares sharpening of the dual weights runs at centered points once the plain
+#: bound's gap is within this factor of the tolerance.
+_POLISH = 1e3
 
 
 def _values(X: NDArray[np.float64], Y: NDArray[np.float64], p: NDArray[np.float64]):
@@ -53,7 +57,7 @@ def _values(X: NDArray[np.float64], Y: NDArray[np.float64], p: NDArray[np.float6
         L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
         return None
-    Z = np.linalg.solve(L, Y.T)
+    Z = solve_triangular(L, Y.T, lower=True, check_finite=False)
     v = np.einsum("ij,ij->j", Z, Z)
     if not np.all(np.isfinite(v)):
         return None
@@ -97,7 +101,7 @@ def xy_lower_bound(X: NDArray[np.float64], Y: NDArray[np.float64], p: NDArray[np
     if out is None:
         return -np.inf
     L, Z, v = out
-    U = X @ np.linalg.solve(L.T, Z)
+    U = X @ solve_triangular(L, Z, lower=True, trans="T", check_finite=False)
     mu = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
     return _bound(U * U, v, mu / mu.sum())
 
@@ -126,29 +130,33 @@ def ip_xy_optimal(
     steps = 0
     converged = False
     ones = np.ones(m)
+    centered, stuck = True, False
 
     def barrier(p: NDArray[np.float64], t: float, v: NDArray[np.float64]) -> float:
         return float(s * t - np.log(t - v).sum() - np.log(p).sum())
 
     while True:
-        W = np.linalg.solve(L.T, Z)  # A^{-1} y_j, columns
+        W = solve_triangular(L, Z, lower=True, trans="T", check_finite=False)  # A^{-1} y_j, columns
         U = X @ W  # u_ij
         U2 = U * U
         ir = 1.0 / (t - v)
         mu = ir / ir.sum()
-        lower = max(lower, _bound(U2, v, mu), _polished_bound(U2, v, p, mu))
+        lower = max(lower, _bound(U2, v, mu))
         f = float(v.max())
         if f < best_f:
             best_f, best_p = f, p.copy()
+        final = stuck or steps >= max_iter or s * best_f > _S_LIMIT
+        if (centered or final) and best_f - lower <= _POLISH * tol * best_f:  # sharpen mu (least squares)
+            lower = max(lower, _polished_bound(U2, v, p, mu))
         if best_f - lower <= tol * best_f:
             converged = True
             break
-        if steps >= max_iter or s * best_f > _S_LIMIT:
+        if final:
             break
         steps += 1
         # Newton step on (p, t) with sum p = 1.
-        XAinv = np.linalg.solve(L.T, np.linalg.solve(L, X.T))  # A^{-1} X^T
-        P = X @ XAinv
+        LX = solve_triangular(L, X.T, lower=True, check_finite=False)  # L^{-1} X^T
+        P = LX.T @ LX  # X A^{-1} X^T
         Gr = U2 * ir  # -grad v_j / r_j, columns
         grad_p = -(U2 @ ir) - 1.0 / p
         grad_t = s - float(ir.sum())
@@ -163,11 +171,13 @@ def ip_xy_optimal(
         try:
             sol = np.linalg.solve(KKT, np.r_[-grad_p, -grad_t, 0.0])
         except np.linalg.LinAlgError:
-            break
+            stuck = True
+            continue
         dp, dt = sol[:m], float(sol[m])
         dec = -float(grad_p @ dp + grad_t * dt)
         if not np.isfinite(dec) or dec <= 0:
-            break
+            stuck = True
+            continue
         alpha = 1.0
         neg = dp < 0
         if neg.any():
@@ -180,9 +190,11 @@ def ip_xy_optimal(
                 break
             alpha *= 0.5
         else:
-            break  # no decrease at double precision
+            stuck = True  # no decrease at double precision: one last bound at this point
+            continue
         p, t = pn, tn
         L, Z, v = out
-        if dec < _CENTERED:
+        centered = dec < _CENTERED
+        if centered:
             s *= _S_GROWTH
     return best_p, steps, best_f, lower, converged
