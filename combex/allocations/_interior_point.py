@@ -24,7 +24,9 @@ and ``f(p)`` itself is an upper bound of ``f*``. On the central path the barrier
 estimate ``mu_j proportional to 1 / (t - v_j)`` makes the bound tight (the two sides of
 the saddle point); it is sharpened by solving ``h_i = const`` on the support of ``p`` for
 ``mu`` on the active directions (a small least-squares system, ``mu`` clipped to the
-simplex). The lower bound is checked as computed, never assumed: every iterate gives a
+simplex), and where the Newton steps stop short of ``tol`` (double precision: ``A(p)``
+nearly singular off the optimal support), by one linear program for the best ``mu`` at
+the last ``p``. The lower bound is checked as computed, never assumed: every iterate gives a
 certified bracket ``lower <= f* <= f(p_best)``, and the method stops when
 ``f(p_best) - lower <= tol * f(p_best)``.
 """
@@ -39,8 +41,10 @@ __all__ = ["ip_xy_optimal", "xy_lower_bound"]
 
 #: Barrier parameter growth factor once the point is centered.
 _S_GROWTH = 4.0
-#: Newton decrement (squared) below which the point counts as centered.
+#: Newton decrement (squared) below which the point counts as centered, and the tighter
+#: one near the end (the dual estimate ``1 / (t - v_j)`` is only as good as the centering).
 _CENTERED = 0.1
+_CENTERED_NEAR = 1e-3
 #: Past ``s f(p) > _S_LIMIT`` the iterates are at the limit of double precision (A(p)
 #: nearly singular off the optimal support): the method stops with its certified bracket.
 _S_LIMIT = 1e13
@@ -50,18 +54,21 @@ _POLISH = 1e3
 
 
 def _values(X: NDArray[np.float64], Y: NDArray[np.float64], p: NDArray[np.float64]):
-    """``(L, Z, v)``: Cholesky factor of ``A(p)``, ``Z = L^{-1} Y^T`` and ``v_j = |Z_j|^2``;
-    ``None`` when ``A(p)`` is not numerically positive definite."""
+    """``(Li, Z, v)``: the inverse ``Li = L^{-1}`` of the Cholesky factor of ``A(p)``,
+    ``Z = Li Y^T`` and ``v_j = |Z_j|^2``; ``None`` when ``A(p)`` is not numerically positive
+    definite. (One triangular inverse, then products: small LAPACK solves cost more than
+    the matrix products they would save.)"""
     A = (X.T * p) @ X
     try:
         L = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
         return None
-    Z = solve_triangular(L, Y.T, lower=True, check_finite=False)
+    Li = solve_triangular(L, np.eye(L.shape[0]), lower=True, check_finite=False)
+    Z = Li @ Y.T
     v = np.einsum("ij,ij->j", Z, Z)
     if not np.all(np.isfinite(v)):
         return None
-    return L, Z, v
+    return Li, Z, v
 
 
 def _bound(U2: NDArray[np.float64], v: NDArray[np.float64], mu: NDArray[np.float64]) -> float:
@@ -93,6 +100,26 @@ def _polished_bound(U2: NDArray[np.float64], v: NDArray[np.float64], p: NDArray[
     return _bound(U2, v, m2 / total)
 
 
+def _lp_bound(U2: NDArray[np.float64], v: NDArray[np.float64], mu: NDArray[np.float64]) -> float:
+    """The best bound of :func:`_bound` at this ``p`` over ``mu`` supported where the barrier's
+    ``mu`` is not negligible: a linear program (HiGHS) in ``|J| + 1`` variables, recomputed
+    by :func:`_bound` at the clipped solution; ``-inf`` when the LP fails."""
+    from scipy.optimize import linprog
+
+    J = np.flatnonzero(mu > 1e-6 * mu.max())
+    c = np.r_[-2.0 * v[J], 1.0]
+    A_ub = np.hstack([U2[:, J], -np.ones((U2.shape[0], 1))])
+    A_eq = np.r_[np.ones(J.size), 0.0][None, :]
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(U2.shape[0]), A_eq=A_eq, b_eq=[1.0],
+                  bounds=[(0, None)] * J.size + [(None, None)], method="highs")
+    if res.status != 0:
+        return -np.inf
+    m2 = np.zeros_like(mu)
+    m2[J] = np.maximum(res.x[: J.size], 0.0)
+    total = float(m2.sum())
+    return _bound(U2, v, m2 / total) if total > 0 else -np.inf
+
+
 def xy_lower_bound(X: NDArray[np.float64], Y: NDArray[np.float64], p: NDArray[np.float64],
                    mu: NDArray[np.float64]) -> float:
     """A certified lower bound of ``min_q max_j y_j^T A(q)^{-1} y_j`` from any design ``p``
@@ -100,8 +127,8 @@ def xy_lower_bound(X: NDArray[np.float64], Y: NDArray[np.float64], p: NDArray[np
     out = _values(X, Y, p)
     if out is None:
         return -np.inf
-    L, Z, v = out
-    U = X @ solve_triangular(L, Z, lower=True, trans="T", check_finite=False)
+    Li, Z, v = out
+    U = X @ (Li.T @ Z)
     mu = np.maximum(np.asarray(mu, dtype=np.float64), 0.0)
     return _bound(U * U, v, mu / mu.sum())
 
@@ -122,7 +149,7 @@ def ip_xy_optimal(
     first = _values(X, Y, p)
     if first is None:
         raise np.linalg.LinAlgError("the uniform design is singular")
-    L, Z, v = first
+    Li, Z, v = first
     f = float(v.max())
     t = 1.5 * f if f > 0 else 1.0
     s = float(np.sum(1.0 / (t - v)))
@@ -136,7 +163,7 @@ def ip_xy_optimal(
         return float(s * t - np.log(t - v).sum() - np.log(p).sum())
 
     while True:
-        W = solve_triangular(L, Z, lower=True, trans="T", check_finite=False)  # A^{-1} y_j, columns
+        W = Li.T @ Z  # A^{-1} y_j, columns
         U = X @ W  # u_ij
         U2 = U * U
         ir = 1.0 / (t - v)
@@ -148,6 +175,8 @@ def ip_xy_optimal(
         final = stuck or steps >= max_iter or s * best_f > _S_LIMIT
         if (centered or final) and best_f - lower <= _POLISH * tol * best_f:  # sharpen mu (least squares)
             lower = max(lower, _polished_bound(U2, v, p, mu))
+        if final and best_f - lower > tol * best_f:  # one linear program for the best mu at this p
+            lower = max(lower, _lp_bound(U2, v, mu))
         if best_f - lower <= tol * best_f:
             converged = True
             break
@@ -155,7 +184,7 @@ def ip_xy_optimal(
             break
         steps += 1
         # Newton step on (p, t) with sum p = 1.
-        LX = solve_triangular(L, X.T, lower=True, check_finite=False)  # L^{-1} X^T
+        LX = Li @ X.T
         P = LX.T @ LX  # X A^{-1} X^T
         Gr = U2 * ir  # -grad v_j / r_j, columns
         grad_p = -(U2 @ ir) - 1.0 / p
@@ -193,8 +222,8 @@ def ip_xy_optimal(
             stuck = True  # no decrease at double precision: one last bound at this point
             continue
         p, t = pn, tn
-        L, Z, v = out
-        centered = dec < _CENTERED
+        Li, Z, v = out
+        centered = dec < (_CENTERED if best_f - lower > _POLISH * tol * best_f else _CENTERED_NEAR)
         if centered:
             s *= _S_GROWTH
     return best_p, steps, best_f, lower, converged

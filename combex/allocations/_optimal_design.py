@@ -221,9 +221,11 @@ def xy_optimal_design(
         solver_name, used = None, "interior-point"
         w, support = _finalize_weights(p, support_tol)
         value = xy_value(Xa, Yeff, w)
-        if value > float(xy_value(Xa, Yeff, p)) * (1.0 + tol) and support_tol > 0:
-            w, support = _finalize_weights(p, 0.0)  # the dropped weights mattered: keep them
-            value = xy_value(Xa, Yeff, w)
+        if value - lower > tol * value and support_tol > 0:
+            w_all, support_all = _finalize_weights(p, 0.0)  # do the dropped weights matter?
+            value_all = xy_value(Xa, Yeff, w_all)
+            if value_all < value:
+                w, support, value = w_all, support_all, value_all
         gap = max(value - lower, 0.0)  # certified: the optimum lies in [value - gap, value]
         converged = gap <= tol * value
         return Design(w, support, value, "XY", used, solver_name, int(iters), None, gap, converged)

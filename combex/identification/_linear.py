@@ -68,8 +68,9 @@ def check_features(features: Any, *, owner: str | None = None, name: str = "feat
 #: ``method="auto"`` of :func:`characteristic_time`: the interior-point method of
 #: :mod:`combex.allocations._interior_point` (certified relative gap :data:`YARDSTICK_TOL`,
 #: at most :data:`IP_YARDSTICK_STEPS` Newton steps) up to :data:`IP_YARDSTICK_ARMS` arms
-#: (one dense (K + 2)-square solve per step; measured: 0.05 s at K = 40, d = 20, 0.4 s at
-#: K = 100, d = 50, 0.5 s at 252 teams, where cvxpy takes 140 s at K = 40, d = 20); beyond,
+#: (one dense (K + 2)-square solve per step; measured on one core: 0.05 s at K = 40,
+#: d = 20, 0.15 s at K = 100, d = 50, 0.4 s at 252 teams, 0.5 s at 330, 1.8 s at 495, where
+#: cvxpy takes over 140 s at K = 40, d = 20); beyond,
 #: or if it fails, Frank-Wolfe with at most :data:`FW_YARDSTICK_ITERATIONS` iterations (and
 #: its certified lower bound). cvxpy only on request (``method="cvxpy"``).
 IP_YARDSTICK_ARMS = 400
@@ -90,6 +91,8 @@ def _design(x: NDArray[np.float64], y: NDArray[np.float64], method: str, tol: fl
     :data:`FW_YARDSTICK_ITERATIONS` iterations (each one a HiGHS LP over the arms: 80 ms at
     252 teams; unconverged, :func:`_design_value` uses its certified lower bound)."""
     opts: dict[str, Any] = {} if tol is None else {"tol": tol}
+    if yardstick and tol is None and method in ("auto", "interior-point"):
+        opts = {"tol": YARDSTICK_TOL}
     if method != "auto":
         steps = {"max_iter": IP_YARDSTICK_STEPS} if method == "interior-point" else {}
         return xy_optimal_design(x, y, method=method, **steps, **opts)
@@ -98,13 +101,13 @@ def _design(x: NDArray[np.float64], y: NDArray[np.float64], method: str, tol: fl
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
         try:
             if yardstick and x.shape[0] <= IP_YARDSTICK_ARMS:
-                return xy_optimal_design(x, y, method="interior-point", max_iter=IP_YARDSTICK_STEPS,
-                                         tol=YARDSTICK_TOL if tol is None else tol)
+                return xy_optimal_design(x, y, method="interior-point", max_iter=IP_YARDSTICK_STEPS, **opts)
             if not yardstick and y.shape[0] * (x.shape[1] + 1) ** 2 <= CVXPY_YARDSTICK_SIZE:
                 return xy_optimal_design(x, y, method="cvxpy")
         except (AllocationError, np.linalg.LinAlgError):
             pass
-        return xy_optimal_design(x, y, method="frank-wolfe", max_iter=FW_YARDSTICK_ITERATIONS, **opts)
+        return xy_optimal_design(x, y, method="frank-wolfe", max_iter=FW_YARDSTICK_ITERATIONS,
+                                 **({} if tol is None else {"tol": tol}))
 
 
 def _design_value(des: Any) -> tuple[float, float, bool]:
