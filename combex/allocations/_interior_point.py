@@ -144,7 +144,6 @@ def ip_xy_optimal(
     (the candidates do not span R^d).
     """
     m, d = X.shape
-    n = Y.shape[0]
     p = np.full(m, 1.0 / m)
     first = _values(X, Y, p)
     if first is None:
