@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -127,13 +128,34 @@ def test_xy_cvxpy_and_fw_agree(seed, m, d):
     assert b.criterion == "XY" and b.kw_gap is None
 
 
+@pytest.mark.parametrize("seed, m, d", [(0, 8, 2), (1, 10, 3), (2, 12, 4)])
+def test_xy_interior_point_certificate_brackets_cvxpy(seed, m, d):
+    """The interior-point design's certified bracket [value - gap, value] holds the optimum
+    (cvxpy's value, accurate to ~1e-7) and is as narrow as asked."""
+    X = random_X(m, d, seed)
+    a = xy_optimal_design(X, method="cvxpy")
+    b = xy_optimal_design(X, method="interior-point", tol=1e-6)
+    assert b.method == "interior-point" and b.converged and b.gap <= 1e-6 * b.value
+    assert b.value - b.gap <= a.value * (1 + 1e-6) and a.value <= b.value * (1 + 1e-5)
+    assert b.value == pytest.approx(xy_value(X, pairwise_differences(X), b.weights))
+
+
+def test_xy_interior_point_stopped_early_stays_certified():
+    X = random_X(10, 3, 4)
+    exact = xy_optimal_design(X, method="cvxpy").value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = xy_optimal_design(X, method="interior-point", tol=1e-9, max_iter=3)
+    assert not b.converged and b.value - b.gap <= exact * (1 + 1e-6) <= b.value * (1 + 1e-5)
+
+
 def near_duplicate(d, eps):
     """e_1..e_d plus x_{d+1} = cos(eps) e_1 + sin(eps) e_2 (the LinGapE/Soare example)."""
     X = np.vstack([np.eye(d), np.r_[np.cos(eps), np.sin(eps), np.zeros(d - 2)]])
     return X
 
 
-@pytest.mark.parametrize("method", ["cvxpy", "frank-wolfe"])
+@pytest.mark.parametrize("method", ["cvxpy", "frank-wolfe", "interior-point"])
 def test_xy_near_duplicate_informative_direction(method):
     d = 3
     X = near_duplicate(d, 0.1)

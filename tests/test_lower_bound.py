@@ -1,8 +1,12 @@
 """Tests of T*(theta), the characteristic time of linear best-arm identification."""
 
 import math
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from combex.exceptions import InvalidParameterError
 from combex.allocations import xy_value as _design_value
@@ -157,3 +161,94 @@ def test_a_query_of_an_unknown_kind_is_refused():
 
     with pytest.raises(InvalidParameterError, match="'kind' parameter of Query.*'arms'.*Got 'bestarm'"):
         Query("bestarm", delta=0.1)
+
+
+# ------------------------------------------------------------------ the fast yardstick
+def _directions(x, theta):
+    mu = x @ theta
+    b = int(np.argmax(mu))
+    others = [i for i in range(x.shape[0]) if i != b]
+    return (x[b] - x[others]) / (mu[b] - mu[others])[:, None]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), extra=st.integers(1, 5), d=st.integers(2, 4))
+def test_interior_point_brackets_cvxpy_and_every_allocation(seed, extra, d):
+    """``method="auto"`` (interior point) against cvxpy on small random instances: its
+    certified bracket T_lo <= T* <= T_hi holds cvxpy's value, is at most the 1e-6 asked
+    for, and T_lo is below the value of every allocation (each one an upper bound of T*)."""
+    rng = np.random.default_rng(seed)
+    K = d + extra
+    x = rng.normal(size=(K, d))
+    theta = rng.normal(size=d)
+    lb = characteristic_time(x, theta)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ref = characteristic_time(x, theta, method="cvxpy").T_star
+    assume(not caught)  # an inaccurate conic solve is no reference
+    assert lb.exact and lb.T_star == lb.T_hi and lb.gap <= 1e-6
+    assert lb.T_lo <= ref * (1 + 1e-6) and ref <= lb.T_hi * (1 + 1e-5)
+    y = _directions(x, theta)
+    assert 2.0 * _design_value(x, y, lb.allocation) == pytest.approx(lb.T_hi, rel=1e-9)
+    for p in rng.dirichlet(np.ones(K), size=50):
+        assert lb.T_lo <= 2.0 * _design_value(x, y, p) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("d", [3, 6])
+def test_interior_point_brackets_the_closed_form_even_stopped_early(d):
+    gap = 0.5
+    x, theta = np.eye(d), np.r_[gap, np.zeros(d - 1)]
+    want = 2.0 * (1.0 + np.sqrt(d - 1)) ** 2 / gap**2
+    for tol in (1e-6, 0.3):
+        lb = characteristic_time(x, theta, method="interior-point", tol=tol)
+        assert lb.T_lo <= want * (1 + 1e-9) and want <= lb.T_hi * (1 + 1e-9)
+        assert lb.gap <= tol and lb.exact
+
+
+def test_frank_wolfe_bracket_and_cvxpy_without_certificate():
+    rng = np.random.default_rng(3)
+    x, theta = rng.normal(size=(6, 3)), rng.normal(size=3)
+    ref = characteristic_time(x, theta, method="interior-point")
+    fw = characteristic_time(x, theta, method="frank-wolfe")
+    assert fw.T_lo <= ref.T_hi * (1 + 1e-9) and ref.T_lo <= fw.T_hi * (1 + 1e-9)
+    cv = characteristic_time(x, theta, method="cvxpy")
+    assert math.isnan(cv.T_lo) and math.isnan(cv.gap) and cv.T_hi == cv.T_star
+
+
+def test_epsilon_bracket_is_the_minimum_over_answers():
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.3], [0.2, 0.2]])
+    lb = characteristic_time(x, [1.0, 0.9], epsilon=0.15)
+    assert lb.exact and lb.T_lo <= lb.T_star == lb.T_hi <= lb.T_lo * (1 + 1e-6)
+    cv = characteristic_time(x, [1.0, 0.9], epsilon=0.15, method="cvxpy").T_star
+    assert lb.T_lo <= cv * (1 + 1e-6) and cv <= lb.T_hi * (1 + 1e-5)
+
+
+def test_cache_returns_equal_values_and_copies():
+    import combex.identification._linear as lbm
+
+    rng = np.random.default_rng(11)
+    x, theta = rng.normal(size=(9, 4)), rng.normal(size=4)
+    first = characteristic_time(x, theta, sigma=1.5)
+    key_count = len(lbm._CACHE)
+    first.allocation[:] = -1.0  # the caller's copy only
+    first.gaps[:] = -1.0
+    again = characteristic_time(x.copy(), list(theta), sigma=1.5)
+    assert len(lbm._CACHE) == key_count  # a hit, not a new entry
+    assert again.T_star == first.T_star and again.T_lo == first.T_lo and again.best == first.best
+    assert np.all(again.allocation >= 0) and again.allocation.sum() == pytest.approx(1.0)
+    assert np.all(again.gaps >= 0) and again.allocation is not first.allocation
+    # another sigma, epsilon or method is another entry
+    assert characteristic_time(x, theta, sigma=3.0).T_star == pytest.approx(4.0 * first.T_star, rel=1e-9)
+    assert len(lbm._CACHE) == min(key_count + 1, lbm.CACHE_SIZE)
+
+
+def test_cache_is_bounded(monkeypatch):
+    from collections import OrderedDict
+
+    import combex.identification._linear as lbm
+
+    monkeypatch.setattr(lbm, "_CACHE", OrderedDict())
+    monkeypatch.setattr(lbm, "CACHE_SIZE", 3)
+    for g in (1.0, 2.0, 3.0, 4.0, 5.0):
+        characteristic_time(np.eye(2), [g, 0.0])
+    assert len(lbm._CACHE) == 3

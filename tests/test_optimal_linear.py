@@ -369,21 +369,30 @@ def test_oracle_path_epsilon_ratio_uses_T_star_eps_or_says_why_not():
     assert 0 < r.info["T_star_lower"] <= enum.info["T_star"] * (1 + 1e-6)
 
 
-def test_yardstick_of_large_classes_is_bounded_in_time_and_never_above_T_star(monkeypatch):
-    """Past CVXPY_YARDSTICK_SIZE the design goes to Frank-Wolfe capped at
-    FW_YARDSTICK_ITERATIONS (each iteration one LP: minutes uncapped at 252 teams); stopped
-    early it reports its certified lower bound, so T* is never over-estimated, and the
-    result says the ratio is an upper bound."""
+@pytest.mark.parametrize("cap", ["frank-wolfe", "interior-point"])
+def test_yardstick_of_large_classes_is_bounded_in_time_and_never_above_T_star(monkeypatch, cap):
+    """Past IP_YARDSTICK_ARMS the design goes to Frank-Wolfe capped at
+    FW_YARDSTICK_ITERATIONS (each iteration one LP: minutes uncapped at 252 teams), and the
+    interior-point method is capped at IP_YARDSTICK_STEPS Newton steps; stopped early either
+    reports its certified lower bound, so T* is never over-estimated, and the result says
+    the ratio is an upper bound."""
+    from collections import OrderedDict
+
     import combex.identification._linear as lbm
     from combex.environments import kuroki_synthetic_means
 
     theta = kuroki_synthetic_means(8, 3, 0.3, rng=3)
     X = np.array(list(TopK(8, 3).enumerate()), dtype=float)
     exact = characteristic_time(X, theta, method="cvxpy").T_star
-    monkeypatch.setattr(lbm, "CVXPY_YARDSTICK_SIZE", 0)
-    monkeypatch.setattr(lbm, "FW_YARDSTICK_ITERATIONS", 2)
+    monkeypatch.setattr(lbm, "_CACHE", OrderedDict())  # the capped solves must run
+    if cap == "frank-wolfe":
+        monkeypatch.setattr(lbm, "IP_YARDSTICK_ARMS", 0)
+        monkeypatch.setattr(lbm, "FW_YARDSTICK_ITERATIONS", 2)
+    else:
+        monkeypatch.setattr(lbm, "IP_YARDSTICK_STEPS", 2)
     lb = characteristic_time(X, theta)
     assert lb.exact is False and 0 < lb.T_star <= exact * (1 + 1e-6)
+    assert lb.T_star == lb.T_lo <= exact * (1 + 1e-6) <= lb.T_hi * (1 + 2e-6)
     from combex.identification._linear import _lower_bound_info
 
     info = _lower_bound_info(X, theta + 1e-9, 1.0, 0.05, 1000)  # a fresh cache key

@@ -13,17 +13,25 @@ from .._validation import check_bool, check_choice, check_float, check_int, chec
 from ..exceptions import ConvergenceWarning, InvalidParameterError
 from ._design import Design, SUPPORT_TOL, _check_candidates, _finalize_weights, g_value, pairwise_differences, xy_value
 from ._frank_wolfe import fw_g_optimal, fw_xy_optimal
+from ._interior_point import ip_xy_optimal
 
 
-def _check_common(tol: Any, max_iter: Any, support_tol: Any, owner: str) -> tuple[float, int, float]:
+def _check_options(owner: str, methods: tuple[str, ...], method: Any, tol: Any, max_iter: Any, away_steps: Any,
+                   support_tol: Any) -> tuple[str, float, int, bool, float]:
+    """The options shared by the design entry points, checked: ``(method, tol, max_iter,
+    away_steps, support_tol)``."""
+    method = check_choice(method, "method", methods, owner=owner)
     t = check_float(tol, "tol", owner=owner, low=0.0, high=1.0, closed="neither")
     it = check_int(max_iter, "max_iter", owner=owner, low=1)
+    away = check_bool(away_steps, "away_steps", owner=owner)
     st = check_float(support_tol, "support_tol", owner=owner, low=0.0, high=1e-2, closed="left")
-    return t, it, st
+    return method, t, it, away, st
 
 
 # ---------------------------------------------------------------------- optimal designs
 _METHODS = ("auto", "cvxpy", "frank-wolfe")
+#: XY designs have a third solver: the log-barrier interior-point method (:mod:`._interior_point`).
+_XY_METHODS = _METHODS + ("interior-point",)
 
 
 def g_optimal_design(
@@ -84,9 +92,8 @@ def g_optimal_design(
 
     owner = "g_optimal_design"
     Xa = _check_candidates(X, owner)
-    method = check_choice(method, "method", _METHODS, owner=owner)
-    tol, max_iter, support_tol = _check_common(tol, max_iter, support_tol, owner)
-    away_steps = check_bool(away_steps, "away_steps", owner=owner)
+    method, tol, max_iter, away_steps, support_tol = _check_options(owner, _METHODS, method, tol, max_iter,
+                                                                    away_steps, support_tol)
     m, d = Xa.shape
     if method == "cvxpy":
         from ._cvx import DOptimalProblem, _check_solver
@@ -137,6 +144,10 @@ def xy_optimal_design(
         ``"cvxpy"``: epigraph with one ``matrix_frac(y, A) <= t`` per direction
         (a PSD block of size d + 1 each), built once per shape (DPP) and cached.
         ``"frank-wolfe"``: solver-free, see :mod:`combex.allocations._frank_wolfe`.
+        ``"interior-point"``: solver-free log-barrier Newton method with a certified gap
+        (:mod:`combex.allocations._interior_point`; one dense (m + 2)-square solve per
+        step, tens of steps: 0.05 s at m = 40, d = 20, 1e-6 relative gap); ``tol`` is its
+        certified relative gap, ``max_iter`` its Newton-step cap, ``away_steps`` unused.
         ``"auto"``: cvxpy when ``n_y (d + 1)^2 <= 20000`` (accurate, about a second),
         else Frank-Wolfe.
     solver : str, optional
@@ -159,7 +170,8 @@ def xy_optimal_design(
     -------
     Design
         ``criterion="XY"``; ``value`` the XY-value (over active directions) at the
-        returned weights; ``gap`` the certified gap (Frank-Wolfe) or ``None`` (cvxpy).
+        returned weights; ``gap`` the certified gap (Frank-Wolfe, interior-point: the
+        optimum lies in ``[value - gap, value]``) or ``None`` (cvxpy).
 
     Raises
     ------
@@ -189,9 +201,8 @@ def xy_optimal_design(
         act = check_mask(active, Ya.shape[0], "active", owner=owner)
         if not act.any():
             raise InvalidParameterError(f"The 'active' parameter of {owner} must select at least one direction. Got none.")
-    method = check_choice(method, "method", _METHODS, owner=owner)
-    tol, max_iter, support_tol = _check_common(tol, max_iter, support_tol, owner)
-    away_steps = check_bool(away_steps, "away_steps", owner=owner)
+    method, tol, max_iter, away_steps, support_tol = _check_options(owner, _XY_METHODS, method, tol, max_iter,
+                                                                    away_steps, support_tol)
     Yeff = Ya if act is None else Ya[act]
     if not np.any(np.abs(Yeff) > 0):
         raise InvalidParameterError(f"The 'Y' parameter of {owner} must contain a nonzero (active) direction.")
@@ -205,6 +216,19 @@ def xy_optimal_design(
         p, iters = get_xy_problem(m, d, Ya.shape[0]).solve(Xa, Ya, solver_name, active=act)
         p = np.nan_to_num(p, nan=0.0)
         converged, used, gap = True, "cvxpy", None
+    elif method == "interior-point":
+        p, iters, _, lower, converged = ip_xy_optimal(Xa, Yeff, tol=tol, max_iter=max_iter)
+        solver_name, used = None, "interior-point"
+        w, support = _finalize_weights(p, support_tol)
+        value = xy_value(Xa, Yeff, w)
+        if value - lower > tol * value and support_tol > 0:
+            w_all, support_all = _finalize_weights(p, 0.0)  # do the dropped weights matter?
+            value_all = xy_value(Xa, Yeff, w_all)
+            if value_all < value:
+                w, support, value = w_all, support_all, value_all
+        gap = max(value - lower, 0.0)  # certified: the optimum lies in [value - gap, value]
+        converged = gap <= tol * value
+        return Design(w, support, value, "XY", used, solver_name, int(iters), None, gap, converged)
     else:
 
         p, iters, _, gap, converged = fw_xy_optimal(Xa, Yeff, tol=tol, max_iter=max_iter, away_steps=away_steps)
