@@ -104,3 +104,16 @@ def test_the_checker_sees_relative_and_lazy_imports(tmp_path):
     f.write_text("from . import _base\ndef g():\n    from ..solvers import get_solver\n    import combex.experiments\n")
     found = [m for _, m in _imports(f, rel=Path("oracles/_probe.py"))]
     assert found == ["combex.oracles._base", "combex.solvers", "combex.experiments"]
+
+
+def test_a_module_over_1000_lines_says_why_in_its_docstring():
+    """A library module of more than 1,000 lines states in its opening docstring why it is
+    one file ("Why one file ..."); otherwise it is split."""
+    long = []
+    for path in sorted(PKG.rglob("*.py")):
+        text = path.read_text()
+        if text.count("\n") > 1000:
+            doc = ast.get_docstring(ast.parse(text)) or ""
+            if "Why one file" not in doc:
+                long.append(f"{path.relative_to(PKG)} ({text.count(chr(10))} lines)")
+    assert not long, "long modules without a stated reason: " + ", ".join(long)

@@ -74,6 +74,11 @@ current phase (arms with their counts), ``tell_batch`` folds any reported pulls 
 when its planned pulls are all told), :meth:`~combex.solvers.Exploration.state_dict` /
 ``Solver.resume`` continue bit-identically. ``progress()["evaluations_left"]`` is exact:
 ``budget - samples``.
+
+Why one file of more than 1,000 lines: the seven fixed-budget solvers share the phase loop
+and the error-bound machinery (the hardness constants, the environment's truth) with one
+base; the index solvers (SR, SAR, SH, CSAR) and the design solvers (uniform, OD-LinBAI,
+CSAR-full-bandit) are grouped in that order.
 """
 
 from __future__ import annotations

@@ -20,6 +20,12 @@ Every :meth:`run` of these solvers reports ``info["lower_bound_ratio"]`` =
 ``samples / (T*(theta) log(1/delta))`` for their ``"linear"``
 :class:`~combex.identification.Query`, computed from the environment's truth *after* the
 run (the exploration never reads it).
+
+Why one file of more than 1,000 lines: the seed paper's algorithm (LinGapE) and the
+baselines it compares with (XY-static, XY-adaptive, XY-oracle, LinGapE-oracle) share the
+confidence bounds, the least-squares state and the width rule ``B(t) <= epsilon``; a reader
+checks the paper's Section 4 and 7 against one file. The compiled round of LinGapE lives in
+:mod:`combex.solvers._lingape_kernel`.
 """
 
 from __future__ import annotations

@@ -81,6 +81,12 @@ by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes).
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
 linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
 where one is missing a :class:`~combex.exceptions.InvalidParameterError` says so.
+
+Why one file of more than 1,000 lines: one exploration (counts, statistics, the GLR stopping
+rule, the unknown-variance switch, the fast path) serves the five sampling rules, each a
+short subclass at the end of the file; the theory they use (T*, w*, thresholds) is in
+:mod:`combex.identification`, the Frank-Wolfe direction and AdaHedge in
+:mod:`combex.allocations`.
 """
 
 from __future__ import annotations

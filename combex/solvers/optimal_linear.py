@@ -37,6 +37,12 @@ Every :meth:`run` on a simulated environment reports ``info["lower_bound_ratio"]
 ``samples / (T*(theta) log(1/delta))`` for the solvers' ``"linear"``
 :class:`~combex.identification.Query` (T* from :func:`combex.identification.characteristic_time`,
 exact where the class is enumerated).
+
+Why one file of more than 1,000 lines: one exploration (the least-squares state, the
+linear GLR against the closest alternative, the oracle path and its fixed-design stop for
+classes too large to enumerate) serves LinGame, the linear Top-Two, Frank-Wolfe and the
+oracle sampler, each a short subclass; RAGE closes the file. The theory (T*, the
+thresholds, the GLR) is in :mod:`combex.identification`.
 """
 
 from __future__ import annotations

@@ -60,6 +60,11 @@ first (one batch), then for one or two arms per round; one round is one stopping
 (``Result.rounds``). Per-round work is a constant number of numpy passes over the N arms
 (no Python loop over arms): the top-K set is maintained incrementally (only pulled arms can
 change it), and radii are updated only for pulled arms.
+
+Why one file of more than 1,000 lines: the six solvers share one exploration (arm
+statistics, the incremental top-K set, the LIL radii, the High/Low split) and differ in a
+hook or two each (which arm of the pair to pull, which radius); the table above is the
+whole map, and splitting it would put one paper's algorithms in several files.
 """
 
 from __future__ import annotations

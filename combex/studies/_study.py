@@ -3,6 +3,11 @@
 The rules are stated in the :mod:`combex.studies` module docstring; this module implements
 them (:class:`_Replay` folds the logs, :class:`Study` hands out tickets and records
 tells, releases and corrections).
+
+Why one file of more than 1,000 lines: :class:`Study` is one transaction boundary -- every
+ask, tell, release and correction goes through the same lock, log and replay
+(:class:`_Replay`), and the crash-safety argument (a study survives kill -9 at any line)
+is checked by reading them together.
 """
 
 from __future__ import annotations
