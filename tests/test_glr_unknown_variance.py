@@ -18,7 +18,7 @@ from combex.estimation._glr_unknown_variance import (
     pair_glr_unknown_variance,
 )
 from combex.exceptions import InvalidParameterError
-from combex.oracles import ExplicitFamily, PartitionMatroid, STPaths, TopK
+from combex.oracles import PartitionMatroid, STPaths, TopK
 from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
@@ -111,38 +111,6 @@ def test_variance_lower_bound_holds_uniformly_in_time():
     fail = float(np.mean((S[:, 1:] < b[1:]).any(axis=1)))
     assert fail <= delta / 2
     assert b[0] == 0.0 and b[1] > 0.0
-
-
-def _uv_calibration(runs, half, delta, rng, sig=(0.5, 5.0)):
-    """Two arms, equal means, different variances (the null), sampled alternately: the
-    fraction of paths where the unknown-variance GLR ever reaches its valid threshold."""
-    n = np.arange(1, half + 1, dtype=float)
-    x0 = rng.standard_normal((runs, half)) * sig[0]
-    x1 = rng.standard_normal((runs, half)) * sig[1]
-    th = UnknownVarianceThreshold(delta, n_alternatives=1, n_arms=2)
-    crossed = np.zeros(runs, dtype=bool)
-    c0, c1, q0, q1 = np.cumsum(x0, 1), np.cumsum(x1, 1), np.cumsum(x0 * x0, 1), np.cumsum(x1 * x1, 1)
-    for k in range(1, half):  # every time from two samples per arm on
-        m0, m1 = c0[:, k] / n[k], c1[:, k] / n[k]
-        v0, v1 = q0[:, k] / n[k] - m0 ** 2, q1[:, k] / n[k] - m1 ** 2
-        z = np.maximum(pair_glr_unknown_variance(m0, m1, n[k], n[k], v0, v1)[0],
-                       pair_glr_unknown_variance(m1, m0, n[k], n[k], v1, v0)[0])
-        crossed |= z >= th.pairs(n[k], n[k])[0]
-    return float(crossed.mean())
-
-
-def test_unknown_variance_threshold_is_calibrated_under_the_null():
-    assert _uv_calibration(400, 300, 0.1, np.random.default_rng(5)) <= 0.1
-
-
-@pytest.mark.slow
-def test_unknown_variance_threshold_is_calibrated_under_the_null_long():
-    from scipy.stats import beta as beta_dist
-
-    runs, delta = 3000, 0.2
-    freq = _uv_calibration(runs, 1500, delta, np.random.default_rng(6))
-    lo = beta_dist.ppf(0.025, freq * runs, runs - freq * runs + 1) if freq > 0 else 0.0
-    assert lo <= delta  # Clopper-Pearson: crossing probability <= delta is not rejected
 
 
 # ----------------------------------------------------------------------------- solvers

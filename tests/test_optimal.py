@@ -33,38 +33,6 @@ def test_threshold_functions_match_their_asymptotics():
         GLRThreshold(0.01, "papers")
 
 
-def test_valid_pair_threshold_is_calibrated_under_the_null_gaussian():
-    delta = 0.1
-    rng = np.random.default_rng(0)
-    runs, half = 4000, 2000
-    n = np.arange(1, half + 1, dtype=float)
-    m0 = np.cumsum(rng.standard_normal((runs, half)), 1) / n
-    m1 = np.cumsum(rng.standard_normal((runs, half)), 1) / n
-    z = np.maximum(pair_glr(m0, m1, n, n)[0], pair_glr(m1, m0, n, n)[0])  # both answers
-    valid = GLRThreshold(delta, "valid", structure="pairs", n_alternatives=1)
-    heur = GLRThreshold(delta, "heuristic")
-    bv = np.array([valid(2 * k) for k in n])
-    bh = np.array([heur(2 * k) for k in n])
-    freq_valid = float(np.mean((z >= bv).any(axis=1)))
-    freq_heur = float(np.mean((z >= bh).any(axis=1)))
-    assert freq_valid <= delta
-    assert freq_heur > freq_valid  # the heuristic is not conservative
-
-
-def test_valid_kl_threshold_is_calibrated_under_the_null_bernoulli():
-    delta = 0.1
-    rng = np.random.default_rng(1)
-    runs, half = 1000, 500
-    n = np.arange(1, half + 1, dtype=float)
-    m0 = np.cumsum(rng.random((runs, half)) < 0.3, 1) / n
-    m1 = np.cumsum(rng.random((runs, half)) < 0.3, 1) / n
-    z = np.maximum(pair_glr(m0, m1, n, n, divergence="bernoulli")[0],
-                   pair_glr(m1, m0, n, n, divergence="bernoulli")[0])
-    valid = GLRThreshold(delta, "valid", structure="pairs-kl", n_alternatives=1)
-    bv = np.array([valid(2 * k) for k in n])
-    assert float(np.mean((z >= bv).any(axis=1))) <= delta
-
-
 def test_pair_glr_gaussian_closed_form_and_bernoulli_minimizer():
     z, x = pair_glr(1.0, 0.0, 4.0, 4.0, sigma=1.0)
     assert z == pytest.approx(1.0 / (2 * 0.5)) and x == pytest.approx(0.5)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from combex.environments import BernoulliArms, GaussianArms, jiang_1sparse
-from combex.estimation._glr import GLRThreshold, kk_C_gauss, pair_glr
+from combex.estimation._glr import GLRThreshold, kk_C_gauss
 from combex.exceptions import InvalidParameterError
 from combex.oracles import PartitionMatroid
 from combex.solvers import CombGame, FWSampling, Solver, TopTwo, TrackAndStop
@@ -75,25 +75,6 @@ def test_best_k_stops_on_the_pair_threshold_from_the_two_counts():
     # the value is const + term(N_i) + term(N_j) for two arms of the run
     hits = [2 * math.log(4 + math.log(n)) for n in res.pulls]
     assert any(abs(c["threshold_value"] - const - h1 - h2) < 1e-9 for h1 in hits for h2 in hits)
-
-
-def test_per_pair_threshold_is_calibrated_under_the_null_with_unequal_counts():
-    """Two arms with equal means, one sampled three times as often as the other: the pair
-    GLR (either answer) crosses c + h(N_i) + h(N_j) in fewer than delta of the runs."""
-    delta = 0.1
-    rng = np.random.default_rng(11)
-    runs, steps = 3000, 1000
-    ni = 3.0 * np.arange(1, steps + 1)
-    nj = np.arange(1, steps + 1, dtype=float)
-    xi = rng.standard_normal((runs, 3 * steps)).cumsum(1)[:, 2::3] / ni
-    xj = rng.standard_normal((runs, steps)).cumsum(1) / nj
-    z = np.maximum(pair_glr(xi, xj, ni, nj)[0], pair_glr(xj, xi, nj, ni)[0])
-    b = 2 * kk_C_gauss(math.log(1 / delta) / 2) + 2 * np.log(4 + np.log(ni)) + 2 * np.log(4 + np.log(nj))
-    freq = float(np.mean((z >= b).any(axis=1)))
-    assert freq <= delta
-    # and the per-pair threshold is below the scalar one at every step
-    scalar = np.array([GLRThreshold(delta, "valid", structure="pairs")(t) for t in ni + nj])
-    assert np.all(b <= scalar + 1e-12)
 
 
 # ----------------------------------------------------------------------------- top-two beta

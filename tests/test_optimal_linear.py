@@ -77,52 +77,6 @@ def test_mixture_threshold_is_larger_than_beta0_and_heuristic_is_log_log():
     assert heuristic_threshold(104, 0.05) == pytest.approx(math.log((1 + math.log(104)) / 0.05))
 
 
-def _calibration_violations(d: int, runs: int, horizon: int, delta: float, rng: int, lam: float = 1.0):
-    """Fraction of runs in which, at some t <= horizon, the deviation ||theta_hat - theta||
-    exceeds the threshold in some direction: mixture (valid) vs heuristic."""
-    g = np.random.default_rng(rng)
-    X = np.vstack([np.eye(d), np.ones((1, d)) / math.sqrt(d)])
-    theta = g.normal(size=d)
-    valid = heur = 0
-    for _ in range(runs):
-        arms = np.concatenate([np.arange(d), g.integers(0, X.shape[0], size=horizon - d)])
-        noise = g.normal(size=horizon)
-        A = np.zeros((d, d))
-        S = np.zeros(d)
-        v_bad = h_bad = False
-        for t, (a, e) in enumerate(zip(arms, noise), start=1):
-            A += np.outer(X[a], X[a])
-            S += e * X[a]
-            if t < d:
-                continue
-            # worst direction y: sup_y (y^T A^{-1} S)^2 / ||A^{-1} y||^2_V = S^T A^{-1} V^{-1}... use
-            # the generalized eigenvalue: dev(y) = (y^T A^{-1} S)^2 / (2 ||A^{-1} y||^2_{A + I})
-            # maximized over u = A^{-1} y: (u^T S)^2 / (2 u^T V u) = S^T V^{-1} S / 2
-            V = A + lam * np.eye(d)
-            dev_valid = 0.5 * S @ np.linalg.solve(V, S)
-            dev_glr = 0.5 * S @ np.linalg.solve(A, S)  # ||theta_hat - theta||^2_A / 2
-            v_bad |= dev_valid > mixture_beta0(A, delta, lam)
-            h_bad |= dev_glr > heuristic_threshold(t, delta)
-            if v_bad and h_bad:
-                break
-        valid += v_bad
-        heur += h_bad
-    return valid, heur
-
-
-def test_threshold_calibration_mixture_valid_heuristic_not():
-    """The mixture threshold keeps the time-uniform deviation below beta_0 in >= 1 - delta of
-    the runs (Clopper-Pearson); the heuristic threshold does not bound the d = 4 deviation."""
-    runs, delta = 150, 0.1
-    valid, heur = _calibration_violations(d=4, runs=runs, horizon=300, delta=delta, rng=5)
-    assert clopper_pearson_upper(valid, runs, 0.01) >= valid / runs  # sanity
-    assert valid / runs <= delta
-    assert heur / runs > delta  # not a valid deviation bound in d = 4 (documented)
-    # a large prior precision (as in the grid of n_ridges) is calibrated too
-    valid, _ = _calibration_violations(d=4, runs=runs, horizon=300, delta=delta, rng=6, lam=100.0)
-    assert valid / runs <= delta
-
-
 def test_grid_threshold_is_the_per_direction_minimum_over_the_ridges():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(5, 3))
