@@ -1489,18 +1489,10 @@ class LinGapEOracle(_LinearRun, Solver):
             raise param_error("quadratic", owner, "'peeling', 'spectral' or an object with maximize(W, k)", quadratic)
         self.quadratic = quadratic
 
-    def _truth(self, env: Any) -> tuple[Any, Any, float] | None:
-        dc = getattr(env, "decision_class", None)
-        if dc is None or not hasattr(env, "means"):
-            return None
-        size = getattr(dc, "size", None)
-        if size is None or size > 500:
-            return None
-        members = np.array([m for m in dc.enumerate()], dtype=np.float64)
-        k = int(members[0].sum())
-        noise = env.noise
-        sigma = noise.scale(k, owner=type(self).__name__)
-        return members, env.means(), float(sigma)
+    def query(self, problem: Any) -> Query:
+        """The best team as a linear model of its members; its yardstick enumerates at most
+        500 teams (beyond, no ratio)."""
+        return Query("linear", self.delta, float(self.epsilon), max_enumerate=500)
 
     def start(self, problem: Any, *, rng: Any = None) -> "LinGapEOracleExploration":
         return LinGapEOracleExploration(self, problem, rng)
