@@ -210,7 +210,7 @@ def lingape_section(budget: int, repeats: int = 3) -> None:
     print("|---|---|---|---|---|---|---|---|")
     cases = (
         ("Soare d = 5", lambda s: soare(5, rng=s), {}, False),
-        ("diabetes K = 20", lambda s: diabetes_linear(20, rng=s), {"R": 2.0}, True),
+        ("diabetes K = 20", lambda s: diabetes_linear(20, rng=s), {"sigma": 2.0}, True),
     )
     for label, make, kw, pm1 in cases:
         solver = LinGapE(**kw)
@@ -218,7 +218,7 @@ def lingape_section(budget: int, repeats: int = 3) -> None:
         asktell(solver, make(1), 2000)  # warm-up (numba cache load, BLAS)
         solver.run(make(1), rng=0, budget=50)  # warm-up: T* of the lower-bound ratio is cached
         S = float(env.problem.info["S"])
-        R = kw.get("R", 1.0)
+        R = kw.get("sigma", 1.0)
         if floor is not None and not pm1:
             floor(env.features, env.means(), env.noise.sigma, R, S, 1.0, 0.05, 100, 0)  # compile / load
         us_p = us_a = us_f = us_n = math.inf

@@ -331,7 +331,7 @@ def figure1(n: int, dim: int, runs: int, seed: int) -> None:
                 mu = adv.means()
                 for order in subs:
                     lists = BinaryRewardLists(adv.ones, dim, order=order, rng=alg_rng.spawn(1)[0])
-                    res = BoundedME(k=1, epsilon=eps, delta=delta, assume_random_order=True).run(lists, rng=alg_rng)
+                    res = BoundedME(K=1, epsilon=eps, delta=delta, assume_random_order=True).run(lists, rng=alg_rng)
                     subs[order].append(mu.max() - mu[res.answer])
             for order, s in subs.items():
                 pct[order].append(float(np.quantile(s, 1 - delta)))

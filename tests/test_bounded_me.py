@@ -185,8 +185,8 @@ def test_solver_registered_and_errors():
     with pytest.raises(InvalidParameterError, match="'delta'"):
         BoundedME(delta=1.5)
     env = RewardLists(_lists(5, 10), rng=0)
-    with pytest.raises(InvalidParameterError, match="'k'"):
-        BoundedME(k=6).start(env)
+    with pytest.raises(InvalidParameterError, match="'K'"):
+        BoundedME(K=6).start(env)
     from combex.environments import NoiseModel, Problem
 
     with pytest.raises(InvalidParameterError, match="list_size"):
@@ -196,7 +196,7 @@ def test_solver_registered_and_errors():
 def test_solver_never_more_than_N_pulls_and_same_as_direct():
     lists = _lists(40, 300, seed=1)
     env = RewardLists(lists, rng=5)
-    res = BoundedME(k=3, epsilon=0.05, delta=0.1).run(env, rng=7)
+    res = BoundedME(K=3, epsilon=0.05, delta=0.1).run(env, rng=7)
     assert res.status == "identified"
     assert res.pulls.max() <= 300 and (res.pulls <= env.positions).all()
     np.testing.assert_array_equal(res.pulls, env.positions)  # pull counts are real draws
@@ -212,7 +212,7 @@ def test_solver_never_more_than_N_pulls_and_same_as_direct():
 
 def test_solver_save_resume_and_ask_tell(tmp_path):
     lists = _lists(12, 200, seed=2)
-    solver = BoundedME(k=2, epsilon=0.1, delta=0.1)
+    solver = BoundedME(K=2, epsilon=0.1, delta=0.1)
     env = RewardLists(lists, rng=1)
     exp = solver.start(env, rng=3)
     b = exp.ask()
@@ -231,7 +231,7 @@ def test_solver_save_resume_and_ask_tell(tmp_path):
 
 
 def test_k_equals_n_is_immediate():
-    res = BoundedME(k=4).run(RewardLists(_lists(4, 10), rng=0), rng=0)
+    res = BoundedME(K=4).run(RewardLists(_lists(4, 10), rng=0), rng=0)
     assert res.status == "identified" and res.samples == 0
 
 
@@ -240,7 +240,7 @@ def test_epsilon_optimal_rate_small():
     fails = 0
     for seed in range(30):
         lists = _lists(24, 200, seed=100 + seed)
-        res = BoundedME(k=k, epsilon=eps, delta=delta).run(RewardLists(lists, rng=seed), rng=seed)
+        res = BoundedME(K=k, epsilon=eps, delta=delta).run(RewardLists(lists, rng=seed), rng=seed)
         chosen = np.flatnonzero(res.answer)
         fails += _suboptimality(lists, chosen, k) >= eps
         assert res.pulls.max() <= 200
@@ -255,7 +255,7 @@ def test_epsilon_optimal_rate_adversarial_figure_1_heuristic():
         subs = []
         for seed in range(40):
             env = mips_adversarial(500, 5000, rng=seed)
-            res = BoundedME(k=1, epsilon=eps, delta=delta, assume_random_order=True).run(env, rng=seed)
+            res = BoundedME(K=1, epsilon=eps, delta=delta, assume_random_order=True).run(env, rng=seed)
             assert res.certificate["guaranteed"] is False and res.certificate["order"] == "ones-first"
             mu = env.means()
             subs.append(mu.max() - mu[res.answer])
@@ -270,7 +270,7 @@ def test_refuses_lists_not_read_in_random_order():
     # refuses any order not declared random.
     env = mips_adversarial(200, 10**6, rng=0)
     with pytest.raises(InvalidParameterError, match="random order.*'ones-first'"):
-        BoundedME(k=1, epsilon=0.1, delta=0.1).run(env, rng=0)
+        BoundedME(K=1, epsilon=0.1, delta=0.1).run(env, rng=0)
     with pytest.raises(InvalidParameterError, match="'given'"):
         BoundedME().start(RewardLists(_lists(5, 10), shuffle=False))
     from combex.environments import NoiseModel, Problem
@@ -284,7 +284,7 @@ def test_refuses_lists_not_read_in_random_order():
         mu = adv.means()
         for order in wrong:
             lists = BinaryRewardLists(adv.ones, 10**6, order=order, rng=seed)
-            res = BoundedME(k=1, epsilon=0.1, delta=0.1, assume_random_order=True).run(lists, rng=seed)
+            res = BoundedME(K=1, epsilon=0.1, delta=0.1, assume_random_order=True).run(lists, rng=seed)
             assert res.certificate["guaranteed"] is (order == "random")
             wrong[order] += bool(mu.max() - mu[res.answer] >= 0.1)
     assert wrong["ones-first"] >= 10 and wrong["random"] <= 2  # delta = 0.1 of 20 runs

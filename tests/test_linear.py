@@ -94,7 +94,7 @@ def _same_result(a, b):
     "make,kwargs",
     [(lambda s: canonical(4, 0.5, rng=s), {}), (lambda s: soare(3, rng=s), {}),
      (lambda s: easy_soare(angle=0.2, seed=s), {"radius": "dimension", "union_bound": True, "refactor_every": 3}),
-     (lambda s: diabetes_linear(12, rng=s), {"R": 2.0})],
+     (lambda s: diabetes_linear(12, rng=s), {"sigma": 2.0})],
     ids=["canonical", "soare3", "easy-dimension", "diabetes-pm1"],
 )
 def test_fast_run_equals_ask_tell_loop(make, kwargs, rule):
@@ -364,7 +364,7 @@ def test_real_data_instances(builder, d):
     np.testing.assert_array_equal(again.features, env.features)
     with pytest.raises(InvalidParameterError, match="n_arms"):
         builder(5, rng=0)
-    res = LinGapE(R=2.0, growth=0.01).run(env, rng=0)
+    res = LinGapE(sigma=2.0, growth=0.01).run(env, rng=0)
     assert res.answer == b
 
 
@@ -392,7 +392,7 @@ def test_bad_features(cls):
 @pytest.mark.parametrize(
     "kwargs,match",
     [({"ridge": 0.0}, "ridge"), ({"ridge": -1.0}, "ridge"), ({"rule": "best"}, "rule"), ({"delta": 1.0}, "delta"),
-     ({"epsilon": -0.1}, "epsilon"), ({"S": -1.0}, "'S'"), ({"R": 0.0}, "'R'"), ({"radius": "x"}, "radius"),
+     ({"epsilon": -0.1}, "epsilon"), ({"S": -1.0}, "'S'"), ({"sigma": 0.0}, "'sigma'"), ({"radius": "x"}, "radius"),
      ({"union_bound": 1}, "union_bound"), ({"growth": -1.0}, "growth"), ({"refactor_every": 0}, "refactor_every")],
 )
 def test_lingape_bad_settings(kwargs, match):
@@ -508,7 +508,7 @@ def test_error_rate_below_delta():
                     reason="numba not installed")
 @pytest.mark.parametrize(
     "make,kwargs",
-    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"R": 2.0}),
+    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"sigma": 2.0}),
      (lambda s: easy_soare(angle=0.05, seed=s), {"radius": "dimension", "refactor_every": 50})],
     ids=["soare4", "diabetes-pm1", "dimension-refactor"],
 )
@@ -538,7 +538,7 @@ def test_compiled_round_is_bit_identical_to_numpy(make, kwargs, monkeypatch):
                     reason="numba not installed")
 @pytest.mark.parametrize(
     "make,kwargs",
-    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"R": 2.0}),
+    [(lambda s: soare(4, rng=s), {}), (lambda s: diabetes_linear(12, rng=s), {"sigma": 2.0}),
      (lambda s: easy_soare(angle=0.05, seed=s), {"radius": "dimension", "refactor_every": 50})],
     ids=["soare4", "diabetes-pm1", "dimension-refactor"],
 )
@@ -571,7 +571,7 @@ def test_switch_kernel_matches_numpy_fold_on_random_states():
     from combex.solvers._lingape_kernel import lingape_switch
 
     env = diabetes_linear(12, rng=0)
-    exp = LinGapE(R=2.0, refactor_every=37).start(env, rng=0)
+    exp = LinGapE(sigma=2.0, refactor_every=37).start(env, rng=0)
     rng = np.random.default_rng(2)
     checked = 0
     for _ in range(400):
@@ -625,7 +625,7 @@ def test_compiled_round_kernel_matches_evaluate_on_random_states():
     from combex.solvers._lingape_kernel import lingape_round
 
     env = diabetes_linear(12, rng=0)
-    exp = LinGapE(R=2.0).start(env, rng=0)
+    exp = LinGapE(sigma=2.0).start(env, rng=0)
     rng = np.random.default_rng(1)
     for _ in range(300):
         b = exp.ask()
@@ -703,7 +703,7 @@ def test_resume_past_the_compiled_switch_is_exact():
     of the uninterrupted run bit for bit."""
     from combex.solvers import _lingape_kernel as kern
 
-    solver = LinGapE(R=2.0, refactor_every=300)
+    solver = LinGapE(sigma=2.0, refactor_every=300)
     budget = 3000
     env1 = diabetes_linear(12, rng=5)
     full = Solver.run(solver, env1, rng=0, budget=budget, trace=True)

@@ -175,3 +175,37 @@ def test_installed_entry_point(clean_registry):
     assert cls is ConflictFreeTeams
     dc = cls(5, 2, conflicts=[(0, 1)])
     assert np.flatnonzero(dc.argmax(np.array([1.0, 0.9, 0.0, 0.0, 0.5]))).tolist() == [0, 4]
+
+
+# ---------------------------------------------------------------- one name per setting
+@pytest.mark.parametrize("name, old, new, value", [("lingape", "R", "sigma", 2.0),
+                                                   ("lingape-oracle", "R", "sigma", 2.0),
+                                                   ("bounded-me", "k", "K", 3)])
+def test_a_renamed_setting_keeps_its_old_name_as_a_deprecated_alias(name, old, new, value, tmp_path):
+    """One name for one thing across the solvers (``sigma`` the noise scale, ``K`` the size
+    of the answer): the old keyword still works with a DeprecationWarning, giving both is an
+    error naming them, and a state saved under the old name still resumes."""
+    import json
+
+    from combex.environments import canonical
+    from combex.exceptions import InvalidParameterError
+    from combex.solvers import get_solver
+
+    cls = get_solver(name)
+    with pytest.warns(DeprecationWarning, match=f"'{old}' parameter of {cls.__name__} is deprecated; use '{new}'"):
+        solver = cls(**{old: value})
+    assert getattr(solver, new) == value and old not in solver.get_params()
+    assert solver.get_params() == cls(**{new: value}).get_params()
+    with pytest.raises(InvalidParameterError, match=f"both '{new}' and its deprecated alias '{old}'"):
+        cls(**{old: value, new: value})
+    if name == "lingape":
+        env = canonical(3, 1.0, rng=0)
+        exp = solver.start(env.problem, rng=0)
+        for _ in range(5):
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        state = exp.state_dict()
+        old_state = json.loads(json.dumps(state, default=lambda v: v.tolist()))
+        old_state["params"] = {(old if k == new else k): v for k, v in state["params"].items()}
+        resumed = cls(**{new: value}).resume(old_state, env.problem)
+        assert resumed.samples == exp.samples

@@ -112,7 +112,7 @@ def test_top_k_scoring_rejects_bad_answers(bad):
 
 # ---------------------------------------------------------------------- runner
 def test_run_once_bounded_me_top_k_is_scored_top_k():
-    solver = build_solver("bounded-me", {"k": 5, "epsilon": 0.3})
+    solver = build_solver("bounded-me", {"K": 5, "epsilon": 0.3})
     rec = run_once(solver, "mips-gaussian", {"n": 200, "dim": 300}, root_seed=1, index=0, epsilon=0.3)
     assert rec["status"] == "identified" and len(rec["answer"]) == 5
     inst, _, _ = run_generators(1, 0)
@@ -173,7 +173,7 @@ def test_run_many_regret_is_deterministic_and_summarized():
 # ---------------------------------------------------------------------- CLI
 def test_cli_bounded_me_gaussian_json(capsys):
     code, out = run_cli(capsys, ["run", "bounded-me", "--instance", "mips-gaussian", "--set", "n=500",
-                                 "--set", "dim=400", "--param", "k=5", "--param", "epsilon=0.3",
+                                 "--set", "dim=400", "--param", "K=5", "--param", "epsilon=0.3",
                                  "--runs", "2", "--json"])
     doc = json.loads(out)
     assert code == 0 and len(doc["runs"]) == 2
@@ -184,7 +184,7 @@ def test_cli_bounded_me_gaussian_json(capsys):
 def test_cli_bounded_me_adversarial_text(capsys):
     # Ones-first lists void BoundedME's guarantee: refused with a clear message ...
     argv = ["run", "bounded-me", "--instance", "mips-adversarial", "--set", "n=200", "--set", "dim=1000",
-            "--param", "k=1", "--runs", "2"]
+            "--param", "K=1", "--runs", "2"]
     code = main(argv)
     captured = capsys.readouterr()
     assert code != 0 and "random order" in captured.err + captured.out

@@ -158,6 +158,17 @@ class Algorithm(SingleThreadedRuns, ABC):
 
     name: ClassVar[str] = ""
     contract: ClassVar[str] = ""
+    #: Settings renamed so that one thing has one name across the solvers (``sigma`` the
+    #: noise scale, ``K`` the size of the answer): old name -> name. The old keyword still
+    #: works, with a :class:`DeprecationWarning`, and states saved under it still resume.
+    renamed_params: ClassVar[Mapping[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        renamed = cls.__dict__.get("renamed_params")
+        init = cls.__dict__.get("__init__")
+        if renamed and init is not None:
+            cls.__init__ = _accept_renamed(init, dict(renamed), cls.__name__)  # type: ignore[method-assign]
 
     def get_params(self) -> dict[str, Any]:
         """Constructor settings (sklearn-style, read from the ``__init__`` signature)."""
@@ -183,6 +194,34 @@ class Algorithm(SingleThreadedRuns, ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+def _accept_renamed(init: Any, renamed: dict[str, str], owner: str) -> Any:
+    """``init`` that also takes the old names of its renamed settings (a
+    :class:`DeprecationWarning` each; an error when both names are given)."""
+    import functools
+    import warnings
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        for old, new in renamed.items():
+            if old in kwargs:
+                value = kwargs.pop(old)
+                if new in kwargs:
+                    raise InvalidParameterError(
+                        f"{owner} got both '{new}' and its deprecated alias '{old}'; give '{new}' only.")
+                warnings.warn(f"The '{old}' parameter of {owner} is deprecated; use '{new}' (the same setting).",
+                              DeprecationWarning, stacklevel=2)
+                kwargs[new] = value
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _current_params(cls: type, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Saved settings with the renamed ones under their current names."""
+    renamed = getattr(cls, "renamed_params", {})
+    return {renamed.get(k, k): v for k, v in params.items()}
 
 
 # ---------------------------------------------------------------------- Solver
@@ -326,7 +365,10 @@ class Solver(Algorithm):
             raise StateError(
                 f"The saved state belongs to solver {state.get('solver')!r}, not {self.name!r}."
             )
-        if state.get("params") != self.json_params():
+        saved = state.get("params")
+        if isinstance(saved, Mapping):
+            saved = _current_params(type(self), saved)
+        if saved != self.json_params():
             raise StateError(
                 f"The saved state was made with settings {state.get('params')!r}; this solver "
                 f"has {self.json_params()!r}."

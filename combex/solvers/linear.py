@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -167,12 +167,13 @@ def _check_common(self: Any, owner: str, delta: Any, epsilon: Any) -> None:
     self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0)
 
 
-def _check_lingape(self: Any, owner: str, delta: Any, epsilon: Any, ridge: Any, S: Any, R: Any, refactor_every: Any) -> None:
+def _check_lingape(self: Any, owner: str, delta: Any, epsilon: Any, ridge: Any, S: Any, sigma: Any,
+                   refactor_every: Any) -> None:
     """Settings shared by :class:`LinGapE` and :class:`LinGapEOracle`."""
     _check_common(self, owner, delta, epsilon)
     self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0, closed="neither")
     self.S = None if S is None else check_float(S, "S", owner=owner, low=0.0)
-    self.R = None if R is None else check_float(R, "R", owner=owner, low=0.0, closed="neither")
+    self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
     self.refactor_every = check_int(refactor_every, "refactor_every", owner=owner, low=1)
 
 
@@ -198,8 +199,9 @@ class LinGapE(_LinearRun, Solver):
         ``max(|lo|, |hi|) sqrt(K) / s_min(X)``; else an error naming S (there is no
         default: S = 1.0 would return the wrong arm on theta = (50, 50.8)). The
         value used is reported in ``Result.info["S"]``. Too small an S voids the guarantee.
-    R : float, optional
-        Sub-Gaussian scale of the noise. None: ``problem.noise.sigma``.
+    sigma : float, optional
+        Sub-Gaussian scale of the noise (the paper's R). None: ``problem.noise.sigma``.
+        ``R`` is a deprecated alias.
     radius : {"logdet", "dimension"}, default "logdet"
         C_t of eq. (3) (log-determinant form) or its worst-case bound (4),
         ``R sqrt(d log((1 + t L^2 / lambda) / delta)) + lambda^{1/2} S``.
@@ -253,6 +255,7 @@ class LinGapE(_LinearRun, Solver):
     """
 
     name: ClassVar[str] = "lingape"
+    renamed_params: ClassVar[Mapping[str, str]] = {"R": "sigma"}
     arm_type: ClassVar[str] = "index"
     families: ClassVar[tuple[str, ...]] = ("linear",)
 
@@ -264,14 +267,14 @@ class LinGapE(_LinearRun, Solver):
         ridge: float = 1.0,
         rule: str = "greedy",
         S: float | None = None,
-        R: float | None = None,
+        sigma: float | None = None,
         radius: str = "logdet",
         union_bound: bool = False,
         growth: float = 0.0,
         refactor_every: int = 4096,
     ) -> None:
         owner = type(self).__name__
-        _check_lingape(self, owner, delta, epsilon, ridge, S, R, refactor_every)
+        _check_lingape(self, owner, delta, epsilon, ridge, S, sigma, refactor_every)
         self.rule = check_choice(rule, "rule", ("greedy", "ratio"), owner=owner)
         self.growth = check_float(growth, "growth", owner=owner, low=0.0)
         self.radius = check_choice(radius, "radius", ("logdet", "dimension"), owner=owner)
@@ -373,7 +376,7 @@ class LinGapEExploration(_WidthRule, Exploration):
     def _setup(self, solver: LinGapE) -> None:
         self.X = check_features(self.problem.features, owner="LinGapE")
         k, d = self.X.shape
-        self.R = _resolve_noise(solver, self.problem, "R")
+        self.R = _resolve_noise(solver, self.problem, "sigma")
         self.S = _resolve_S(solver, self.problem, self.X)
         self.log_union = 2.0 * math.log(k) if solver.union_bound else 0.0
         self._logdet_radius = solver.radius == "logdet"
@@ -1450,10 +1453,10 @@ class LinGapEOracle(_LinearRun, Solver):
         [lo, hi] of the base-arm means (``problem.info["reward_range"]``, or [0, 1] for
         Bernoulli / data-backed rewards): theta = the base-arm means, so
         ``||theta||_2 <= max(|lo|, |hi|) sqrt(n)``; else an error naming S.
-    R : float, optional
-        Sub-Gaussian scale of one super-arm observation. None: ``sqrt(k) sigma`` for
-        independent per-base-arm noise of scale sigma (``problem.noise``), ``k sigma``
-        otherwise.
+    sigma : float, optional
+        Sub-Gaussian scale of one super-arm observation (the paper's R). None: ``sqrt(k)
+        sigma`` for independent per-base-arm noise of scale sigma (``problem.noise``),
+        ``k sigma`` otherwise. ``R`` is a deprecated alias.
     quadratic : {"peeling", "spectral"} or object, default "peeling"
         The quadratic oracle: ``"peeling"`` is
         ``combex.oracles.quadratic.QuadraticMaximization(dks="peeling")``; ``"spectral"`` the
@@ -1467,6 +1470,7 @@ class LinGapEOracle(_LinearRun, Solver):
     """
 
     name: ClassVar[str] = "lingape-oracle"
+    renamed_params: ClassVar[Mapping[str, str]] = {"R": "sigma"}
     arm_type: ClassVar[str] = "mask"
     families: ClassVar[tuple[str, ...]] = ("full-bandit",)
 
@@ -1477,12 +1481,12 @@ class LinGapEOracle(_LinearRun, Solver):
         *,
         ridge: float = 1.0,
         S: float | None = None,
-        R: float | None = None,
+        sigma: float | None = None,
         quadratic: Any = "peeling",
         refactor_every: int = 4096,
     ) -> None:
         owner = type(self).__name__
-        _check_lingape(self, owner, delta, epsilon, ridge, S, R, refactor_every)
+        _check_lingape(self, owner, delta, epsilon, ridge, S, sigma, refactor_every)
         if isinstance(quadratic, str):
             check_choice(quadratic, "quadratic", ("peeling", "spectral"), owner=owner)
         elif not callable(getattr(quadratic, "maximize", None)):
@@ -1537,8 +1541,8 @@ class LinGapEOracleExploration(_WidthRule, Exploration):
                 f"{int(small.sum())} and {self.k}."
             )
         noise = self.problem.noise
-        if solver.R is not None:
-            self.R = float(solver.R)
+        if solver.sigma is not None:
+            self.R = float(solver.sigma)
         else:
             self.R = noise.scale(self.k, owner=type(self.solver).__name__)
         self.S = _resolve_S(solver, self.problem)

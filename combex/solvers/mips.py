@@ -27,7 +27,7 @@ differ by the whole width, so a larger epsilon promises nothing).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -69,8 +69,8 @@ class BoundedME(Solver):
 
     Parameters
     ----------
-    k : int, default 1
-        ``K``, the number of arms to return.
+    K : int, default 1
+        The number of arms to return (the paper's k). ``k`` is a deprecated alias.
     epsilon : float, default 0.1
         Target suboptimality (reward units), > 0.
     delta : float, default 0.05
@@ -102,7 +102,7 @@ class BoundedME(Solver):
     >>> rng = np.random.default_rng(0)
     >>> lists = (rng.random((20, 200)) < np.linspace(0.1, 0.9, 20)[:, None]).astype(float)
     >>> env = RewardLists(lists, rng=1)
-    >>> res = BoundedME(k=1, epsilon=0.2, delta=0.1).run(env, rng=2)
+    >>> res = BoundedME(K=1, epsilon=0.2, delta=0.1).run(env, rng=2)
     >>> res.status, int(res.pulls.max()) <= 200
     ('identified', True)
     """
@@ -110,6 +110,7 @@ class BoundedME(Solver):
     name = "bounded-me"
     arm_type = "index"
     families = ("mips", "semi-bandit")
+    renamed_params: ClassVar[Mapping[str, str]] = {"k": "K"}
 
     @property
     def tolerance(self) -> float:
@@ -118,7 +119,7 @@ class BoundedME(Solver):
 
     def __init__(
         self,
-        k: int = 1,
+        K: int = 1,
         epsilon: float = 0.1,
         delta: float = 0.05,
         *,
@@ -127,7 +128,7 @@ class BoundedME(Solver):
         assume_random_order: bool = False,
     ) -> None:
         owner = type(self).__name__
-        self.k = check_int(k, "k", owner=owner, low=1)
+        self.K = check_int(K, "K", owner=owner, low=1)
         self.epsilon = check_float(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
         self.delta = check_probability(delta, "delta", owner=owner)
         self.list_size = None if list_size is None else check_int(list_size, "list_size", owner=owner, low=1)
@@ -151,8 +152,8 @@ class BoundedMEExploration(Exploration):
         super().__init__(solver, problem, rng)
         p = self.problem
         n = int(p.n_arms)
-        if solver.k > n:
-            raise param_error("k", "BoundedME", f"an int in the range [1, {n}] (the number of arms)", solver.k)
+        if solver.K > n:
+            raise param_error("K", "BoundedME", f"an int in the range [1, {n}] (the number of arms)", solver.K)
         big_n = int(_problem_value(p, "list_size", solver.list_size))
         info = getattr(p, "info", None) or {}
         self._order = str(info.get("order", "undeclared"))
@@ -188,10 +189,10 @@ class BoundedMEExploration(Exploration):
             self.stop("identified", "k equals the number of arms")
 
     def _setup(self, solver: BoundedME, n: int, big_n: int, width: float) -> None:
-        self._k = solver.k
+        self._k = solver.K
         self._list_size = big_n
         self._width = width
-        self._schedule = bounded_me_schedule(n, solver.k, big_n, solver.epsilon, solver.delta, value_range=width)
+        self._schedule = bounded_me_schedule(n, solver.K, big_n, solver.epsilon, solver.delta, value_range=width)
         informative = bool(solver.epsilon < width)
         order = getattr(self, "_order", "random")
         self.certificate = {
