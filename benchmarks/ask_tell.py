@@ -441,7 +441,7 @@ def _semi_row(label, n, n_p, r_p, t_p, res, t_c):
 
 def saqm_section(checks: int = 40, exhaustive_checks: int = 5, repeats: int = 3) -> None:
     """SAQM (default: certified alpha) and SAQM(alpha="theorem1") against Exhaustive:
-    mean time of a stopping check (check_every=1) after the initial phase, n = 24, k = 12
+    mean time of a stopping check (batch_size=1) after the initial phase, n = 24, k = 12
     (the measurement of benchmarks/full_bandit.py's Figure 2). "full_certificate=True" runs
     the quadratic maximization and its certificate at every check (the default skips them
     when a cheaper bound already shows that condition (4) fails; same decisions)."""
@@ -459,10 +459,10 @@ def saqm_section(checks: int = 40, exhaustive_checks: int = 5, repeats: int = 3)
     print("|---|---|---|")
     child = np.random.SeedSequence(0)
     res = {}
-    makers = (("SAQM (certified alpha, default)", lambda: SAQM(check_every=1), checks),
-              ("SAQM (certified alpha, full_certificate=True)", lambda: SAQM(check_every=1, full_certificate=True), checks),
-              ("SAQM (alpha = theorem1)", lambda: SAQM(check_every=1, alpha="theorem1"), checks),
-              ("Exhaustive", lambda: Exhaustive(check_every=1), exhaustive_checks))
+    makers = (("SAQM (certified alpha, default)", lambda: SAQM(batch_size=1), checks),
+              ("SAQM (certified alpha, full_certificate=True)", lambda: SAQM(batch_size=1, full_certificate=True), checks),
+              ("SAQM (alpha = theorem1)", lambda: SAQM(batch_size=1, alpha="theorem1"), checks),
+              ("Exhaustive", lambda: Exhaustive(batch_size=1), exhaustive_checks))
     # best of alternated repeats (a loaded machine inflates single measurements)
     for _ in range(repeats):
         for name, make, cnt in makers:

@@ -16,7 +16,7 @@ fig1        Approximation quality over the first 10^5 rounds, (n, k) = (10, 5), 
             (log-spaced rounds). delta = 0.05 as in the paper; a run that meets its stopping
             rule before 10^5 rounds is resumed (its status reset) so that every run is
             observed up to 10^5 rounds; the stopping round is reported.
-fig2        Run time per round (one stopping check, check_every=1) for n = 10, 12, ..., 24,
+fig2        Run time per round (one stopping check, batch_size=1) for n = 10, 12, ..., 24,
             k = n/2: mean time of the tell_batch call that performs a check, after the
             initial phase; SAQM (certified alpha and alpha="theorem1"), SA-FOA, ICB,
             Exhaustive; the ratio Exhaustive / SAQM (target >= 1000 at n = 24). This is also
@@ -29,7 +29,7 @@ table2      The six crowdsourcing domains (CrowdQuiz), k = 10, epsilon = 0.5, un
             the certified statistic without using it) and SA-FOA certified=True.
 throughput  ICB, SAQM, SA-FOA on SCIENCE (n = 111): simulated samples per minute of a whole
             run (target >= 10^8), and batched against one-sample-at-a-time
-            (check_every=1) samples per second (target >= 100x).
+            (batch_size=1) samples per second (target >= 100x).
 
 Runs use common random numbers: realization r of every solver sees the same instance and
 the same noise stream. Wall times are from a shared 2-core machine; run with
@@ -217,7 +217,7 @@ def fig1(args: argparse.Namespace) -> None:
 # ============================================================================== fig2
 def time_checks(solver: Any, env: Any, n_checks: int, seed: int) -> tuple[float, float, int]:
     """Mean and median seconds of the tell_batch calls that perform a stopping check
-    (check_every=1: one sample and one check each), after the initial phase."""
+    (batch_size=1: one sample and one check each), after the initial phase."""
     exp = solver.start(env, rng=seed)
     batch = exp.ask()  # the initial phase: every support member once (first check included)
     exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
@@ -234,14 +234,14 @@ def time_checks(solver: Any, env: Any, n_checks: int, seed: int) -> tuple[float,
 
 
 def fig2(args: argparse.Namespace) -> None:
-    print(f"\n=== Figure 2: run time per round (one stopping check, check_every=1), k = n/2, gap 0.1, "
+    print(f"\n=== Figure 2: run time per round (one stopping check, batch_size=1), k = n/2, gap 0.1, "
           f"mean of {args.fig2_checks} checks after the initial phase (ms) ===")
     algs: list[tuple[str, Callable[[], Any]]] = [
-        ("SAQM", lambda: SAQM(check_every=1)),
-        ("SAQM-th1", lambda: SAQM(check_every=1, alpha="theorem1")),
-        ("SA-FOA", lambda: SAFOA(check_every=1)),
-        ("ICB", lambda: ICB(check_every=1)),
-        ("Exhaustive", lambda: Exhaustive(check_every=1)),
+        ("SAQM", lambda: SAQM(batch_size=1)),
+        ("SAQM-th1", lambda: SAQM(batch_size=1, alpha="theorem1")),
+        ("SA-FOA", lambda: SAFOA(batch_size=1)),
+        ("ICB", lambda: ICB(batch_size=1)),
+        ("Exhaustive", lambda: Exhaustive(batch_size=1)),
     ]
     print(f"{'n':>3} {'k':>3} {'|M|':>10} | " + " ".join(f"{a:>10}" for a, _ in algs) + f" | {'Exh/SAQM':>9} {'Exh/th1':>8}")
     rows = []
@@ -436,7 +436,7 @@ def throughput(args: argparse.Namespace) -> None:
         ("SA-FOA", lambda **kw: SAFOA(epsilon=eps, allocation="uniform", **kw)),
     ]
     print(f"\n=== Throughput on {ds} (n = 111, k = 10, epsilon = 0.5, uniform): a whole batched run "
-          f"(checks every x{1 + args.growth:g}) vs one sample per ask (check_every=1, {args.single_steps} steps "
+          f"(checks every x{1 + args.growth:g}) vs one sample per ask (batch_size=1, {args.single_steps} steps "
           "after the initial phase) ===")
     print(f"{'solver':>7} | {'samples':>12} {'wall s':>7} {'samples/min':>12} {'>=1e8':>5} | {'1-at-a-time /s':>14} "
           f"{'batched /s':>11} {'ratio':>8} {'>=100':>5}")
@@ -449,7 +449,7 @@ def throughput(args: argparse.Namespace) -> None:
         per_min = res.samples / wall * 60.0
         # One sample per ask: time the ask/pull/tell loop after the initial phase.
         env1 = CrowdQuiz(ds, k=10, rng=np.random.default_rng([args.seed, 12]))
-        exp = make(check_every=1).start(env1, rng=args.seed)
+        exp = make(batch_size=1).start(env1, rng=args.seed)
         b = exp.ask()
         exp.tell_batch(b, env1.pull_many(b.arms, b.counts))
         s0, t1 = exp.samples, time.perf_counter()

@@ -62,7 +62,7 @@ def test_same_seed_same_result_and_budget(cls):
 @pytest.mark.parametrize("cls", [SAQM, ICB, Exhaustive])
 def test_batched_with_zero_growth_equals_per_round(cls):
     for seed in range(2):
-        r1 = cls(delta=0.1, check_every=1).run(easy_env(seed, n=5, k=2, gap=0.8, sigma=0.2), rng=seed)
+        r1 = cls(delta=0.1, batch_size=1).run(easy_env(seed, n=5, k=2, gap=0.8, sigma=0.2), rng=seed)
         r0 = cls(delta=0.1, growth=0.0).run(easy_env(seed, n=5, k=2, gap=0.8, sigma=0.2), rng=seed)
         assert r1.samples == r0.samples and r1.rounds == r0.rounds
         assert np.array_equal(r1.answer, r0.answer)
@@ -70,7 +70,7 @@ def test_batched_with_zero_growth_equals_per_round(cls):
 
 def test_geometric_schedule_overshoot_is_bounded():
     env = easy_env(1, n=5, k=2, gap=0.8, sigma=0.3)
-    per_round = ICB(delta=0.1, check_every=1).run(env.spawn(7), rng=1)
+    per_round = ICB(delta=0.1, batch_size=1).run(env.spawn(7), rng=1)
     batched = ICB(delta=0.1, growth=0.05).run(env.spawn(7), rng=1)
     assert batched.rounds < per_round.rounds
     assert 1.0 < batched.info["max_check_ratio"] <= 1.05 + 1.0 / 10

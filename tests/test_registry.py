@@ -180,10 +180,12 @@ def test_installed_entry_point(clean_registry):
 # ---------------------------------------------------------------- one name per setting
 @pytest.mark.parametrize("name, old, new, value", [("lingape", "R", "sigma", 2.0),
                                                    ("lingape-oracle", "R", "sigma", 2.0),
-                                                   ("bounded-me", "k", "K", 3)])
+                                                   ("bounded-me", "k", "K", 3),
+                                                   ("icb", "check_every", "batch_size", 1),
+                                                   ("saqm", "check_every", "batch_size", 1)])
 def test_a_renamed_setting_keeps_its_old_name_as_a_deprecated_alias(name, old, new, value, tmp_path):
     """One name for one thing across the solvers (``sigma`` the noise scale, ``K`` the size
-    of the answer): the old keyword still works with a DeprecationWarning, giving both is an
+    of the answer, ``batch_size`` the samples between two checks): the old keyword still works with a DeprecationWarning, giving both is an
     error naming them, and a state saved under the old name still resumes."""
     import json
 

@@ -165,10 +165,10 @@ class Algorithm(SingleThreadedRuns, ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        renamed = cls.__dict__.get("renamed_params")
+        renamed = getattr(cls, "renamed_params", {})
         init = cls.__dict__.get("__init__")
         if renamed and init is not None:
-            cls.__init__ = _accept_renamed(init, dict(renamed), cls.__name__)  # type: ignore[method-assign]
+            cls.__init__ = _accept_renamed(init, dict(renamed))  # type: ignore[method-assign]
 
     def get_params(self) -> dict[str, Any]:
         """Constructor settings (sklearn-style, read from the ``__init__`` signature)."""
@@ -196,7 +196,7 @@ class Algorithm(SingleThreadedRuns, ABC):
         return f"{type(self).__name__}({args})"
 
 
-def _accept_renamed(init: Any, renamed: dict[str, str], owner: str) -> Any:
+def _accept_renamed(init: Any, renamed: dict[str, str]) -> Any:
     """``init`` that also takes the old names of its renamed settings (a
     :class:`DeprecationWarning` each; an error when both names are given)."""
     import functools
@@ -204,6 +204,7 @@ def _accept_renamed(init: Any, renamed: dict[str, str], owner: str) -> Any:
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        owner = type(self).__name__
         for old, new in renamed.items():
             if old in kwargs:
                 value = kwargs.pop(old)

@@ -16,7 +16,7 @@ name            stopping statistic                      maximization at each che
 ==============  ======================================  =====================================
 
 Batched checks: static allocations do not depend on the observations, so the pulls between
-two checks can be asked for as one batch. ``check_every=1`` checks after every sample (the
+two checks can be asked for as one batch. ``batch_size=1`` checks after every sample (the
 paper); otherwise checks follow a geometric schedule, each at ``max(t + 1, floor((1 + growth)
 t))`` samples. What this guarantees: consecutive checks satisfy ``t_{j+1} <= max(t_j + 1,
 (1 + growth) t_j)``, so if the stopping rule holds at every sample count from t on (on the
@@ -43,7 +43,7 @@ from __future__ import annotations
 from abc import abstractmethod
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import NDArray
@@ -120,6 +120,8 @@ def _log_class_size(dc: Any) -> float:
 class _StaticFullBandit(Solver):
     """Shared settings of the static-allocation full-bandit solvers."""
 
+    renamed_params: ClassVar[Mapping[str, str]] = {"check_every": "batch_size"}
+
     arm_type: ClassVar[str] = "mask"
     families: ClassVar[tuple[str, ...]] = ("full-bandit",)
     needs_fixed_size: ClassVar[bool] = False
@@ -132,7 +134,7 @@ class _StaticFullBandit(Solver):
         allocation: str = "g",
         decision_class: Any = None,
         sigma: float | None = None,
-        check_every: int | None = None,
+        batch_size: int | None = None,
         growth: float = 0.01,
         support: Any = None,
         max_enumerate: int = 3432,
@@ -143,7 +145,7 @@ class _StaticFullBandit(Solver):
         self.allocation = check_choice(allocation, "allocation", ("g", "uniform"), owner=owner)
         self.decision_class = decision_class
         self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
-        self.check_every = None if check_every is None else check_int(check_every, "check_every", owner=owner, low=1)
+        self.batch_size = None if batch_size is None else check_int(batch_size, "batch_size", owner=owner, low=1)
         self.growth = check_float(growth, "growth", owner=owner, low=0.0)
         self.support = support
         self.max_enumerate = check_int(max_enumerate, "max_enumerate", owner=owner, low=0)
@@ -304,8 +306,8 @@ class _StaticExploration(Exploration):
             # Algorithm 2, lines 1-3: the first s pulls visit every support member once
             # (the tracking rule from zero counts does exactly that), so A_t is invertible.
             target = len(self.support)
-        elif self.solver.check_every is not None:
-            target = t + self.solver.check_every
+        elif self.solver.batch_size is not None:
+            target = t + self.solver.batch_size
         else:
             target = max(t + 1, int(math.floor((1.0 + self.solver.growth) * t)))
         # The tracking rule argmin_M T_M / p_M, batched up to the next check (Tracker.advance
@@ -371,8 +373,8 @@ class _StaticExploration(Exploration):
         info.update(
             sigma=self.sigma,
             k=self.k,
-            check_every=self.solver.check_every,
-            growth=None if self.solver.check_every is not None else self.solver.growth,
+            batch_size=self.solver.batch_size,
+            growth=None if self.solver.batch_size is not None else self.solver.growth,
             max_check_ratio=float(getattr(self, "max_check_ratio", 1.0)),
             support_pulls=self.T.copy(),
         )
@@ -597,7 +599,7 @@ class SAQM(_StaticFullBandit):
         allocation: str = "g",
         decision_class: Any = None,
         sigma: float | None = None,
-        check_every: int | None = None,
+        batch_size: int | None = None,
         growth: float = 0.01,
         support: Any = None,
         max_enumerate: int = 3432,
@@ -606,7 +608,7 @@ class SAQM(_StaticFullBandit):
         full_certificate: bool = False,
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
-                         sigma=sigma, check_every=check_every, growth=growth, support=support,
+                         sigma=sigma, batch_size=batch_size, growth=growth, support=support,
                          max_enumerate=max_enumerate)
         self.dks = _check_dks(dks, "SAQM")
         if isinstance(alpha, str):
@@ -742,7 +744,7 @@ class SAFOA(_StaticFullBandit):
         allocation: str = "g",
         decision_class: Any = None,
         sigma: float | None = None,
-        check_every: int | None = None,
+        batch_size: int | None = None,
         growth: float = 0.01,
         support: Any = None,
         max_enumerate: int = 3432,
@@ -752,7 +754,7 @@ class SAFOA(_StaticFullBandit):
         report_bound: bool = False,
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
-                         sigma=sigma, check_every=check_every, growth=growth, support=support,
+                         sigma=sigma, batch_size=batch_size, growth=growth, support=support,
                          max_enumerate=max_enumerate)
         self.ell = check_int(ell, "ell", owner="SAFOA", low=1)
         self.dks = _check_dks(dks, "SAFOA")
@@ -916,14 +918,14 @@ class Exhaustive(_StaticFullBandit):
         allocation: str = "g",
         decision_class: Any = None,
         sigma: float | None = None,
-        check_every: int | None = None,
+        batch_size: int | None = None,
         growth: float = 0.01,
         support: Any = None,
         max_enumerate: int = 3432,
         max_members: int = 5_000_000,
     ) -> None:
         super().__init__(delta=delta, epsilon=epsilon, allocation=allocation, decision_class=decision_class,
-                         sigma=sigma, check_every=check_every, growth=growth, support=support,
+                         sigma=sigma, batch_size=batch_size, growth=growth, support=support,
                          max_enumerate=max_enumerate)
         self.max_members = check_int(max_members, "max_members", owner="Exhaustive", low=1)
 
