@@ -18,9 +18,11 @@ simulated environment.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import time
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Iterator, Mapping
@@ -31,7 +33,8 @@ from numpy.typing import NDArray
 from .._blas import SingleThreadedRuns
 from .._state import load_state, restore_generator, save_state
 from .._validation import check_int, check_rng, param_error
-from ..exceptions import InvalidParameterError, StateError, TieWarning
+from ..estimation._variance import MIN_TESTED_DOF, DeclaredScaleWatch
+from ..exceptions import InvalidParameterError, NoiseScaleWarning, StateError, TieWarning
 from ..identification._query import Query
 from ._checks import _check_problem, check_family, problem_kind, warn_if_tied
 
@@ -199,8 +202,6 @@ class Algorithm(SingleThreadedRuns, ABC):
 def _accept_renamed(init: Any, renamed: dict[str, str]) -> Any:
     """``init`` that also takes the old names of its renamed settings (a
     :class:`DeprecationWarning` each; an error when both names are given)."""
-    import functools
-    import warnings
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -412,7 +413,6 @@ class Solver(Algorithm):
 
 
 def _recommendation_alias(self: "Exploration") -> Any:
-    import warnings
 
     warnings.warn(
         "Exploration.recommendation is deprecated; use Exploration.answer (the name of Result.answer).",
@@ -595,7 +595,6 @@ class Exploration(ABC):
         w = self.noise_watch
         if w is None or self._declared_scale() is None:
             return False
-        from ..estimation._variance import MIN_TESTED_DOF
 
         return w.dof() < MIN_TESTED_DOF
 
@@ -672,7 +671,6 @@ class Exploration(ABC):
     def _make_noise_watch(self) -> Any:
         if self._own_noise_check or problem_kind(self.problem) == "lists":
             return None
-        from ..estimation._variance import DeclaredScaleWatch
 
         kind = problem_kind(self.problem)
         feats = np.asarray(self.problem.features, dtype=np.float64) if kind == "features" else None
@@ -766,9 +764,6 @@ class Exploration(ABC):
                         f"{chk['observed_at_least']:.4g} with confidence {1 - chk['alpha']:.2f}); the answer is not "
                         "(epsilon, delta)-correct")
                     if not self.__dict__.get("_noise_warned"):
-                        import warnings
-
-                        from ..exceptions import NoiseScaleWarning
 
                         self.__dict__["_noise_warned"] = True
                         warnings.warn(

@@ -40,9 +40,9 @@ a bound nor a Gaussian law is refused unless ``sigma`` is given.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
+import difflib
 import math
+from abc import abstractmethod
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -56,8 +56,12 @@ from .._validation import (
     check_probability,
     param_error,
 )
+from ..allocations import Tracker, balanced_topk_support, g_optimal_design, support_from_decision_class
+from ..estimation import LeastSquares, independent_radius, static_radius
 from ..exceptions import InvalidParameterError
 from ..identification._query import Query
+from ..oracles._dks import GreedyPeeling
+from ..oracles.quadratic import DKS_ORACLES, QuadraticMaximization, upper_bound_qp
 from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
 
@@ -65,10 +69,8 @@ from ._registry import register_solver
 def _check_dks(dks: Any, owner: str) -> str:
     """A densest-k-subgraph oracle name of :data:`combex.oracles.quadratic.DKS_ORACLES`,
     checked at construction (a sweep must not find it out in its first run)."""
-    from ..oracles.quadratic import DKS_ORACLES
 
     if not isinstance(dks, str) or dks not in DKS_ORACLES:
-        import difflib
 
         close = difflib.get_close_matches(str(dks), list(DKS_ORACLES), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -170,8 +172,6 @@ class _StaticExploration(Exploration):
 
     def __init__(self, solver: _StaticFullBandit, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
-        from ..allocations import Tracker
-        from ..estimation import LeastSquares
 
         owner = type(solver).__name__
         pb = self.problem
@@ -212,7 +212,6 @@ class _StaticExploration(Exploration):
     def _class_rank(self) -> int:
         """Rank of the span of the decision class (members found by the oracle on unit,
         structured and random weights)."""
-        from ..allocations import support_from_decision_class
 
         X = support_from_decision_class(self.dc, rng=0, require_full_rank=False)
         return int(np.linalg.matrix_rank(X.astype(float)))
@@ -247,7 +246,6 @@ class _StaticExploration(Exploration):
 
     # ------------------------------------------------------------------ design
     def _make_design(self) -> tuple[NDArray[np.bool_], NDArray[np.float64], dict[str, Any]]:
-        from ..allocations import balanced_topk_support, g_optimal_design, support_from_decision_class
 
         s = self.solver
         if s.support is not None:
@@ -294,7 +292,6 @@ class _StaticExploration(Exploration):
         if (self.dc.size or math.inf) <= s.max_enumerate:
             info["rho_p"] = float(np.einsum("ij,ij->i", Zs @ lam_inv, Zs).max())
         elif self.Q is None:
-            from ..oracles.quadratic import upper_bound_qp
 
             info["rho_p_upper_bound"] = float(upper_bound_qp(lam_inv, self.k))
         return X, p, info
@@ -347,7 +344,6 @@ class _StaticExploration(Exploration):
 
     # ------------------------------------------------------------------ stopping
     def _radius(self) -> float:
-        from ..estimation import static_radius
 
         return float(static_radius(self.samples, self.solver.delta, sigma=self.sigma, log_n_hypotheses=self.log_K))
 
@@ -445,8 +441,6 @@ class _StaticExploration(Exploration):
         }
 
     def _load_extra_state(self, st: dict[str, Any]) -> None:
-        from ..allocations import Tracker
-        from ..estimation import LeastSquares
 
         s = self.solver
         self.dc = s.decision_class if s.decision_class is not None else self.problem.decision_class
@@ -621,7 +615,6 @@ class SAQM(_StaticFullBandit):
     def _qm(self, certify: bool = True) -> Any:
         # Built per call (cheap: it resolves the DkS oracle), not cached on the settings
         # object: a run must leave the solver unchanged (check_solver's settings_unchanged).
-        from ..oracles.quadratic import QuadraticMaximization
 
         return QuadraticMaximization(dks=self.dks, certify=certify)
 
@@ -691,7 +684,6 @@ class _SAFOAExploration(_StaticExploration):
         cert: dict[str, Any] = {"C_t": C, "Z_prime_t": Zp, "statistic": stat, "candidates": int(len(F))}
         stop = s.epsilon / 2.0 >= stat
         if s.certified or s.report_bound:
-            from ..oracles.quadratic import upper_bound_qp
 
             W = A_inv - 2.0 * np.diag(v)
             ub_norm_sq = upper_bound_qp(W, self.k) + quad_hat
@@ -772,7 +764,6 @@ class SAFOA(_StaticFullBandit):
         (GreedyPeeling.solve_many, identical to one call each); other DkS oracles are
         called once per gamma."""
         if self.dks == "peeling":
-            from ..oracles._dks import GreedyPeeling
 
             g = np.diag(G)
             off = G - np.diag(g)
@@ -785,7 +776,6 @@ class SAFOA(_StaticFullBandit):
         return np.array([qm.maximize(gm * G + np.diag(theta), k, require_pd=False)[0] for gm in gammas])
 
     def _qm(self) -> Any:  # the l*n inner calls need no certificate (skips an eigendecomposition each)
-        from ..oracles.quadratic import QuadraticMaximization  # per call: no cache on the settings
 
         return QuadraticMaximization(dks=self.dks, certify=False)
 
@@ -803,7 +793,6 @@ class _ICBExploration(_StaticExploration):
         return C * float(np.abs(diff) @ np.sqrt(np.maximum(np.diag(A_inv), 0.0)))
 
     def _radius(self) -> float:
-        from ..estimation import independent_radius
 
         return float(independent_radius(self.samples, self.solver.delta, sigma=self.sigma, n_arms=self.n))
 

@@ -51,6 +51,7 @@ from ..estimation import LeastSquares, log_binomial, self_normalized_radius, sta
 from ..exceptions import InvalidParameterError, StateError
 from ..identification._linear import characteristic_time, check_features
 from ..identification._query import Query
+from ..oracles.quadratic import QuadraticMaximization
 from . import _lingape_kernel as _kernel
 from ._base import Batch, Exploration, Result, Solver
 from ._checks import warn_if_tied
@@ -1550,7 +1551,6 @@ class LinGapEOracleExploration(_WidthRule, Exploration):
         if q == "spectral":
             self.quad: Any = _SpectralQuadratic()
         elif q == "peeling":
-            from ..oracles.quadratic import QuadraticMaximization
 
             self.quad = QuadraticMaximization(dks="peeling")
         else:

@@ -47,21 +47,41 @@ thresholds, the GLR) is in :mod:`combex.identification`.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
+import copy
 import math
+import warnings
+from abc import abstractmethod
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_bool, check_choice, check_float, check_int, check_probability, param_error
-from ..allocations import AdaHedge, apportion, simplex_maxmin
+from .._validation import check_bool, check_choice, check_float, check_int, check_probability, check_rng, param_error
+from ..allocations import AdaHedge, apportion, simplex_maxmin, support_from_decision_class
 from ..estimation._variance import MIN_TESTED_DOF, ResidualVariance
-from ..exceptions import InvalidParameterError, StateError
-from ..identification._linear_thresholds import THRESHOLDS, linear_glr
+from ..exceptions import InvalidParameterError, NoiseScaleWarning, StateError
+from ..identification import characteristic_time, true_noise_scale
+from ..identification._linear import _design
+from ..identification._linear_thresholds import (
+    THRESHOLDS,
+    LinearGLR,
+    heuristic_threshold,
+    linear_glr,
+    mixture_beta0,
+    oracle_glr_lower_bound,
+)
 from ..identification._query import Query
+from ..identification._swaps import (
+    bases_at_distance,
+    exchange_pairs,
+    is_matroid_base_class,
+    swap_glr_lower_bound,
+    swap_glr_lower_bound_of_size,
+    topk_min_glr_of_size,
+)
 from ..identification._teams import _declared_scale, _team_arms, _TooLarge
+from ..oracles._topk import TopK
 from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
 from .linear import _PseudoInverse
@@ -298,9 +318,6 @@ class _GLRExploration(Exploration):
         """The data contradict the declared scale: warn, and stop from now on only by the
         unknown-variance rule (its recursion started at this time; :class:`ResidualVariance`).
         A stop before this time was not protected, which the result says."""
-        import warnings
-
-        from ..exceptions import NoiseScaleWarning
 
         warnings.warn(
             f"{type(self.solver).__name__}: the observations contradict the declared noise scale {chk['declared']:.4g} "
@@ -423,7 +440,6 @@ class _GLRExploration(Exploration):
             g = linear_glr(self.Xa, self._A, self._b, self.samples, self._glr_delta, sigma=self._sig,
                            epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
             if g.best != int(st["best"]):
-                from dataclasses import replace
 
                 g = replace(g, best=int(st["best"]))
             self.glr = g
@@ -474,8 +490,6 @@ class _GLRExploration(Exploration):
         ``info["stop_bound"]`` says which. On the swap path the samplers with
         ``swap_sampling`` (linear Top-Two, FW sampling) pull the oracle-randomized design
         (:meth:`_design_batch`)."""
-        from ..allocations import support_from_decision_class
-        from ..identification._swaps import is_matroid_base_class
 
         dc = self.problem.decision_class
         sizes = None
@@ -498,7 +512,6 @@ class _GLRExploration(Exploration):
         """``r`` members drawn by the linear oracle at standard Gaussian weights (for
         :class:`~combex.oracles.TopK`: uniformly random k-sets, drawn in one vectorized
         partition)."""
-        from ..oracles._topk import TopK
 
         n = self.dc.n
         Wt = self.rng.standard_normal((r, n))
@@ -529,7 +542,6 @@ class _GLRExploration(Exploration):
         ``(1 + sqrt(p))^2 sigma^2`` for p near-critical swaps, against ``2 sigma^2 / (p -
         q) = 9.7 sigma^2`` for random teams (every pull informs 10 coordinates at once: the
         multiplexing of full-bandit feedback)."""
-        from ..oracles._topk import TopK
 
         cap = 4096 if isinstance(self.dc, TopK) else 64
         r = min(m, cap)
@@ -674,7 +686,6 @@ class _GLRExploration(Exploration):
             self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({self.threshold} threshold)")
 
     def _oracle_check(self) -> None:
-        from ..identification._linear_thresholds import heuristic_threshold, mixture_beta0, oracle_glr_lower_bound
 
         s = self.solver
         if self.swap:
@@ -690,7 +701,6 @@ class _GLRExploration(Exploration):
         theta = np.linalg.solve(self._A, self._b)
         if self.swap and getattr(s, "swap_sampling", False):
             # the design needs no candidate pool: the answer is the oracle's argmax
-            from ..identification._linear_thresholds import LinearGLR
 
             self.answer_masks = x_hat[None, :].copy()
             self.Xa = self.answer_masks.astype(np.float64)
@@ -728,7 +738,6 @@ class _GLRExploration(Exploration):
                                   epsilon=s.epsilon, threshold=self._glr_kind, ridge=s.ridge, n_ridges=s.n_ridges)
         best = int(np.flatnonzero((self.answer_masks == x_hat).all(axis=1))[0])
         if g.best != best:  # the oracle's argmax is the reference answer
-            from dataclasses import replace
 
             self.glr = g = replace(g, best=best)
         return best
@@ -746,8 +755,6 @@ class _GLRExploration(Exploration):
         swap (a member, so an *upper* bound of ``min_S Z_S / kappa_S``) exceeds ``beta_j``:
         elsewhere no lower bound can (measured: most checks of a run stop there). Returns ``(x_hat, L, beta)`` of the grid point of largest ``L / beta`` and
         the info."""
-        from ..identification._linear_thresholds import heuristic_threshold, mixture_beta0
-        from ..identification._swaps import exchange_pairs, swap_glr_lower_bound
 
         s = self.solver
         A_inv = np.linalg.inv(self._A)
@@ -811,7 +818,6 @@ class _GLRExploration(Exploration):
         exactly Gaussian (independent Gaussian members), ``z^2 / 2`` with ``z`` the Gaussian
         upper ``p``-quantile (``P(N(0, 1) > z) = p``; the Mills ratio makes it smaller by
         about ``log(z sqrt(2 pi))``, 2.7 at z = 6)."""
-        from ..identification._swaps import bases_at_distance
 
         logp = (math.log(self._glr_delta) - math.log(bases_at_distance(n, k, size))
                 - math.log(math.pi**2 * size * size / 6.0) - math.log(m * (m + 1.0)))
@@ -859,8 +865,6 @@ class _GLRExploration(Exploration):
         checkpoints (spacing ``1 + eta``, :data:`FIXED_DESIGN_SPACING`), a delay of at most a
         factor ``1 + eta``.
         """
-        from ..oracles._topk import TopK
-        from ..identification._swaps import swap_glr_lower_bound, swap_glr_lower_bound_of_size, topk_min_glr_of_size
 
         s = self.solver
         I, J, E = ex
@@ -1055,7 +1059,6 @@ class _GLRExploration(Exploration):
         """See :meth:`Exploration.propose`: the sampling rule applied one sample at a time to
         the told counts plus the pending ones (a virtual copy: this exploration does not
         change), so concurrent tickets go where the rule would send the next samples."""
-        from .._validation import check_rng
 
         n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
         if n == 0:
@@ -1086,9 +1089,6 @@ class _GLRExploration(Exploration):
         return out
 
     def _virtual_copy(self, rng: Any) -> "_GLRExploration":
-        import copy
-
-        from .._validation import check_rng
 
         memo = {id(self.solver): self.solver, id(self.problem): self.problem}
         for k in ("dc", "X", "masks"):
@@ -1387,7 +1387,6 @@ class OracleSampler(_GLRSolver):
         truth when ``allocation`` is None."""
         if self.allocation is not None:
             return self
-        from ..identification import characteristic_time, true_noise_scale
 
         try:
             if getattr(env, "arm_type", "index") == "mask":
@@ -1526,7 +1525,6 @@ class RAGEExploration(Exploration):
         return math.log(l * (l + 1) * n * n / self.solver.delta)
 
     def _next_batch(self) -> Batch:
-        from ..identification._linear import _design
 
         Z = self.X[self.active]
         ia, ib = np.triu_indices(Z.shape[0], 1)

@@ -69,9 +69,11 @@ whole map, and splitting it would put one paper's algorithms in several files.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-
+import inspect
 import math
+import sys
+import warnings
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -85,7 +87,7 @@ from .._validation import (
     param_error,
 )
 from ..estimation._lil import LILRadius, check_lil_lemma, lil_c_epsilon
-from ..exceptions import InvalidParameterError, StateError
+from ..exceptions import InvalidParameterError, OracleError, StateError
 from ..identification._query import Query
 from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
@@ -129,8 +131,6 @@ def _problem_sigma(solver_sigma: float | None, problem: Any) -> float:
 def _resolve_delta(delta: Any, nu: Any, owner: str) -> float:
     """The guaranteed error probability from ``delta`` and its deprecated alias ``nu``."""
     if nu is not None:
-        import sys
-        import warnings
 
         level, frame = 1, sys._getframe(0)
         while frame is not None and frame.f_globals.get("__name__") == __name__:  # the caller's line
@@ -199,7 +199,6 @@ class _SemiBanditSolver(Solver):
     def get_params(self) -> dict[str, Any]:
         """:meth:`Solver.get_params` without the deprecated alias ``nu`` (its value is
         ``delta``)."""
-        import inspect
 
         sig = inspect.signature(type(self).__init__).parameters
         return {p: getattr(self, p) for p, v in sig.items()
@@ -753,7 +752,6 @@ class _LilCLUCBExploration(_BestKExploration):
     def _oracle(self, w: NDArray[np.float64]) -> NDArray[np.bool_]:
         m = np.asarray(self.dc.argmax(w))
         if m.shape != (self.N,):
-            from ..exceptions import OracleError
 
             raise OracleError(
                 f"{type(self.dc).__name__}.argmax returned an array of shape {m.shape}; expected ({self.N},)."
