@@ -74,6 +74,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_probability
 from ..exceptions import InvalidParameterError
+from ..oracles.quadratic import upper_bound_qp
 
 __all__ = ["THRESHOLDS", "LinearGLR", "linear_glr", "mixture_beta0", "heuristic_threshold",
            "oracle_glr_lower_bound"]
@@ -233,7 +234,6 @@ def oracle_glr_lower_bound(
 
     Only classes whose members all have one size k are supported.
     """
-    from ..oracles.quadratic import upper_bound_qp
 
     A_inv = np.linalg.inv(A)
     theta = A_inv @ b

@@ -60,7 +60,11 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
+from scipy.optimize import linprog
+
+from ._swaps import swap_T_star_lower_bound
 
 __all__ = ["swap_T_star_moment_bound"]
 
@@ -72,7 +76,6 @@ _CACHE_SIZE = 64
 def _polytope(n: int, k: int) -> tuple[Any, ...]:
     """``(iu, ju, idx, A_eq, b_eq, A_ub, b_ub)`` of ``Poly`` in the variables ``(p, m)``
     (``m`` the entries ``M_ij``, ``i < j``, in ``np.triu_indices`` order)."""
-    import scipy.sparse as sp
 
     iu, ju = np.triu_indices(n, 1)
     nm = iu.size
@@ -142,8 +145,6 @@ def _guide(V: NDArray[np.float64], c2: NDArray[np.float64], k: int, tol: float, 
 def _certificate(V: NDArray[np.float64], c2: NDArray[np.float64], pairs: NDArray[np.intp], k: int,
                  M0: NDArray[np.float64]) -> float:
     """Certified upper bound of ``1 / T_1`` from the tangent LP at ``M0`` (module docstring)."""
-    import scipy.sparse as sp
-    from scipy.optimize import linprog
 
     n, L = V.shape
     iu, ju, idx, A_eq, b_eq, A_ub, b_ub = _polytope(n, k)
@@ -190,7 +191,6 @@ def swap_T_star_moment_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool
     value (``sdp``: what the relaxation gives; the certificate is at most that), the LP
     bound (``lp``), the swaps the guide used and the seconds. Memoized per instance (the
     bound depends only on theta, the answer, the pairs, k, sigma and epsilon)."""
-    from ._swaps import swap_T_star_lower_bound
 
     theta = np.asarray(theta, dtype=np.float64)
     x_star = np.asarray(x_star, dtype=bool)

@@ -57,10 +57,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linear_sum_assignment, linprog
+
+from ..oracles._matroids import _MatroidBase
+from ..oracles._topk import TopK
 
 __all__ = ["is_matroid_base_class", "exchange_pairs", "SwapBound", "swap_glr_lower_bound",
            "swap_glr_lower_bound_of_size", "bases_at_distance", "topk_min_glr_of_size", "swap_T_star_lower_bound"]
@@ -75,8 +80,6 @@ def is_matroid_base_class(dc: Any) -> bool:
     ``matroid_bases = True``."""
     if getattr(dc, "matroid_bases", False) is True:
         return True
-    from ..oracles._matroids import _MatroidBase
-    from ..oracles._topk import TopK
 
     if isinstance(dc, TopK):
         return True
@@ -87,7 +90,6 @@ def exchange_pairs(dc: Any, x_hat: NDArray[np.bool_]) -> tuple[NDArray[np.intp],
     """``(I, J, E)``: the members ``I`` of ``x_hat``, the others ``J`` and ``E[a, b]`` =
     ``x_hat - I[a] + J[b]`` is a member (one ``contains`` call per pair; every pair for
     top-k)."""
-    from ..oracles._topk import TopK
 
     x_hat = np.asarray(x_hat, dtype=bool)
     I = np.flatnonzero(x_hat)
@@ -111,7 +113,6 @@ def _min_matching(C: NDArray[np.float64], E: NDArray[np.bool_]) -> tuple[float, 
     pairs (``E``): an assignment on ``C`` padded with zero-cost "unmatched" columns; if the
     optimum is empty every allowed cost is >= 0 and the best nonempty matching is the
     cheapest single pair."""
-    from scipy.optimize import linear_sum_assignment
 
     k, m = C.shape
     Cm = np.where(E, C, _BIG)
@@ -130,7 +131,6 @@ def _exactly(C: NDArray[np.float64], E: NDArray[np.bool_], m: int, sign: float) 
     exactly ``m`` allowed pairs: an assignment of every row with ``k - m`` "unmatched"
     columns made cheap enough that all are used (so exactly m rows take real columns).
     None when no such matching exists."""
-    from scipy.optimize import linear_sum_assignment
 
     k, n_out = C.shape
     sc = sign * C
@@ -450,7 +450,6 @@ def topk_min_glr_of_size(
     s)`` entries in all. Tighter than the matching bounds whenever ``M`` is not diagonal on
     the sum-zero directions (measured on kuroki-synthetic n = 36, k = 10: the size-2 bound
     was 15% below the exact minimum at the stop)."""
-    from itertools import combinations
 
     x_hat = np.asarray(x_hat, dtype=bool)
     I, J = np.flatnonzero(x_hat), np.flatnonzero(~x_hat)
@@ -508,7 +507,6 @@ def swap_T_star_lower_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool_
     ``T*_eps = min_i T_eps(i)`` only when ``x*`` is the only epsilon-good base with a finite
     ``T_eps`` -- the caller checks that.
     """
-    from scipy.optimize import linprog
 
     I, J, E = exchange
     a, b = np.nonzero(E)

@@ -13,6 +13,7 @@ its members' rewards, so the problem is linear with the teams' indicator vectors
 from __future__ import annotations
 
 import math
+from dataclasses import replace as _replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,10 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float
 from ..exceptions import InvalidParameterError
+from ..oracles._topk import TopK
 from ._linear import _lower_bound_info, check_features, lower_bound_model_note
+from ._moments import swap_T_star_moment_bound
+from ._swaps import exchange_pairs, is_matroid_base_class, swap_T_star_lower_bound
 
 __all__ = ["glr_team_sigma", "true_noise_scale", "team_lower_bound_info", "team_T_star_lower_bound",
            "EXACT_TEAM_YARDSTICK"]
@@ -100,7 +104,6 @@ def true_noise_scale(env: Any, k: int = 1, *, largest: bool = False) -> float | 
     None when neither is known. The yardstick of a result is computed at the true scale,
     whatever the solver was told. A simulator with one scale per arm gives None, or with
     ``largest=True`` the largest (a scale of every observation)."""
-    from dataclasses import replace as _replace
 
     noise = getattr(env, "noise", None)
     if noise is None:
@@ -144,7 +147,6 @@ def team_lower_bound_info(env: Any, delta: float, samples: int, epsilon: float =
     :data:`EXACT_TEAM_YARDSTICK` teams; beyond, on classes of matroid bases, the certified
     ``"lp"`` bound of :func:`team_T_star_lower_bound` (the ratio is then an upper bound, and
     ``lower_bound_ratio_kind`` says so); ``{}`` when neither applies or the truth is unknown."""
-    from ._swaps import is_matroid_base_class
 
     try:
         dc = env.problem.decision_class
@@ -219,9 +221,6 @@ def team_T_star_lower_bound(env: Any, *, epsilon: float = 0.0, sigma: float | No
     >>> bool(mom >= lp), kind.split(" (")[0]
     (True, 'certified upper bound of the ratio')
     """
-    from ..oracles._topk import TopK
-    from ._moments import swap_T_star_moment_bound
-    from ._swaps import exchange_pairs, swap_T_star_lower_bound
 
     eps = check_float(epsilon, "epsilon", owner="team_T_star_lower_bound", low=0.0)
     method = check_choice(method, "method", ("lp", "moment"), owner="team_T_star_lower_bound")
@@ -273,8 +272,6 @@ def _common_swaps_T_lower(dc: Any, theta: NDArray[np.float64], x_star: NDArray[n
     is below their minimum; also ``8 sigma^2 / (theta_(k) - theta_(k+1) + eps)^2`` (one
     alternative per team, below); the larger is returned. ``(nan, reason)`` when the class is
     not top-k."""
-    from ..oracles._topk import TopK
-    from ._swaps import exchange_pairs, swap_T_star_lower_bound
 
     if not isinstance(dc, TopK):
         return math.nan, "not computed: several epsilon-good bases (T*_eps is a minimum over them)"

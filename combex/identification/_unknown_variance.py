@@ -50,9 +50,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linprog
 
-from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance
+from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance, pair_glr_unknown_variance
+from ..oracles import TopK
 from ._bandit import _maxmin_weights
+from ._swaps import exchange_pairs, is_matroid_base_class
 
 __all__ = ["UVBound", "uv_characteristic_time", "uv_lower_bound_info", "kl_characteristic_time", "kl_lower_bound_info"]
 
@@ -85,7 +88,6 @@ def _pair_moves(var: NDArray[np.float64], D: NDArray[np.intp], c: NDArray[np.flo
     """The exact minimizing moves ``u`` (m, 2) of two-arm alternatives: with ``u_0 + u_1 = c``
     the minimum of ``w_0 h_0(u_0) + w_1 h_1(u_1)`` is the pair GLR of arms with means ``c``
     and ``0`` (the root of a cubic, :func:`pair_glr_unknown_variance`)."""
-    from ..estimation._glr_unknown_variance import pair_glr_unknown_variance
 
     i, j = D[:, 0], D[:, 1]
     zero = np.zeros(c.shape)
@@ -424,7 +426,6 @@ class _KLAlternatives:
 def _game_upper(M: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
     """A certified upper bound of ``max_{v in simplex} min_r M_r . v`` (from the LP's dual
     solution y, re-evaluated as ``max_a (y^T M)_a``) and the LP's v."""
-    from scipy.optimize import linprog
 
     R, N = M.shape
     scale = float(np.max(M)) or 1.0
@@ -547,7 +548,6 @@ def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
                   max_members: int) -> tuple[NDArray[np.intp], NDArray[np.float64], bool, NDArray[np.bool_]] | None:
     """``(D, c, complete, S)`` of the true answer S; None when there is nothing to identify."""
     from ._bandit import _set_alternatives
-    from ._swaps import exchange_pairs, is_matroid_base_class
 
     N = mu.shape[0]
     if dc is None and (K == 1 or eps == 0):  # best arm, or Best-K at eps = 0: the pairs in x out
@@ -563,7 +563,6 @@ def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
         I, J = ins[a], outs[b]
     else:  # members: S xor m of every member m (enumerated) or of the one-change members
         if dc is None:
-            from ..oracles import TopK
 
             dc = TopK(N, K)
         S = np.asarray(dc.argmax(mu), dtype=bool)
