@@ -200,6 +200,10 @@ def test_a_renamed_setting_keeps_its_old_name_as_a_deprecated_alias(name, old, n
     assert solver.get_params() == cls(**{new: value}).get_params()
     with pytest.raises(InvalidParameterError, match=f"both '{new}' and its deprecated alias '{old}'"):
         cls(**{old: value, new: value})
+    from combex.experiments import build_solver
+
+    with pytest.warns(DeprecationWarning):  # the CLI's and sweeps' path: `--param R=2`
+        assert getattr(build_solver(name, {old: value}), new) == value
     if name == "lingape":
         env = canonical(3, 1.0, rng=0)
         exp = solver.start(env.problem, rng=0)

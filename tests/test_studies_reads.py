@@ -135,9 +135,9 @@ def test_best_says_where_the_study_stands():
         study.tell(t, float(rng.binomial(1, [0.9, 0.2, 0.1][t.arm])))
     b = study.best()
     assert b["leader"] == {"arm": b["answer"], "names": b["labels"]} and b["labels"][0] in ("ann", "bob", "cy")
-    assert isinstance(b["statistic"], float) and b["stops_when"] == "statistic <= threshold"
+    assert isinstance(b["statistic"], float) and b["stops_when"] == "statistic < threshold"  # LUCB: strict
     assert b["certificate_text"].startswith("After 20 evaluations the leader is the team ")
-    assert "statistic <= threshold" in b["certificate_text"] and "budget is 500" in b["certificate_text"]
+    assert "statistic < threshold" in b["certificate_text"] and "budget is 500" in b["certificate_text"]
     while True:
         try:
             t = study.ask()

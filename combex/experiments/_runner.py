@@ -256,7 +256,8 @@ def build_solver(name: str, settings: Mapping[str, Any] | None = None) -> Solver
     settings = dict(settings or {})
     sig = inspect.signature(cls.__init__)
     accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
-    unknown = [k for k in settings if k not in sig.parameters or k == "self"]
+    renamed = getattr(cls, "renamed_params", {})  # deprecated aliases: the constructor warns and maps them
+    unknown = [k for k in settings if (k not in sig.parameters and k not in renamed) or k == "self"]
     if unknown and not accepts_any:
         import difflib
 
