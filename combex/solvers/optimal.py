@@ -104,6 +104,7 @@ from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ..identification._bandit import _maxmin_weights, bai_optimal_weights, bandit_lower_bound_info, pair_maxmin_weights
 from ..identification._unknown_variance import uv_lower_bound_info
+from . import _top_two_kernel
 from ._base import Batch, Exploration, Result, Solver
 from ._checks import warn_if_tied
 from ._registry import register_solver
@@ -790,7 +791,9 @@ class _OptimalExploration(Exploration):
         one = np.ones(1, dtype=np.int64)
         pull = env.pull_many
         while not self.done:
-            if self._ready and not self._uv:
+            if self._ready and not self._uv and self._advance(env, budget):
+                pass  # samples through a compiled loop
+            elif self._ready and not self._uv:
                 a = self._select_one()
                 r = float(pull(single[a], one)[0])
                 self.samples += 1
@@ -802,6 +805,11 @@ class _OptimalExploration(Exploration):
                 self.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
             if budget is not None and self.samples >= budget and not self.done:
                 self.stop("budget_exhausted", f"budget of {budget} samples exhausted")
+
+    def _advance(self, env: Any, budget: int | None) -> bool:
+        """Samples of :meth:`_simulate` through a compiled loop, from a step boundary; False
+        when none ran (subclass hook)."""
+        return False
 
     def pair_costs_now(self, cv: NDArray[np.float64], ans: Any) -> tuple[Any, Any, Any, Any]:
         """:meth:`pair_costs` at the counts ``cv``, reusing the last check's values when
@@ -1398,6 +1406,11 @@ class _TopTwoExploration(_OptimalExploration):
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
         elif self._adaptive():
             _TrackAndStopExploration._solve(self)  # type: ignore[arg-type]
+
+    def _advance(self, env: Any, budget: int | None) -> bool:
+        """Best arm and Best-K pairs, IDS or a fixed beta, known variance: the compiled loop
+        of :mod:`combex.solvers._top_two_kernel` (bit-identical)."""
+        return _top_two_kernel.advance(self, env, budget)
 
     def _leader_probability(self) -> float:
         if not self._adaptive():
