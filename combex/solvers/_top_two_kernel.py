@@ -64,17 +64,6 @@ STOPPED, STEPS_DONE, SCALE_TEST = 0, 1, 2
 I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TESTS, I_STEPS = range(10)
 
 
-def _first_argmin_update(v: float, k: int, best: float, kbest: int, nan: bool) -> tuple[float, int, bool]:
-    """One entry of numpy's ``argmin``: the first minimum, or the first NaN."""
-    if nan:
-        return best, kbest, nan
-    if v != v:
-        return v, k, True
-    if kbest < 0 or v < best:
-        return v, k, False
-    return best, kbest, False
-
-
 def _arm_term(n: int, mixture: bool, rho: float) -> float:
     """:meth:`_OptimalExploration._arm_term` (Gaussian): the same C library calls."""
     m = n if n > 1 else 1
@@ -84,78 +73,73 @@ def _arm_term(n: int, mixture: bool, rho: float) -> float:
     return 2.0 * math.log(4.0 + lg)
 
 
-def _answer_topk(mu: Any, K: int, mask: Any) -> None:
-    """``argsort(-mu, kind="stable")[:K]`` as a mask: the K largest means, lower index first
-    on ties, NaN last."""
-    N = mu.shape[0]
-    for a in range(N):
-        mask[a] = False
-    for _ in range(K):
-        b = -1
-        for a in range(N):
-            if mask[a]:
-                continue
-            if b < 0:
-                b = a
-                continue
-            va, vb = -mu[a], -mu[b]
-            if vb != vb:
-                if va == va:
-                    b = a
-            elif va < vb:
-                b = a
-        mask[b] = True
+def _before(mu: Any, a: int, b: int) -> bool:
+    """Whether arm a comes before arm b in ``argsort(-mu, kind="stable")`` (larger mean
+    first, lower index first on ties, NaN last)."""
+    ka, kb = -mu[a], -mu[b]
+    if ka != ka:
+        return kb != kb and a < b
+    if kb != kb or ka < kb:
+        return True
+    return ka == kb and a < b
 
 
-def _check(T: Any, mu: Any, h: Any, inv: Any, mask: Any, ans: int, topk: bool, eps: float, s2x2: float,
-           mixture: bool, rho: float, pconst: float, logtab: Any, out: Any) -> tuple[int, int, int, int]:
-    """The pairs (i in the answer, j outside, numpy's order) at the counts ``T``: the pair
-    of ``argmin(z - b)`` (the check) and the pair of ``argmin(z + pen)`` (the next
-    selection); ``out`` gets ``z`` and ``b`` of the first and ``z`` of the second."""
-    N = T.shape[0]
-    bs, ks, ns = 0.0, -1, False  # stop: argmin(z - b)
-    bp, kp, npn = 0.0, -1, False  # selection: argmin(z + pen)
-    si, sj, pi, pj = -1, -1, -1, -1
-    zs, bts, zp = 0.0, 0.0, 0.0
-    k = 0
-    for i in range(N):
-        if topk:
-            if not mask[i]:
-                continue
-        elif i != ans:
-            continue
-        ni = float(T[i])
-        mi = mu[i]
+def _argmin(v: Any, P: int) -> int:
+    """numpy's ``argmin`` of ``v[:P]``: the first minimum, or the first NaN."""
+    best = math.inf
+    kb = 0
+    for k in range(P):
+        x = v[k]
+        if not (x >= best):
+            if x != x:
+                return k
+            best = x
+            kb = k
+    return kb
+
+
+def _ranks(mask: Any, ins: Any, outs: Any, rank: Any) -> None:
+    """The members and the others of the answer in increasing order (numpy's order of the
+    pairs: ``I = repeat(ins, len(outs))``, ``J = tile(outs, len(ins))``), and each arm's
+    position in its list."""
+    ni, no = 0, 0
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            ins[ni] = a
+            rank[a] = ni
+            ni += 1
+        else:
+            outs[no] = a
+            rank[a] = no
+            no += 1
+
+
+def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: Any, mu: Any, h: Any, inv: Any,
+           topk: bool, eps: float, s2x2: float, mixture: bool, rho: float, pconst: float, logtab: Any, zv: Any,
+           bv: Any, vs: Any, vp: Any) -> None:
+    """Pairs ``k = q * NO + r`` = (``ins[q]``, ``outs[r]``) for q in [q0, q1), r in [r0, r1)
+    at the current statistics: ``z`` (pair_costs), ``b`` (_pair_thresholds), ``z - b`` (the
+    check's argmin) and ``z + pen`` (the selection's)."""
+    for q in range(q0, q1):
+        i = ins[q]
         ii = inv[i]
-        for j in range(N):
-            if topk:
-                if mask[j]:
-                    continue
-            elif j == ans:
-                continue
-            nj = float(T[j])
+        mi = mu[i]
+        hi = pconst + h[i]
+        for r in range(r0, r1):
+            j = outs[r]
+            k = q * NO + r
             ij = inv[j]
             gap = (mi - mu[j]) + eps
             s = ii + ij
             z = gap * gap / (s2x2 * s) if gap > 0 else 0.0
             if mixture:
-                b = ((s + rho * (ii * ii + ij * ij)) / s) * ((pconst + h[i]) + h[j])
+                b = ((s + rho * (ii * ii + ij * ij)) / s) * (hi + h[j])
             else:
-                b = (pconst + h[i]) + h[j]
-            pen = logtab[T[i] + T[j]] if topk else logtab[T[j]]
-            ob, oks, ons = bs, ks, ns
-            bs, ks, ns = _first_argmin_update(z - b, k, bs, ks, ns)
-            if ks != oks or ns != ons:
-                si, sj, zs, bts = i, j, z, b
-            op = kp
-            bp, kp, npn = _first_argmin_update(z + pen, k, bp, kp, npn)
-            if kp != op:
-                pi, pj, zp = i, j, z
-            k += 1
-    out[0] = zs
-    out[1] = bts
-    out[2] = zp
-    return si, sj, pi, pj
+                b = hi + h[j]
+            zv[k] = z
+            bv[k] = b
+            vs[k] = z - b
+            vp[k] = z + (logtab[T[i] + T[j]] if topk else logtab[T[j]])
 
 
 def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any, mu: Any, m2: Any, h: Any,
@@ -163,24 +147,38 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                   eps: float, s2x2: float, mixture: bool, rho: float, pconst: float, two: float, do_test: bool,
                   lgrid: Any, lcoef: Any, s0sq: float, target: float, logtab: Any, max_steps: int) -> int:
     """Up to ``max_steps`` samples of Top-Two from the state of a step boundary (the
-    answer of the last check in ``ist[I_ANSWER]`` / ``mask``). ``T``, ``sums``, ``mu``,
-    ``m2``, ``h`` (the exploration's arrays) and ``inv`` (``1.0 / T``) change in place;
-    ``ist`` / ``fst`` hold the integer / float scalars (slots ``I_*``; ``fst``: the last
-    check's statistic and threshold). Returns :data:`STOPPED` (the rule holds after the
-    last sample), :data:`STEPS_DONE`, or :data:`SCALE_TEST` (the last sample is folded in,
-    and the test of the declared scale is due and might reject: the caller runs the test
-    and the check). ``logtab[n] = np.log(n)`` must cover twice the largest count after
-    ``max_steps`` samples."""
+    answer of the last check in ``mask``, and in ``ist[I_ANSWER]`` for the best arm).
+    ``T``, ``sums``, ``mu``, ``m2``, ``h`` (the exploration's arrays) and ``inv``
+    (``1.0 / T``) change in place; ``ist`` / ``fst`` hold the integer / float scalars (slots
+    ``I_*``; ``fst``: the last check's statistic and threshold). Returns :data:`STOPPED`
+    (the rule holds after the last sample), :data:`STEPS_DONE`, or :data:`SCALE_TEST` (the
+    last sample is folded in, and the test of the declared scale is due and might reject:
+    the caller runs the test and the check). ``logtab[n] = np.log(n)`` must cover twice the
+    largest count after ``max_steps`` samples.
+
+    The pairs' values are kept between samples: a sample of arm a changes only the pairs
+    with a (each recomputed by the same expression), a new answer all of them; the two
+    argmins are taken again over the kept values."""
     N = T.shape[0]
-    work = np.empty(3)
+    if not topk:
+        K = 1
+    NO = N - K
+    P = K * NO
+    ins = np.empty(K, dtype=np.int64)
+    outs = np.empty(NO, dtype=np.int64)
+    rank = np.empty(N, dtype=np.int64)
+    zv, bv, vs, vp = np.empty(P), np.empty(P), np.empty(P), np.empty(P)
     ans = ist[I_ANSWER]
     c1 = 1.0
     sq1 = math.sqrt(c1)
-    # the selection of the first sample: the pair costs at the counts of the last check
-    _, _, pi, pj = _check(T, mu, h, inv, mask, ans, topk, eps, s2x2, mixture, rho, pconst, logtab, work)
+    # the pairs at the counts of the last check: the selection of the first sample
+    _ranks(mask, ins, outs, rank)
+    _pairs(0, K, 0, NO, NO, ins, outs, T, mu, h, inv, topk, eps, s2x2, mixture, rho, pconst, logtab, zv, bv, vs, vp)
+    kp = _argmin(vp, P)
     steps = 0
     while True:
         u = arng.random()
+        pi, pj = ins[kp // NO], outs[kp % NO]
         # x of the selected pair, as pair_costs computes it
         ni, nj = float(T[pi]), float(T[pj])
         x = (ni * mu[pi] + nj * (mu[pj] - eps)) / (ni + nj)
@@ -240,26 +238,59 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
             ist[I_TESTS] += 1
             for b in range(N):
                 snap[b] = m2[b]
-        # _check_stop
+        # _check_stop: the answer (only arm a's mean changed), then the pairs
+        new = -1  # the arm that enters the answer
+        out = -1  # the arm that leaves it
         if topk:
-            _answer_topk(mu, K, mask)
+            if mask[a]:
+                o = -1
+                for b in range(N):  # the first of the others
+                    if not mask[b] and (o < 0 or _before(mu, b, o)):
+                        o = b
+                if _before(mu, o, a):
+                    new, out = o, a
+            else:
+                w = -1
+                for b in range(N):  # the last of the members
+                    if mask[b] and (w < 0 or _before(mu, w, b)):
+                        w = b
+                if _before(mu, a, w):
+                    new, out = a, w
         else:
-            best, ans, nan = 0.0, -1, False
-            for b in range(N):  # argmax: the first maximum, or the first NaN
-                v = mu[b]
-                if nan:
-                    break
-                if v != v:
-                    ans, nan = b, True
-                elif ans < 0 or v > best:
-                    best, ans = v, b
-            ist[I_ANSWER] = ans
-        si, sj, pi, pj = _check(T, mu, h, inv, mask, ans, topk, eps, s2x2, mixture, rho, pconst, logtab, work)
-        fst[0] = work[0]
-        fst[1] = work[1]
-        ist[I_CI] = si
-        ist[I_CJ] = sj
-        if work[0] >= work[1] and not (dof < 5):
+            va, vb = mu[a], mu[ans]
+            if va != va or vb != vb or a == ans:  # argmax again: the first maximum, or the first NaN
+                best, na = 0.0, -1
+                for b in range(N):
+                    v = mu[b]
+                    if v != v:
+                        na = b
+                        break
+                    if na < 0 or v > best:
+                        best, na = v, b
+            else:
+                na = a if (va > vb or (va == vb and a < ans)) else ans
+            if na != ans:
+                new, out = na, ans
+                ans = na
+                ist[I_ANSWER] = ans
+        if new >= 0:
+            mask[out] = False
+            mask[new] = True
+            _ranks(mask, ins, outs, rank)
+            q0, q1, r0, r1 = 0, K, 0, NO
+        elif mask[a]:
+            q0, q1, r0, r1 = rank[a], rank[a] + 1, 0, NO
+        else:
+            q0, q1, r0, r1 = 0, K, rank[a], rank[a] + 1
+        _pairs(q0, q1, r0, r1, NO, ins, outs, T, mu, h, inv, topk, eps, s2x2, mixture, rho, pconst, logtab,
+               zv, bv, vs, vp)
+        ks = _argmin(vs, P)
+        kp = _argmin(vp, P)
+        fst[0] = zv[ks]
+        fst[1] = bv[ks]
+        ist[I_CI] = ins[ks // NO]
+        ist[I_CJ] = outs[ks % NO]
+        if zv[ks] >= bv[ks] and not (dof < 5):
             return STOPPED
         if steps >= max_steps:
             return STEPS_DONE
@@ -277,7 +308,7 @@ def compiled_steps() -> Callable[..., Any] | None:
         from numba.extending import register_jitable
 
         # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
-        for f in (_first_argmin_update, _arm_term, _answer_topk, _check):
+        for f in (_arm_term, _before, _argmin, _ranks, _pairs):
             register_jitable(f)
         _COMPILED = numba.njit(cache=True, nogil=True, boundscheck=False)(top_two_steps)
     return _COMPILED
@@ -343,6 +374,8 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     do_test = not (rec is not None and rec["rejected"])
     ans = exp._answer
     mask = np.asarray(ans, dtype=bool).copy() if topk else np.zeros(N, dtype=bool)
+    if not topk:
+        mask[int(ans)] = True
     ist = np.array([exp._n_obs, exp._noise_n, exp.samples, exp.rounds, -1 if topk else int(ans), -1, -1, -1, 0, 0],
                    dtype=np.int64)
     fst = np.zeros(2)
