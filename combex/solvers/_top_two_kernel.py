@@ -30,7 +30,8 @@ bit-identical (tested):
 
 numba is optional (the ``mips`` extra). The kernel is compiled (or loaded from numba's
 on-disk cache) the first time an exploration has run :data:`COMPILE_AFTER` rounds, so short
-runs never pay for the compilation; without numba the Python path runs.
+runs never pay for the compilation; once compiled, every run of the process uses it from its
+first check. Without numba the Python path runs.
 """
 
 from __future__ import annotations
@@ -348,7 +349,7 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     :meth:`_OptimalExploration._simulate` (ready, known variance): False (nothing done) when
     the kernel does not apply or is not compiled yet; else True, with the exploration at a
     step boundary again (stopped, or the caller checks the budget)."""
-    if not ENABLED or exp.rounds < COMPILE_AFTER:
+    if not ENABLED or (exp.rounds < COMPILE_AFTER and _COMPILED is None):  # compiled once: used from the start
         return False
     ok = exp.__dict__.get("_kernel_ok")
     if ok is None:
