@@ -328,16 +328,27 @@ def log_table(n: int) -> Any:
     return _LOG
 
 
+#: The methods of the exploration whose arithmetic the kernel repeats: a subclass that
+#: changes one of them (a threshold scaled by a test harness, ...) keeps the Python path.
+_REPLICATED = ("_select", "_select_one", "_prepare", "_ids_leader", "_leader_probability", "pair_costs",
+               "pair_costs_now", "_pairs", "_compute_answer", "_check_stop", "_pair_thresholds",
+               "_mixture_pair_thresholds", "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
+               "_test_declared_scale", "_untested_scale", "stop")
+
+
 def applicable(exp: Any, env: Any) -> bool:
     """Whether :func:`advance` may run ``exp`` on ``env``: Top-Two with IDS or a fixed beta,
     best arm or Best-K pairs, the known-variance Gaussian GLR with per-pair thresholds
     (``"valid"`` or ``"valid-kk"``), no trace; ``env`` a :class:`GaussianArms` whose pulls
-    are its own (no subclass changes them) and both generators numpy Generators."""
+    are its own (no subclass changes them) and both generators numpy Generators; none of
+    the exploration's methods in :data:`_REPLICATED` changed by a subclass."""
     from ..environments import GaussianArms
     from ..environments._base import Environment
+    from .optimal import _TopTwoExploration
 
     s = exp.solver
-    return (HAVE_NUMBA and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
+    own = all(getattr(type(exp), m) is getattr(_TopTwoExploration, m) for m in _REPLICATED)
+    return (HAVE_NUMBA and own and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
             and exp._pair_const is not None and not exp._pair_kl and not exp.record_trace
             and (s.beta == "ids" or not isinstance(s.beta, str))
             and type(env)._pull_many is GaussianArms._pull_many and type(env).pull_many is Environment.pull_many
