@@ -5,6 +5,7 @@ Usage::
     python benchmarks/optimal.py                     # all sections, 10 runs per cell
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
+    python benchmarks/optimal.py --runs 5 --sections timing-top-two   # top-two run() vs a numba floor
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
     python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
     python benchmarks/optimal.py --runs 20 --sections mab bestk class delta trace --figures docs/figures
@@ -281,6 +282,113 @@ def timing(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _floor_kernel() -> Any:
+    """A minimal numba Top-Two (IDS, known-variance Gaussian, best arm or Best-K pairs) with the
+    same per-sample stopping rule (the normal-mixture pair thresholds): every pair recomputed
+    at every sample, logarithms of counts from a table, no scale test, no bit-identity
+    constraint. The floor of the ``top-two`` row of :func:`timing_top_two`."""
+    import math
+
+    import numba
+
+    @numba.njit(cache=False)
+    def floor(arng, erng, means, sig, K, c, rho, budget, logtab):  # noqa: ANN001, ANN202
+        N = means.shape[0]
+        T = np.zeros(N, np.int64)
+        sums, mu, h, inv = np.zeros(N), np.zeros(N), np.zeros(N), np.zeros(N)
+        mask = np.zeros(N, np.bool_)
+        for a in range(N):
+            r = means[a] + sig[a] * erng.standard_normal()
+            T[a], sums[a], mu[a], inv[a], h[a] = 1, r, r, 1.0, 0.5 * math.log1p(1.0 / rho)
+        t = N
+        while t < budget:
+            for a in range(N):
+                mask[a] = False
+            for _ in range(K):
+                b = -1
+                for a in range(N):
+                    if not mask[a] and (b < 0 or mu[a] > mu[b]):
+                        b = a
+                mask[b] = True
+            best_s, best_p, pi, pj = math.inf, math.inf, -1, -1
+            for i in range(N):
+                if not mask[i]:
+                    continue
+                for j in range(N):
+                    if mask[j]:
+                        continue
+                    s = inv[i] + inv[j]
+                    gap = mu[i] - mu[j]
+                    z = gap * gap / (2.0 * s) if gap > 0 else 0.0
+                    b = (s + rho * (inv[i] * inv[i] + inv[j] * inv[j])) / s * (c + h[i] + h[j])
+                    if z - b < best_s:
+                        best_s = z - b
+                    pen = logtab[T[j]] if K == 1 else logtab[T[i] + T[j]]
+                    if z + pen < best_p:
+                        best_p, pi, pj = z + pen, i, j
+            if best_s >= 0.0:
+                return t
+            ni, nj = float(T[pi]), float(T[pj])
+            x = (ni * mu[pi] + nj * mu[pj]) / (ni + nj)
+            hi = ni * (mu[pi] - x) ** 2
+            hj = nj * (mu[pj] - x) ** 2
+            a = pi if arng.random() < (hi / (hi + hj) if hi + hj > 0 else 0.5) else pj
+            r = means[a] + sig[a] * erng.standard_normal()
+            T[a] += 1
+            t += 1
+            sums[a] += r
+            mu[a] = sums[a] / T[a]
+            inv[a] = 1.0 / T[a]
+            h[a] = 0.5 * math.log1p(T[a] / rho)
+        return t
+
+    return floor
+
+
+def timing_top_two(runs: int) -> list[dict[str, Any]]:
+    """CPU microseconds per sample of ``top-two`` ``run()`` (defaults: IDS, valid threshold;
+    its compiled loop when numba is installed) beside a minimal numba Top-Two with the same
+    stopping rule (:func:`_floor_kernel`), measured in the same process: best arm on
+    ``GaussianArms(linspace(1, 0, N))`` and Best-K (K = 2) on ``BestKGaussianArms``, delta =
+    0.01, runs capped at 100,000 samples (the floor at the run's own sample count)."""
+    import math
+
+    from combex.solvers import _top_two_kernel as kern
+
+    floor = _floor_kernel()
+    delta, budget = 0.01, 100_000
+    logtab = np.log(np.arange(1.0, 2.0 * budget + 4.0))
+    logtab = np.concatenate([[0.0], logtab])
+    print(f"\n=== top-two run() vs numba floor, CPU us per sample, {runs} runs "
+          f"(compiled loop: {'on' if kern.HAVE_NUMBA and kern.ENABLED else 'off'}) ===")
+    print(f"{'instance':<26}{'samples/run':>12}{'run() us':>10}{'floor us':>10}{'ratio':>8}")
+    rows = []
+    for k in (1, 2):
+        for N in (5, 20, 100, 1000):
+            means = np.linspace(1.0, 0.0, N)
+            env = GaussianArms(means, rng=0) if k == 1 else BestKGaussianArms(means, K=k, sigma=1.0, rng=0)
+            TopTwo(K=k, delta=delta).run(env.spawn(np.random.SeedSequence(7)), rng=0, budget=2000)  # warm-up
+            m = k * (N - k)
+            c = math.log(m / delta)
+            sig = np.ones(N)
+            floor(np.random.default_rng(0), np.random.default_rng(1), means, sig, k, c, 0.7213475204444817, 100, logtab)
+            secs, fsecs, n, fn = 0.0, 0.0, 0, 0
+            for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+                t0 = time.process_time()
+                res = TopTwo(K=k, delta=delta).run(env.spawn(sd), rng=r, budget=budget)
+                secs += time.process_time() - t0
+                n += res.samples
+                t0 = time.process_time()
+                fn += floor(np.random.default_rng(r), np.random.default_rng(1000 + r), means, sig, k, c,
+                            0.7213475204444817, res.samples, logtab)
+                fsecs += time.process_time() - t0
+            us, fus = 1e6 * secs / n, 1e6 * fsecs / fn
+            title = f"{'best arm' if k == 1 else 'Best-K K=2'} N={N}"
+            print(f"{title:<26}{n / runs:>12.0f}{us:>10.2f}{fus:>10.2f}{us / fus:>8.2f}")
+            rows.append({"instance": title, "us_run": us, "us_floor": fus, "samples": n / runs})
+    return rows
+
+
 def unknown_variance(runs: int) -> list[dict[str, Any]]:
     """The cost of not knowing the variances (``divergence="unknown-variance"``, Jourdan,
     Degenne & Kaufmann 2023) against the known-variance Gaussian GLR, same seeds and noise,
@@ -460,7 +568,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"],
-                    help="any of mab bestk class batch timing uv uv-class delta trace")
+                    help="any of mab bestk class batch timing timing-top-two uv uv-class delta trace")
     _figures.add_option(ap)
     args = ap.parse_args()
     t0 = time.time()
@@ -468,6 +576,7 @@ def main() -> None:
     rows = {}
     for s in args.sections:
         rows[s] = {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
+                   "timing-top-two": timing_top_two,
                    "uv": unknown_variance, "uv-class": unknown_variance_class, "delta": against_delta,
                    "trace": traces}[s](args.runs)
     print_factors()

@@ -252,3 +252,80 @@ def test_reward_lists_are_refused_at_start_not_when_a_list_runs_out(cls):
         cls().start(env.problem, rng=0)
     assert cls().start(GaussianArms(lists.mean(axis=1), rng=0).problem, rng=0).samples == 0
     assert LUCB().start(env.problem, rng=0).samples == 0
+
+
+# ----------------------------------------------------------------------------- compiled Top-Two loop
+def _rng_state(g):
+    return str(g.bit_generator.state)
+
+
+_KERNEL_CASES = {
+    "bai": (lambda: GaussianArms(np.linspace(1.0, 0.0, 6), rng=3), {}, None),
+    "bai-kk": (lambda: GaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], rng=4), {"threshold": "valid-kk"}, None),
+    "bai-beta": (lambda: GaussianArms([1.0, 0.7, 0.5, 0.1], rng=5), {"beta": 0.4}, None),
+    "bai-epsilon": (lambda: GaussianArms([1.0, 0.9, 0.3], sigma=[0.5, 1.0, 0.7], rng=5), {"epsilon": 0.15}, None),
+    "near-tie-budget": (lambda: GaussianArms([1.0, 1.0 - 1e-3, 0.5, 0.2], rng=1), {}, 3000),
+    "topk": (lambda: jiang_1sparse(8, 2, rng=4), {"K": 2}, None),
+    "topk-beta-budget": (lambda: jiang_1sparse(12, 3, rng=6), {"K": 3, "beta": 0.5}, 700),
+    "bai-k40-budget": (lambda: GaussianArms(np.linspace(1.0, 0.0, 40), rng=2), {}, 4000),
+    "misdeclared-scale": (lambda: GaussianArms([1.0, 0.5, 0.4, 0.0], sigma=2.0, rng=1), {"sigma": 1.0}, None),
+}
+
+
+@pytest.mark.skipif(not __import__("combex.solvers._top_two_kernel", fromlist=["x"]).HAVE_NUMBA,
+                    reason="numba not installed")
+@pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("case", list(_KERNEL_CASES))
+def test_compiled_top_two_is_bit_identical_to_ask_tell(case, seed, monkeypatch):
+    """``run`` through the compiled loop (from the first check) gives ask / tell's samples,
+    answer, pulls, certificate and final states of both generators, and the Python fast
+    path's info; the same with the loop switched off."""
+    from combex.solvers import _top_two_kernel as kern
+
+    make_env, kw, budget = _KERNEL_CASES[case]
+    monkeypatch.setattr(kern, "COMPILE_AFTER", 0)
+    calls = []
+    fn = kern.compiled_steps()
+    monkeypatch.setattr(kern, "_COMPILED", lambda *a: calls.append(1) or fn(*a))
+    runs = {}
+    for mode in ("kernel", "python", "ask-tell"):
+        monkeypatch.setattr(kern, "ENABLED", mode == "kernel")
+        env, g = make_env(), np.random.default_rng(seed)
+        solver = TopTwo(delta=0.1, **kw)
+        res = solver.run(env, rng=g, budget=budget) if mode != "ask-tell" else Solver.run(solver, env, rng=g, budget=budget)
+        runs[mode] = (res, _rng_state(env.rng), _rng_state(g))
+    assert calls  # the compiled loop ran
+    a, ea, ga = runs["kernel"]
+    for mode in ("python", "ask-tell"):
+        b, eb, gb = runs[mode]
+        assert (a.status, a.samples, a.rounds) == (b.status, b.samples, b.rounds)
+        assert np.array_equal(np.asarray(a.answer), np.asarray(b.answer))
+        assert np.array_equal(a.pulls, b.pulls) and a.certificate == b.certificate
+        assert (ea, ga) == (eb, gb)
+    b = runs["python"][0]
+    assert {k: v for k, v in a.info.items() if "wall" not in k} == {k: v for k, v in b.info.items() if "wall" not in k}
+    if budget is not None and a.status == "budget_exhausted":
+        assert a.samples == budget
+
+
+@pytest.mark.skipif(not __import__("combex.solvers._top_two_kernel", fromlist=["x"]).HAVE_NUMBA,
+                    reason="numba not installed")
+@pytest.mark.parametrize("case", ["bai", "topk"])
+def test_compiled_top_two_saved_state_matches(case, monkeypatch, tmp_path):
+    """Stopped by a budget in the middle of the compiled loop, the exploration's saved state
+    (and the environment's generator) is the Python path's."""
+    from combex.solvers import _top_two_kernel as kern
+
+    make_env, kw, _ = _KERNEL_CASES[case]
+    monkeypatch.setattr(kern, "COMPILE_AFTER", 0)
+    states = []
+    for enabled in (True, False):
+        monkeypatch.setattr(kern, "ENABLED", enabled)
+        env = make_env()
+        exp = TopTwo(delta=0.01, **kw).start(env, rng=3)
+        exp._simulate(env, 157)
+        st = exp.state_dict()
+        st.pop("wall_seconds", None)
+        states.append((repr(st), _rng_state(env.rng)))
+    assert states[0] == states[1]
