@@ -496,7 +496,10 @@ def _pairs_barrier(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any,
             dec = float(-(gL @ xL + gR @ xR))  # Newton decrement squared
             if dec < 1e-12 * max(f, 1.0):
                 break
-            step, cur = 1.0, phi(vL, vR, mu)
+            # the longest step that stays strictly inside, then backtracking on phi
+            ds = -(xL[li] + xR[ri])
+            step = min(1.0, 0.99 * min(_max_step(s, ds), _max_step(vL, xL), _max_step(vR, xR)))
+            cur = phi(vL, vR, mu)
             while step > 1e-12 and phi(vL + step * xL, vR + step * xR, mu) > cur - 0.25 * step * dec:
                 step *= 0.5
             vL, vR = vL + step * xL, vR + step * xR
