@@ -6,6 +6,7 @@ Usage::
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
     python benchmarks/optimal.py --runs 5 --sections timing-top-two   # top-two run() vs a numba floor
+    python benchmarks/optimal.py --runs 10 --sections tas   # Track-and-Stop: us/sample, w* solves/sample
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
     python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
     python benchmarks/optimal.py --runs 20 --sections mab bestk class delta trace --figures docs/figures
@@ -389,6 +390,56 @@ def timing_top_two(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def tas_solves(runs: int) -> list[dict[str, Any]]:
+    """Track-and-Stop's cost of re-solving w*: CPU microseconds per sample (ask / tell on the
+    partition matroid, the fast path otherwise), w* solves per sample (calls of
+    ``pair_maxmin_weights`` and ``_maxmin_weights``) and milliseconds per solve, D-tracking."""
+    import combex.solvers.optimal as opt
+
+    counts = {"n": 0, "secs": 0.0}
+
+    def counted(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            t0 = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                counts["n"] += 1
+                counts["secs"] += time.process_time() - t0
+        return wrapper
+
+    pm = PartitionMatroid([0, 0, 0, 1, 1, 1, 2, 2], [1, 1, 1], base=True)
+    pm_env = GaussianArms([1.0, 0.7, 0.2, 0.9, 0.5, 0.1, 0.6, 0.3], sigma=0.5, rng=0)
+    pm_env.decision_class = pm
+    pm_env.arm_type = "index"
+    cases = [("Best-K (.6,.5,.3,.28) K=2 d=.05", BestKGaussianArms([0.6, 0.5, 0.3, 0.28], K=2, sigma=1.0, rng=0),
+              {"K": 2, "delta": 0.05}),
+             ("Best-K 1sparse N=10 K=2", jiang_1sparse(10, 2, rng=0), {"K": 2, "delta": 0.01}),
+             ("partition matroid", _ClassEnv(pm_env, pm), {"decision_class": pm, "delta": 0.01})]
+    saved = opt.pair_maxmin_weights, opt._maxmin_weights
+    opt.pair_maxmin_weights, opt._maxmin_weights = counted(saved[0]), counted(saved[1])
+    print(f"\n=== Track-and-Stop (D): re-solving w*, {runs} runs ===")
+    print(f"{'instance':<34}{'samples':>10}{'us/sample':>12}{'solves/sample':>15}{'ms/solve':>10}")
+    rows = []
+    try:
+        for title, env, kw in cases:
+            TrackAndStop(**kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
+            counts.update(n=0, secs=0.0)
+            secs, n = 0.0, 0
+            for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+                t0 = time.process_time()
+                n += TrackAndStop(**kw).run(env.spawn(sd), rng=r).samples
+                secs += time.process_time() - t0
+            row = {"instance": title, "samples": n / runs, "us_sample": 1e6 * secs / n,
+                   "solves_sample": counts["n"] / n, "ms_solve": 1e3 * counts["secs"] / max(counts["n"], 1)}
+            rows.append(row)
+            print(f"{title:<34}{row['samples']:>10.0f}{row['us_sample']:>12.0f}{row['solves_sample']:>15.4f}"
+                  f"{row['ms_solve']:>10.2f}")
+    finally:
+        opt.pair_maxmin_weights, opt._maxmin_weights = saved
+    return rows
+
+
 def unknown_variance(runs: int) -> list[dict[str, Any]]:
     """The cost of not knowing the variances (``divergence="unknown-variance"``, Jourdan,
     Degenne & Kaufmann 2023) against the known-variance Gaussian GLR, same seeds and noise,
@@ -568,7 +619,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"],
-                    help="any of mab bestk class batch timing timing-top-two uv uv-class delta trace")
+                    help="any of mab bestk class batch timing timing-top-two tas uv uv-class delta trace")
     _figures.add_option(ap)
     args = ap.parse_args()
     t0 = time.time()
@@ -576,7 +627,7 @@ def main() -> None:
     rows = {}
     for s in args.sections:
         rows[s] = {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
-                   "timing-top-two": timing_top_two,
+                   "timing-top-two": timing_top_two, "tas": tas_solves,
                    "uv": unknown_variance, "uv-class": unknown_variance_class, "delta": against_delta,
                    "trace": traces}[s](args.runs)
     print_factors()

@@ -211,6 +211,27 @@ def test_pair_maxmin_weights_input_and_warm_start():
         pair_maxmin_weights(np.array([0, 1]), np.array([1, 2]), np.ones(2), 3)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 12), st.integers(1, 5), st.integers(0, 10_000), st.floats(0.001, 0.05))
+def test_pair_barrier_loose_warm_solve_agrees_with_the_tight_one(N, K, seed, move):
+    """Track-and-Stop's warm re-solve (barrier, tol 1e-3, from the last w* after the means
+    moved): its value is within the gap of the tight solve's, its w close to the tight w."""
+    from combex.identification import pair_maxmin_weights
+
+    K = min(K, N - 1)
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(0.0, 1.0, N)
+    order = np.argsort(-mu)
+    I, J = np.repeat(order[:K], N - K), np.tile(order[K:], K)
+    w_old, _ = pair_maxmin_weights(I, J, (mu[I] - mu[J]) ** 2 / 2, N, tol=1e-6, method="barrier")
+    mu2 = mu + rng.normal(0.0, move, N) * np.abs(mu[I] - mu[J]).min()  # a move that keeps the answer
+    c = (mu2[I] - mu2[J]) ** 2 / 2
+    w, val = pair_maxmin_weights(I, J, c, N, tol=1e-3, w0=w_old, method="barrier")
+    w_ref, val_ref = pair_maxmin_weights(I, J, c, N, tol=1e-9, method="barrier")
+    assert val == pytest.approx(val_ref, rel=2e-3) and val <= val_ref * (1 + 1e-9)
+    assert np.abs(w - w_ref).max() < 0.02
+
+
 def test_pair_interior_point_certifies_and_agrees_with_the_barrier_fallback():
     """Pair costs over four orders of magnitude (near-ties beside clear gaps): the
     primal-dual method stops on its dual certificate (no fallback) and matches the barrier

@@ -474,7 +474,8 @@ def _pairs_barrier(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any,
     """Primal log-barrier Newton method for ``min sum 1/v`` s.t. ``v_i + v_j <= c_e`` (see
     :func:`pair_maxmin_weights`): ``f(v) - mu sum_e log(c_e - v_i - v_j)``, mu divided by 10
     per round until the barrier's duality gap ``mu |E|`` is below ``tol f``; it starts at
-    ``mu`` = the objective over ``|E|``, or 1% of that from a warm start."""
+    ``mu`` = the objective over ``|E|``, or ``min(0.01, tol)`` times that from a warm start
+    (a warm solve with ``tol >= 1e-3`` is a single centring round)."""
 
     def phi(vL: Any, vR: Any, mu: float) -> float:
         s = c - vL[li] - vR[ri]
@@ -483,7 +484,7 @@ def _pairs_barrier(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any,
         return float(np.sum(1.0 / vL) + np.sum(1.0 / vR) - mu * np.sum(np.log(s)))
 
     f = float(np.sum(1.0 / vL) + np.sum(1.0 / vR))
-    mu = (0.01 if warm else 1.0) * f / c.size
+    mu = (min(0.01, tol) if warm else 1.0) * f / c.size
     for _ in range(200):
         for _ in range(50):  # Newton on the barrier problem at this mu
             s = c - vL[li] - vR[ri]
@@ -495,7 +496,10 @@ def _pairs_barrier(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any,
             dec = float(-(gL @ xL + gR @ xR))  # Newton decrement squared
             if dec < 1e-12 * max(f, 1.0):
                 break
-            step, cur = 1.0, phi(vL, vR, mu)
+            # the longest step that stays strictly inside, then backtracking on phi
+            ds = -(xL[li] + xR[ri])
+            step = min(1.0, 0.99 * min(_max_step(s, ds), _max_step(vL, xL), _max_step(vR, xR)))
+            cur = phi(vL, vR, mu)
             while step > 1e-12 and phi(vL + step * xL, vR + step * xR, mu) > cur - 0.25 * step * dec:
                 step *= 0.5
             vL, vR = vL + step * xL, vR + step * xR

@@ -1215,6 +1215,8 @@ class _TrackAndStopExploration(_OptimalExploration):
     _GROWTH = {"bai": 1.05, "sets": 1.03, "class": 1.10}
     #: Subgradient steps of a warm-started solve (sets).
     _WARM_ITERS = 60
+    #: Relative duality gap of a warm-started exact solve (Gaussian Best-K, matroid bases).
+    _WARM_TOL = 1e-3
 
     def _solve(self) -> None:
         t = float(self.T.sum())
@@ -1248,8 +1250,13 @@ class _TrackAndStopExploration(_OptimalExploration):
             if np.all(cij > 0) and not np.intersect1d(I, J).size:
                 # the exact w*(mu_hat) on the bipartite pairs, warm-started from the last solve;
                 # the barrier method: the centre of the optimal face when w* is not unique
-                # (see pair_maxmin_weights); the subgradient ascent below stays the fallback
-                w_exact, val = pair_maxmin_weights(I, J, cij, N, tol=1e-6, w0=self.w, method="barrier")
+                # (see pair_maxmin_weights); the subgradient ascent below stays the fallback.
+                # Warm solves stop at a duality gap of _WARM_TOL (w within ~1e-4 of w*, all
+                # tracking uses), one centring round instead of five
+                # (a class sharing this solve without the attribute keeps 1e-6)
+                warm_tol = getattr(self, "_WARM_TOL", 1e-6)
+                w_exact, val = pair_maxmin_weights(I, J, cij, N, tol=1e-6 if self._t_solved <= N + 1 else warm_tol,
+                                                   w0=self.w, method="barrier")
                 if val > 0:
                     self.w = w_exact
                     return
