@@ -92,6 +92,11 @@ def restore_generator(name: Any, state: Any, *, source: str = "the saved state",
     return np.random.Generator(bg)
 
 
+def generator_state(gen: np.random.Generator) -> dict[str, Any]:
+    """The state of the bit generator of ``gen`` (what :func:`restore_generator` takes)."""
+    return gen.bit_generator.state
+
+
 def _fsync_dir(d: Path) -> None:
     try:
         fd = os.open(d, os.O_RDONLY)

@@ -122,15 +122,20 @@ def test_swap_stop_beats_the_quadratic_stop():
         pass
 
     import combex.identification._swaps as sbm
+    import combex.identification._teams as teams
+    import combex.solvers.optimal_linear as ol
 
     env = FullBandit(means, k=3, rng=1)
     fast = LinearTopTwo(max_enumerate=5).run(env, rng=1, budget=20_000_000)
-    orig = sbm.is_matroid_base_class
+    mods = (sbm, teams, ol)  # every module that reads the structure test
+    orig = [m.is_matroid_base_class for m in mods]
     try:
-        sbm.is_matroid_base_class = lambda dc: False
+        for m in mods:
+            m.is_matroid_base_class = lambda dc: False
         slow = LinearTopTwo(max_enumerate=5).run(FullBandit(means, k=3, rng=1), rng=1, budget=20_000_000)
     finally:
-        sbm.is_matroid_base_class = orig
+        for m, f in zip(mods, orig):
+            m.is_matroid_base_class = f
     assert fast.info["stop_bound"] == "swap" and slow.info["stop_bound"] == "quadratic"
     assert fast.status == slow.status == "identified"
     assert fast.samples * 3 < slow.samples

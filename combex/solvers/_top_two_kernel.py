@@ -5,7 +5,7 @@ The fast path of :meth:`~combex.solvers.optimal._OptimalExploration._simulate` s
 30-60 us of Python per sample on arithmetic worth well under a microsecond at K <= 100.
 :func:`top_two_steps` runs the same samples -- the leader coin of the algorithm's
 generator, the selection (:meth:`_TopTwoExploration._select`), the environment's reward
-(:meth:`GaussianArms._pull_many` for one arm), the one-arm update
+(as :meth:`GaussianArms.pull_many <combex.environments.GaussianArms.pull_many>` draws it for one arm), the one-arm update
 (:meth:`_OptimalExploration._update_one`, Welford's deviation included), the schedule of the
 test of the declared scale and the GLR check against the per-pair thresholds
 (:meth:`_OptimalExploration._check_stop`) -- with the Python path's operations in its order
@@ -41,6 +41,8 @@ import math
 from typing import Any, Callable
 
 import numpy as np
+
+from .._state import generator_state, restore_generator
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
            "applicable", "advance"]
@@ -351,8 +353,19 @@ def applicable(exp: Any, env: Any) -> bool:
     return (HAVE_NUMBA and own and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
             and exp._pair_const is not None and not exp._pair_kl and not exp.record_trace
             and (s.beta == "ids" or not isinstance(s.beta, str))
-            and type(env)._pull_many is GaussianArms._pull_many and type(env).pull_many is Environment.pull_many
-            and isinstance(env.rng, np.random.Generator) and isinstance(exp.rng, np.random.Generator))
+            and isinstance(env, GaussianArms) and _gaussian_draws(type(env))
+            and type(env).pull_many is Environment.pull_many
+            and type(env).state_dict is Environment.state_dict and type(env).load_state_dict is Environment.load_state_dict
+            and isinstance(exp.rng, np.random.Generator))
+
+
+def _gaussian_draws(cls: type) -> bool:
+    """Whether ``cls`` draws its rewards as :class:`GaussianArms` does (no class between it
+    and GaussianArms redefines the draw)."""
+    from ..environments import GaussianArms
+
+    mro = cls.__mro__
+    return all("_pull_many" not in vars(c) for c in mro[:mro.index(GaussianArms)])
 
 
 def advance(exp: Any, env: Any, budget: int | None) -> bool:
@@ -400,10 +413,16 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
             setattr(exp, name, np.ascontiguousarray(arr, dtype=want).copy())
     beta = 0.5 if isinstance(s.beta, str) else float(s.beta)
     sigma = exp.sigma
-    code = fn(exp.rng, env.rng, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2, exp._h, inv, snap, mask,
+    # the environment's generator through its public state: a copy advanced by the kernel,
+    # then put back (load_state_dict), as the LinGapE fast path rewinds
+    env_state = env.state_dict()
+    env_gen = restore_generator(env_state["rng_type"], env_state["rng"], source="the environment")
+    code = fn(exp.rng, env_gen, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2, exp._h, inv, snap, mask,
               ist, fst, topk, int(exp.K), s.beta == "ids", beta, exp.eps, 2.0 * sigma * sigma, bool(exp._pair_mixture),
               float(exp.beta.rho) if exp._pair_mixture else 1.0, float(exp._pair_const), 2.0, do_test,
               _L_UP, 0.5 * np.log1p(-2.0 * _L_UP), sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), logtab, steps)
+    env_state["rng"] = generator_state(env_gen)
+    env.load_state_dict(env_state)
     exp._zc = None
     exp._n_obs = int(ist[I_NOBS])
     exp._noise_n = int(ist[I_NOISE_N])
