@@ -60,7 +60,7 @@ FAST_STAT = {"easy", "adversarial_offset", "adversarial_noise_scale", "adversari
 # many-run error-rate test in the file of its family).
 SLOW_RUNS = {"lingape-oracle": 1, "saqm": 3, "sa-foa": 3, "xy-adaptive": 3, "track-and-stop": 3,
              "comb-game": 3, "exhaustive": 3, "fw-sampling": 3, "icb": 3, "lil-clucb": 3, "lil-ucb": 3,
-             "lingame": 3, "top-two": 3, "xy-oracle": 3, "xy-static": 3}
+             "lingame": 3, "top-two": 3, "xy-oracle": 3, "xy-static": 3, "oracle-tracking": 3, "oracle-sampler": 3}
 SKIP = {("track-and-stop", "adversarial_reward_range"): "about 5 minutes a run (Bernoulli divergence); "
         "measured by benchmarks/check_solver_counts.py"}
 # The solvers whose stopping threshold is cut in the broken-solver tests: one or more per
