@@ -292,8 +292,6 @@ class LinGapE(_LinearRun, Solver):
         if not fast:
             return Solver._simulate(self, env, rng=rng, budget=budget, trace=trace, callback=callback)
         warn_if_tied(self, env)
-        if budget is not None:
-            budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)
         exp.record_trace = trace

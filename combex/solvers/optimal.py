@@ -264,8 +264,6 @@ class _OptimalSolver(Solver):
         pulls (one public ``pull_many`` call per sample, as ask / tell makes), so the same
         rewards, stop, result and final generator state as ask / tell
         (:meth:`_OptimalExploration._simulate`; tested bit-identical)."""
-        if budget is not None:
-            budget = check_int(budget, "budget", owner=type(self).__name__, low=1)
         warn_if_tied(self, env)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)
