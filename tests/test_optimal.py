@@ -10,9 +10,9 @@ import pytest
 from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, NoiseModel, Problem, soare
 from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
 from combex.exceptions import CombexError, InvalidParameterError
-from combex.identification import bai_optimal_weights, bandit_characteristic_time
+from combex.identification import bai_optimal_weights, bandit_characteristic_time, class_members
 from combex.identification._bandit import _cvx_time
-from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
+from combex.oracles import DecisionClass, ExplicitFamily, PartitionMatroid, TopK
 from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop, get_solver
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
@@ -118,12 +118,84 @@ def test_best_k_and_decision_classes(cls):
     r2 = cls(decision_class=pm, delta=0.05).run(env2, rng=3)
     assert r2.identified and np.flatnonzero(r2.answer).tolist() == [1, 4]
     assert r2.info["structure"] == "swaps" and r2.info["threshold"] == "valid:pairs-mixture"  # matroid bases: exchanges
-    # a class that is not a matroid: the oracle's Lagrangian certificate, all-arms threshold
+    # a class that is not a matroid and lists its members: the exact GLR, one threshold per member
     fam = ExplicitFamily([[0, 1], [1, 2, 3], [3, 4], [0, 4]], n=5)
     env3 = GaussianArms([0.1, 0.2, 0.3, 1.0, 0.9], sigma=0.5, rng=4)
     r3 = cls(decision_class=fam, delta=0.05).run(env3, rng=5)
     assert r3.identified and np.flatnonzero(r3.answer).tolist() == [3, 4]
-    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:all-arms-mixture"
+    assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:sets-mixture"
+
+
+class _OnePerPair(DecisionClass):
+    """One arm of each consecutive pair: a plug-in class known only through its oracle
+    (the generic methods list its members only up to 12 arms)."""
+
+    def __init__(self, n_pairs):
+        self.n = 2 * n_pairs
+
+    def argmax(self, weights):
+        w = np.asarray(weights, dtype=float).reshape(-1, 2)
+        mask = np.zeros(w.shape, dtype=bool)
+        mask[np.arange(len(w)), w.argmax(axis=1)] = True
+        return mask.ravel()
+
+
+def test_a_class_that_lists_its_members_stops_on_the_exact_glr():
+    """With the members listed (class_members), the statistic is the exact minimum over
+    them of the GLR at the effective counts, against a threshold per alternative that pays
+    for the arms of its difference only; a run stops near 4x T* log(1/delta) where the
+    certificate with the all-arms threshold ran past 10x."""
+    dc = _OnePerPair(3)
+    assert class_members(dc).shape == (8, 6) and class_members(_OnePerPair(7)) is None
+    mu = np.array([1.0, 0.5, 0.2, 0.8, 0.4, 0.3])
+    exp = TopTwo(delta=0.1, decision_class=dc).start(GaussianArms(mu).problem, rng=0)
+    rng = np.random.default_rng(1)
+    while exp.samples < 600:
+        batch = exp.ask()
+        c = batch.counts
+        exp.tell_batch(batch, c * mu[batch.arms] + np.sqrt(c) * rng.standard_normal(len(batch)))
+    stat, thr = exp.stopping_statistic()
+    ans = np.asarray(exp.recommendation, dtype=bool)
+    n = np.asarray(exp.pulls, dtype=float)
+    eff = n * n / (n + 1.0)
+    means = exp.mu
+    glr, bound = [], []
+    for m in class_members(dc):
+        if np.array_equal(m, ans):
+            continue
+        d = ans ^ m
+        gap = means[ans].sum() - means[m].sum()
+        glr.append(gap * gap / (2 * (1 / eff[d]).sum()) if gap > 0 else 0.0)
+        bound.append(math.log(7 / 0.1) + 0.5 * np.log1p(n[d]).sum())
+    k = int(np.argmin(np.array(glr) - np.array(bound)))
+    assert stat == pytest.approx(glr[k], rel=1e-9) and thr == pytest.approx(bound[k], rel=1e-9)
+    res = TopTwo(delta=0.1, decision_class=dc).run(GaussianArms(mu, rng=1), rng=1)
+    assert res.identified and res.info["threshold"] == "valid:sets-mixture"
+    assert res.info["lower_bound_ratio"] < 6.0
+
+
+class _OracleOnly(_OnePerPair):
+    """The same class, unwilling to list its members (as a class too large to list)."""
+
+    def enumerate(self):
+        raise NotImplementedError
+
+
+def test_a_class_known_only_by_its_oracle_reports_the_certified_statistic():
+    """Without the member list the stop is the Lagrangian certificate; the certificate's
+    statistic is the GLR it guarantees, so it is below the threshold while the run goes on
+    and at least the threshold when it stops (the exact GLR of the closest member found is
+    only an upper bound)."""
+    dc = _OracleOnly(3)
+    assert class_members(dc) is None
+    env = GaussianArms([1.0, 0.2, 0.1, 0.9, 0.3, 0.8], sigma=0.5, rng=4)
+    part = TopTwo(delta=0.05, decision_class=dc).run(env.spawn(0), rng=5, budget=100)
+    c = part.certificate
+    assert part.status == "budget_exhausted" and c["statistic"] < c["threshold_value"]
+    done = TopTwo(delta=0.05, decision_class=dc).run(env.spawn(1), rng=5)
+    c = done.certificate
+    assert done.identified and done.info["threshold"] == "valid:all-arms-mixture"
+    assert c["threshold_value"] <= c["statistic"] <= c["glr"] and c["delta_achieved"] <= 0.05
 
 
 @pytest.mark.parametrize("cls", ALL)

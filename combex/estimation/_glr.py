@@ -58,6 +58,13 @@ with applications to sequential tests and confidence intervals", JMLR 22(246):
   log(1 + N_i / rho) / 2``, to be compared with the GLR computed at the *effective counts*
   ``N_i^2 / (N_i + rho)`` (:meth:`GLRThreshold.effective_counts`). With N = 8 arms sampled
   125 times each and delta = 0.01 it is 24 against 52 for ``"all-arms-gaussian"``.
+* ``"sets-mixture"`` (a decision class that lists its ``m + 1`` members, Gaussian /
+  sub-Gaussian statistic): the same normal mixtures on the arms of one alternative's
+  difference only, ``beta_{S'} = log(m / delta) + sum_{a in S xor S'} log(1 + N_a / rho) / 2``
+  against the GLR of S' at the effective counts, one per alternative
+  (:meth:`GLRThreshold.sets`). It pays ``log m`` for the union instead of the arms outside
+  the difference: with 8 members and N = 6 arms sampled 3,000 times each, delta = 0.1 and a
+  two-arm closest alternative, 12.3 against 26.3 for ``"all-arms-mixture"``.
 * ``"heuristic"``: ``log((1 + log t) / delta)``, the threshold of the papers' experiments
   (Garivier & Kaufmann 2016, Jourdan et al.). No guarantee.
 
@@ -94,6 +101,13 @@ is a feasible point). Hence:
 * decision classes (all N arms, ``delta' = delta``): an error requires the truth in the
   alternative of the answer, so "GLR at counts N' >= log(1/delta) + sum_a log(1 + N_a /
   rho) / 2" errs with probability at most delta;
+* listed members (``"sets-mixture"``; the arms of ``D = S* xor S`` for each member S other
+  than the true answer S*, ``delta' = delta / m``, union over those m sets): an error
+  recommends some member S that S* beats (by more than ``eps``), so the truth lies in the
+  half-space "S* beats S", whose constraint involves only the arms of D; the GLR of S' = S*
+  at counts N' is at most the sum over D alone (the arms outside D are left at their
+  empirical means), which exceeds ``log(m / delta) + sum_{a in D} log(1 + N_a / rho) / 2``
+  with probability at most ``delta / m``;
 * pairs (arms {i, j}, ``delta' = delta / m``, union over the m pairs (i outside the true
   answer, j in it), which an error requires, exactly as for ``"pairs"``): the Gaussian pair
   GLR is ``(mu_hat_i - mu_hat_j + eps)_+^2 / (2 sigma^2 V)`` with ``V = 1/N_i + 1/N_j``, so
@@ -147,7 +161,8 @@ __all__ = [
 #: Threshold kinds accepted by :class:`GLRThreshold`.
 THRESHOLDS = ("valid", "heuristic")
 #: Valid threshold structures of :class:`GLRThreshold`.
-STRUCTURES = ("pairs", "pairs-kl", "all-arms", "all-arms-gaussian", "pairs-mixture", "all-arms-mixture")
+STRUCTURES = ("pairs", "pairs-kl", "all-arms", "all-arms-gaussian", "pairs-mixture", "all-arms-mixture",
+              "sets-mixture")
 #: Prior precision (in samples) of the normal mixtures of ``"pairs-mixture"`` / ``"all-arms-mixture"``.
 MIXTURE_RHO = 1.0
 
@@ -376,11 +391,13 @@ class GLRThreshold:
     kind : {"valid", "heuristic"}
         ``"valid"``: the Kaufmann & Koolen threshold matching ``structure``;
         ``"heuristic"``: ``log((1 + log t) / delta)``.
-    structure : {"pairs", "pairs-kl", "all-arms", "all-arms-gaussian", "pairs-mixture", "all-arms-mixture"}
+    structure : {"pairs", "pairs-kl", "all-arms", "all-arms-gaussian", "pairs-mixture", "all-arms-mixture", \
+"sets-mixture"}
         Which valid threshold (ignored by ``"heuristic"``).
     n_alternatives : int
-        ``m``, the number of two-arm alternatives in the union (``"pairs"``,
-        ``"pairs-kl"``).
+        ``m``, the number of alternatives in the union (``"pairs"``, ``"pairs-kl"``,
+        ``"pairs-mixture"``: two-arm alternatives; ``"sets-mixture"``: the members other
+        than the answer).
     n_arms : int
         N (``"all-arms"``).
     rho : float > 0
@@ -396,7 +413,7 @@ class GLRThreshold:
         self.n = check_int(n_arms, "n_arms", owner="GLRThreshold", low=1)
         self.rho = check_float(rho, "rho", owner="GLRThreshold", low=0.0, closed="neither")
         x = math.log(self.m / self.delta)
-        if self.structure == "pairs-mixture":
+        if self.structure in ("pairs-mixture", "sets-mixture"):
             self._const = x
         elif self.structure == "all-arms-mixture":
             self._const = math.log(1.0 / self.delta)
@@ -430,7 +447,7 @@ class GLRThreshold:
             top = c[-2:] if c.size >= 2 else np.repeat(c, 2)
             return (1.0 + self.rho / float(c[0])) * (self._const + 0.5 * float(np.log1p(top / self.rho).sum()))
         n = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
-        if self.structure == "all-arms-mixture":
+        if self.structure in ("all-arms-mixture", "sets-mixture"):  # sets: an upper bound of every set's
             return self._const + 0.5 * float(np.log1p(n / self.rho).sum())
         if self.structure == "all-arms-gaussian":
             return self._const + 2.0 * float(np.log(4.0 + np.log(n)).sum())
@@ -464,9 +481,26 @@ class GLRThreshold:
             f"Got structure={self.structure!r} instead."
         )
 
+    def sets(self, differences: Any, counts: Any, t: float | None = None) -> NDArray[np.float64]:
+        """Valid threshold of each alternative from the arms of its difference with the
+        answer (``differences``: an ``(m, N)`` bool array, one row ``S xor S'`` per
+        alternative), on the scale of the GLR at the effective counts
+        (:meth:`effective_counts`): ``log(m / delta) + sum_{a in S xor S'} log(1 + N_a /
+        rho) / 2`` (``"sets-mixture"``, module docstring). ``"heuristic"``: ``log((1 + log
+        t) / delta)``."""
+        D = np.asarray(differences, dtype=bool)
+        n = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+        if self.kind == "heuristic":
+            return np.full(D.shape[0], self(float(t) if t is not None else float(n.sum())))
+        if self.structure != "sets-mixture":
+            raise InvalidParameterError(
+                f"GLRThreshold.sets needs structure='sets-mixture'. Got structure={self.structure!r} instead."
+            )
+        return self._const + D @ (0.5 * np.log1p(n / self.rho))
+
     def effective_counts(self, counts: Any) -> NDArray[np.float64]:
         """``N^2 / (N + rho)``: the counts at which the GLR is compared with the
-        ``"all-arms-mixture"`` threshold (module docstring)."""
+        ``"all-arms-mixture"`` and ``"sets-mixture"`` thresholds (module docstring)."""
         n = np.asarray(counts, dtype=np.float64)
         return n * n / (n + self.rho)
 

@@ -40,7 +40,7 @@ Which function for which structure:
 * Best-K: :func:`bandit_characteristic_time` with ``K``, exact through
   :func:`pair_maxmin_weights` (the bipartite max-min over the swaps);
 * decision classes: :func:`bandit_characteristic_time` with ``decision_class`` (exact when
-  the class can be enumerated, a lower bound from the oracle's one-change members
+  the class can be enumerated: :func:`class_members`, a lower bound from the oracle's one-change members
   otherwise); unknown variances and Bernoulli arms: :func:`uv_characteristic_time`,
   :func:`kl_characteristic_time` (T* bracketed between two certified ends);
 * matroid bases, by swaps: :func:`is_matroid_base_class`, :func:`exchange_pairs`,
@@ -83,6 +83,7 @@ from ._bandit import (
     bai_optimal_weights,
     bandit_characteristic_time,
     bandit_lower_bound_info,
+    class_members,
     pair_maxmin_weights,
 )
 from ._linear import LowerBound, characteristic_time, check_features, linear_lower_bound, lower_bound_model_note
@@ -147,6 +148,7 @@ __all__ = [
     "bai_optimal_weights",
     "pair_maxmin_weights",
     "bandit_lower_bound_info",
+    "class_members",
     "UVBound",
     "uv_characteristic_time",
     "uv_lower_bound_info",

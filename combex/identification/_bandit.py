@@ -28,6 +28,7 @@ so ``T* = min s`` subject to ``sum_{i in S xor S'} 1/w_i <= c_{S'} s`` for every
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ from numpy.typing import NDArray
 from .._validation import check_choice
 from ..estimation._glr import kl_bernoulli
 from ..exceptions import InvalidParameterError
+from ..oracles import DecisionClass, TopK
 
 __all__ = ["BanditLowerBound", "bai_optimal_weights", "bandit_characteristic_time", "bandit_lower_bound_info",
            "pair_maxmin_weights"]
@@ -134,6 +136,68 @@ def bai_optimal_weights(
 
 
 # ----------------------------------------------------------------------------- sets
+#: Classes of the generic ``enumerate()`` (2^n membership tests) are listed up to this n.
+GENERIC_ENUMERATION_MAX_N = 12
+
+_MEMBERS_CACHE: "weakref.WeakKeyDictionary[Any, dict[tuple[int, int], Any]]" = weakref.WeakKeyDictionary()
+
+
+def class_members(decision_class: Any, max_members: int = 5000, *,
+                  generic_max_n: int = GENERIC_ENUMERATION_MAX_N) -> NDArray[np.bool_] | None:
+    """All members of a small decision class, as a ``(m, n)`` bool array, or None.
+
+    None when the class cannot list its members cheaply: it has no ``enumerate()``, its
+    ``size`` is over ``max_members`` (or the listing turns out to be), or it would list them
+    by the generic method of :class:`~combex.oracles.DecisionClass` (``2^n`` membership
+    tests through the oracle) with ``n > generic_max_n``. With the list, the
+    GLR against the closest alternative is exact (a minimum over the members) instead of
+    the certified Lagrangian lower bound of :func:`class_glr_lower_bound`. The list is
+    cached per class object (classes are immutable after construction).
+
+    >>> from combex.oracles import TopK
+    >>> class_members(TopK(4, 2)).shape
+    (6, 4)
+    """
+    dc = decision_class
+    try:
+        cached = _MEMBERS_CACHE.get(dc)
+    except TypeError:  # not weak-referenceable: no cache
+        cached = None
+    key = (int(max_members), int(generic_max_n))
+    if cached is not None and key in cached:
+        return cached[key]
+    out = _list_members(dc, *key)
+    try:
+        _MEMBERS_CACHE.setdefault(dc, {})[key] = out
+    except TypeError:
+        pass
+    return out
+
+
+def _list_members(dc: Any, max_members: int, generic_max_n: int) -> NDArray[np.bool_] | None:
+    enum = getattr(dc, "enumerate", None)
+    if not callable(enum):
+        return None
+    size = getattr(dc, "size", None)
+    size = size() if callable(size) else size
+    if size is not None and int(size) > max_members:
+        return None
+    generic = getattr(type(dc), "enumerate", None) is DecisionClass.enumerate
+    if generic and int(getattr(dc, "n", 0)) > generic_max_n:
+        return None
+    rows = []
+    try:
+        for m in enum():
+            rows.append(np.asarray(m, dtype=bool))
+            if len(rows) > max_members:
+                return None
+    except (NotImplementedError, TypeError, InvalidParameterError):
+        return None
+    if not rows:
+        return None
+    return np.array(rows, dtype=bool)
+
+
 def _set_alternatives(mu: NDArray[np.float64], S: NDArray[np.bool_], dc: Any, K: int, max_members: int) -> tuple[list[NDArray[np.bool_]], bool]:
     """Members S' != S used as constraints, and whether they are all of them."""
     N = mu.shape[0]
@@ -146,22 +210,10 @@ def _set_alternatives(mu: NDArray[np.float64], S: NDArray[np.bool_], dc: Any, K:
                 m[i], m[j] = False, True
                 alts.append(m)
         return alts, True
-    enum = getattr(dc, "enumerate", None)
-    size = getattr(dc, "size", None)
-    n_members = size() if callable(size) else None
-    if callable(enum) and (n_members is None or n_members <= max_members):
-        try:
-            alts = []
-            for m in enum():
-                m = np.asarray(m, dtype=bool)
-                if not np.array_equal(m, S):
-                    alts.append(m)
-                if len(alts) > max_members:
-                    break
-            if len(alts) <= max_members:
-                return alts, True
-        except (NotImplementedError, TypeError):
-            pass
+    # the yardstick may take longer than a solver's check: generic listings up to n = 20
+    members = class_members(dc, max_members, generic_max_n=20)
+    if members is not None:
+        return [m for m in members if not np.array_equal(m, S)], True
     # one-element changes of S through the oracle: best member without e / with e
     alts = []
     seen: set[bytes] = set()
@@ -257,8 +309,6 @@ def bandit_characteristic_time(
                 w, val = pair_maxmin_weights(I, J, c, N)
                 return BanditLowerBound(1.0 / val, w, S, True, "pairs-interior-point")
         if epsilon > 0:
-            from ..oracles import TopK
-
             decision_class = TopK(N, K)
     else:
         S = np.asarray(decision_class.argmax(mu), dtype=bool)

@@ -113,12 +113,15 @@ from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, U
                                                 pair_glr_unknown_variance, variance_floor)
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, OracleError, StateError
-from ..identification._bandit import _maxmin_weights, bai_optimal_weights, pair_maxmin_weights
+from ..identification._bandit import _maxmin_weights, bai_optimal_weights, class_members, pair_maxmin_weights
 from ..identification._query import Query
 from . import _top_two_kernel
 from ._base import Batch, Exploration, Result, Solver
 from ._checks import warn_if_tied
 from ._registry import register_solver
+
+#: Decision classes with at most this many members are listed once: their GLR is then exact.
+_CLASS_MEMBERS = 4096
 
 __all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
 
@@ -364,6 +367,8 @@ class _OptimalExploration(Exploration):
                     f"The problem has no noise model with a sigma; give the 'sigma' parameter of {type(s).__name__}."
                 )
             self.sigma = float(sig)
+        # a small class lists its members: the class GLR is then an exact minimum over them
+        self._members = class_members(self.dc, _CLASS_MEMBERS) if self.structure == "class" else None
         self._make_threshold(s.delta)
         self.sq = np.zeros(self.N)  # sums of squared rewards (kept for saved states)
         # per-arm sums of squared deviations (Welford, centred: stable for large rewards) and the
@@ -391,6 +396,8 @@ class _OptimalExploration(Exploration):
         self._answer: Any = None
         self._closest: Any = None
         self._pool: list[NDArray[np.bool_]] = []
+        self._alts_key: Any = None
+        self._cert: Any = None
         self._setup()
 
     def _make_threshold(self, delta: float) -> None:
@@ -405,6 +412,9 @@ class _OptimalExploration(Exploration):
             m, st = self.N - 1, "pairs" if kk else "pairs-mixture"
         elif self.structure in ("topk", "swaps"):
             m, st = max(self.K * (self.N - self.K), 1), "pairs" if kk else "pairs-mixture"
+        elif self._members is not None and not kk and not self._uv and kind == "valid":
+            # listed members: one mixture per alternative, on the arms of its difference
+            m, st = max(len(self._members) - 1, 1), "sets-mixture"
         else:  # the class GLR uses the (sub-)Gaussian statistic: all-arms mixtures
             m, st = 1, "all-arms-gaussian" if kk else "all-arms-mixture"
         if st in ("pairs", "pairs-mixture") and div == "bernoulli":
@@ -412,7 +422,8 @@ class _OptimalExploration(Exploration):
         self._pair_const: float | None = None
         self._pair_kl = st == "pairs-kl"
         self._pair_mixture = st == "pairs-mixture" and not self._uv
-        self._class_mixture = st == "all-arms-mixture" and kind == "valid" and not self._uv
+        self._class_mixture = st in ("all-arms-mixture", "sets-mixture") and kind == "valid" and not self._uv
+        self._class_sets = st == "sets-mixture"
         if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
             self.beta = ClassUnknownVarianceThreshold(delta, kind, n_arms=self.N, structure=st)
         elif self._uv:
@@ -594,16 +605,21 @@ class _OptimalExploration(Exploration):
         return kl_bernoulli(self.mu[I], x), kl_bernoulli(self.mu[J], x + self.eps)
 
     # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
-    def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: list[NDArray[np.bool_]],
+    def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: Any,
                     var: Any = None) -> tuple[Any, Any, Any]:
-        """Gaussian GLR against each alternative; unknown variances: per-arm variances
-        ``var`` (default the variance UCBs ``_svar``), ``V = sum_D var_a / w_a`` and unit sigma."""
-        D = np.array([ans ^ m for m in alts], dtype=bool)
-        g = float(self.mu[ans].sum()) - np.array([float(self.mu[m].sum()) for m in alts]) + self.eps
+        """Gaussian GLR against each alternative (a list of masks or an ``(m, n)`` bool array);
+        unknown variances: per-arm variances ``var`` (default the variance UCBs ``_svar``),
+        ``V = sum_D var_a / w_a`` and unit sigma."""
+        if isinstance(alts, np.ndarray):
+            D = alts ^ ans[None, :]
+            g = float(self.mu[ans].sum()) - alts @ self.mu + self.eps
+        else:
+            D = np.array([ans ^ m for m in alts], dtype=bool)
+            g = float(self.mu[ans].sum()) - np.array([float(self.mu[m].sum()) for m in alts]) + self.eps
         if self._uv:
-            V = (D * ((self._svar if var is None else var) / w)[None, :]).sum(axis=1)
+            V = D @ ((self._svar if var is None else var) / w)
             return np.where(g > 0, g * g / (2.0 * V), 0.0), D, V
-        V = (D * (1.0 / w)[None, :]).sum(axis=1)
+        V = D @ (1.0 / w)
         F = np.where(g > 0, g * g / (2.0 * self.sigma ** 2 * V), 0.0)
         return F, D, V
 
@@ -614,8 +630,11 @@ class _OptimalExploration(Exploration):
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
         """The pool of alternatives (members found by the oracle), refreshed through the
-        Lagrangian search when the answer changes or after max(8, rounds/20) checks."""
+        Lagrangian search when the answer changes or after max(8, rounds/20) checks; every
+        other member when the class lists its members."""
         key = ans.tobytes()
+        if self._members is not None:
+            return self._other_members(ans)
         known = [m for m in self._pool if not np.array_equal(m, ans)]
         last = getattr(self, "_pool_round", -10 ** 9)
         if known and getattr(self, "_pool_key", None) == key and self.rounds - last < max(8, self.rounds // 20):
@@ -632,6 +651,63 @@ class _OptimalExploration(Exploration):
                 keys.add(m.tobytes())
         self._pool = pool[-40:]
         return [m for m in self._pool if not np.array_equal(m, ans)] or res["candidates"]
+
+    def _other_members(self, ans: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """The listed members other than ``ans`` (cached for the last answer)."""
+        key = ans.tobytes()
+        if self._alts_key is None or self._alts_key[0] != key:
+            self._alts_key = (key, self._members[np.any(self._members != ans[None, :], axis=1)])
+        return self._alts_key[1]
+
+    def _class_counts(self) -> tuple[NDArray[np.float64], Any]:
+        """The counts and variance bounds the class GLR is taken at: the effective counts
+        ``N^2 / (N + rho)`` of the all-arms normal mixture, the counts of the variance
+        bounds ``U_a`` with unknown variances (then ``U_a``, else None)."""
+        if self._uv:
+            return self.beta.effective_counts(self.T), self.beta.variance_upper(self.T, self.var)
+        if self._class_mixture:
+            return self.beta.effective_counts(self.T), None
+        return self.T.astype(float), None
+
+    def _certified_class_glr(self) -> float:
+        """The largest ``b`` the Lagrangian certificate of :func:`class_glr_lower_bound`
+        certifies (``GLR >= b``) at the current data: the class statistic the stopping rule
+        compares with the threshold when the class does not list its members (bisection on
+        ``b``; the certificate is monotone in ``b``). Cached per sample count."""
+        if self._cert is not None and self._cert[0] == self.samples:
+            return self._cert[1]
+        ans = self._answer
+        counts, ucb = self._class_counts()
+
+        def holds(b: float) -> bool:
+            return bool(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
+                                              beta=b, variances=ucb)["stop"])
+
+        hi = float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
+                                         beta=0.0, variances=ucb)["glr"])
+        lo = 0.0
+        bt = float(self._beta_t)
+        if math.isfinite(bt) and 0.0 < bt < hi:  # the rule's own side of its threshold, exactly
+            if holds(bt):
+                lo = bt
+            else:
+                hi = bt
+        if not math.isfinite(hi):
+            val = hi
+        elif holds(hi):
+            val = hi
+        else:
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                if holds(mid):
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo <= 1e-3 * max(hi, 1e-12):
+                    break
+            val = lo
+        self._cert = (self.samples, val)
+        return val
 
     # ------------------------------------------------------------------ stopping
     def _pair_thresholds(self, I: NDArray[np.intp], J: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -691,13 +767,26 @@ class _OptimalExploration(Exploration):
             self._beta_t = beta
         else:  # set below from the binding pair
             beta = math.inf
-        if self.structure == "class":
-            # the all-arms normal mixture compares the GLR at the effective counts N^2 / (N + rho)
-            counts = self.beta.effective_counts(self.T) if self._class_mixture else self.T.astype(float)
-            ucb = None
-            if self._uv:  # the variance upper bounds U_a, with the counts of the means' bound
-                counts = self.beta.effective_counts(self.T)
-                ucb = self.beta.variance_upper(self.T, self.var)
+        if self.structure == "class" and self._members is not None:  # exact: the minimum over the members
+            counts, ucb = self._class_counts()
+            alts = self._other_members(ans)
+            if not len(alts):
+                self._stat, self._closest, stop = math.inf, None, True
+            else:
+                F, D, _ = self.class_costs(counts, ans, alts, ucb)
+                if self._class_sets:  # one threshold per alternative
+                    b = self.beta.sets(D, self.T)
+                    k = int(np.argmin(F - b))
+                    self._beta_t = beta = float(b[k])
+                else:
+                    k = int(np.argmin(F))
+                self._stat, self._closest = float(F[k]), alts[k]
+                stop = self._stat >= beta
+        elif self.structure == "class":
+            # the all-arms normal mixture compares the GLR at the effective counts N^2 / (N + rho);
+            # unknown variances: the variance upper bounds U_a, with the counts of the means' bound
+            counts, ucb = self._class_counts()
+            if self._uv:
                 self._ucb_used = ucb
             known = [m for m in self._pool if not np.array_equal(m, ans)]
             if known:
@@ -1006,16 +1095,19 @@ class _OptimalExploration(Exploration):
         ans = self._answer if self._answer is not None else self._compute_answer()
         t = int(self.T.sum())
         if self.structure == "class":
-            lower = float(getattr(self, "_margin", -math.inf))
-            if self._uv:  # the lower bound used the variance bounds of the last check
-                used = getattr(self, "_ucb_used", None)
-                now = self.beta.variance_upper(self.T, self.var)
-                if used is None:
-                    return -math.inf
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    ratio = np.where(np.isfinite(now), used / now, 0.0)
-                lower *= min(1.0, float(np.min(ratio)))
-            return lower - float(self.beta(t, self.T))
+            beta = float(self.beta(t, self.T))
+            counts, ucb = self._class_counts()
+            if self._members is not None:
+                alts = self._other_members(ans)
+                if not len(alts):
+                    return math.inf
+                F, D, _ = self.class_costs(counts, ans, alts, ucb)
+                if self._class_sets:
+                    return float(np.min(F - self.beta.sets(D, self.T)))
+                return float(F.min()) - beta
+            # the certificate at this threshold: its lower bound of min f is >= 0 iff it holds
+            return float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
+                                               beta=beta, variances=ucb)["lower"])
         z, _, I, J = self.pair_costs(self.T.astype(float), ans)
         if self._uv:
             b = self.beta.pairs(self.T[I], self.T[J], t)
@@ -1029,7 +1121,7 @@ class _OptimalExploration(Exploration):
         """Whether the stopping rule at error probability ``delta`` holds on the data so far."""
         x = float(delta)
         saved = {k: self.__dict__.get(k) for k in ("beta", "_pair_const", "_pair_kl", "_pair_mixture",
-                                                   "_class_mixture", "_m_alt")}
+                                                   "_class_mixture", "_class_sets", "_m_alt")}
         try:
             self._make_threshold(min(max(x, 1e-300), 1.0 - 1e-12))
             return self._stop_margin() >= 0.0
@@ -1093,8 +1185,13 @@ class _OptimalExploration(Exploration):
     stops_when = "statistic >= threshold"
 
     def stopping_statistic(self) -> tuple[float, float]:
-        """The GLR of the binding alternative and its threshold at the last check."""
-        return (float(self._stat), float(self._beta_t)) if self._ready else (math.nan, math.nan)
+        """The GLR of the binding alternative and its threshold at the last check (a class
+        that does not list its members: the GLR its certificate guarantees)."""
+        if not self._ready:
+            return (math.nan, math.nan)
+        if self.structure == "class" and self._members is None and self._answer is not None:
+            return (self._certified_class_glr(), float(self._beta_t))
+        return (float(self._stat), float(self._beta_t))
 
     def progress(self) -> dict[str, Any]:
         """See :meth:`Exploration.progress`."""
