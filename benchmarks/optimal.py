@@ -6,6 +6,7 @@ Usage::
     python benchmarks/optimal.py --runs 20 --sections mab bestk class
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
     python benchmarks/optimal.py --runs 5 --sections timing-top-two   # top-two run() vs a numba floor
+    python benchmarks/optimal.py --runs 3 --sections many-arms        # the same at K = 100,000 arms
     python benchmarks/optimal.py --runs 10 --sections tas   # Track-and-Stop: us/sample, w* solves/sample
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
     python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
@@ -390,6 +391,50 @@ def timing_top_two(runs: int) -> list[dict[str, Any]]:
     return rows
 
 
+def many_arms(runs: int) -> list[dict[str, Any]]:
+    """Top-two on 100,000 Gaussian arms (``linspace(1, 0, K)``, delta = 0.01): CPU
+    milliseconds per *adaptive* sample (after the first sample of every arm; the difference
+    between runs capped at K + 500 and K + 5,500 samples) beside the numba floor of
+    :func:`timing_top_two` over the same samples, and the process's peak resident memory."""
+    import math
+    import resource
+
+    K = 100_000
+    means = np.linspace(1.0, 0.0, K)
+    floor = _floor_kernel()
+    logtab = np.concatenate([[0.0], np.log(np.arange(1.0, 2.0 * K + 12_000.0))])
+    sig = np.ones(K)
+    c = math.log((K - 1) / 0.01)
+    TopTwo(delta=0.01).run(GaussianArms(means[:50], rng=0), rng=0, budget=2000)  # compile
+    floor(np.random.default_rng(0), np.random.default_rng(1), means[:50], sig[:50], 1, c, 0.7213475204444817, 100,
+          logtab)
+
+    def cpu(fn: Callable[[], int]) -> tuple[float, int]:
+        t0 = time.process_time()
+        n = fn()
+        return time.process_time() - t0, n
+
+    ms, fms = [], []
+    for r in range(runs):
+        def run(budget: int) -> int:
+            return TopTwo(delta=0.01).run(GaussianArms(means, rng=r), rng=r, budget=budget).samples
+
+        def flo(budget: int) -> int:
+            return int(floor(np.random.default_rng(r), np.random.default_rng(1000 + r), means, sig, 1, c,
+                             0.7213475204444817, budget, logtab))
+
+        (a, na), (b, nb) = cpu(lambda: run(K + 500)), cpu(lambda: run(K + 5500))
+        (fa, fna), (fb, fnb) = cpu(lambda: flo(K + 500)), cpu(lambda: flo(K + 5500))
+        ms.append(1e3 * (b - a) / (nb - na))
+        fms.append(1e3 * (fb - fa) / (fnb - fna))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    us, fus = float(np.median(ms)), float(np.median(fms))
+    print(f"\n=== top-two on K = 100,000 arms: CPU ms per adaptive sample (median of {runs} runs) ===")
+    print(f"{'run() ms':>10}{'floor ms':>10}{'ratio':>8}{'peak RSS MB':>13}")
+    print(f"{us:>10.3f}{fus:>10.3f}{us / fus:>8.2f}{rss:>13.0f}")
+    return [{"instance": "best arm K=1e5", "ms_run": us, "ms_floor": fus, "peak_rss_mb": rss}]
+
+
 def tas_solves(runs: int) -> list[dict[str, Any]]:
     """Track-and-Stop's cost of re-solving w*: CPU microseconds per sample (ask / tell on the
     partition matroid, the fast path otherwise), w* solves per sample (calls of
@@ -619,7 +664,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"],
-                    help="any of mab bestk class batch timing timing-top-two tas uv uv-class delta trace")
+                    help="any of mab bestk class batch timing timing-top-two many-arms tas uv uv-class delta trace")
     _figures.add_option(ap)
     args = ap.parse_args()
     t0 = time.time()
@@ -627,7 +672,7 @@ def main() -> None:
     rows = {}
     for s in args.sections:
         rows[s] = {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
-                   "timing-top-two": timing_top_two, "tas": tas_solves,
+                   "timing-top-two": timing_top_two, "many-arms": many_arms, "tas": tas_solves,
                    "uv": unknown_variance, "uv-class": unknown_variance_class, "delta": against_delta,
                    "trace": traces}[s](args.runs)
     print_factors()
