@@ -127,8 +127,7 @@ def test_best_k_and_decision_classes(cls):
 
 
 class _OnePerPair(DecisionClass):
-    """One arm of each consecutive pair: a plug-in class known only through its oracle
-    (the generic methods list its members only up to 12 arms)."""
+    """One arm of each consecutive pair: a plug-in class with only an oracle."""
 
     def __init__(self, n_pairs):
         self.n = 2 * n_pairs
@@ -146,7 +145,12 @@ def test_a_class_that_lists_its_members_stops_on_the_exact_glr():
     for the arms of its difference only; a run stops near 4x T* log(1/delta) where the
     certificate with the all-arms threshold ran past 10x."""
     dc = _OnePerPair(3)
-    assert class_members(dc).shape == (8, 6) and class_members(_OnePerPair(7)) is None
+    assert class_members(dc).shape == (8, 6)
+    # listed through the oracle (Lawler's partition) whatever n, up to a number of members
+    seven = class_members(_OnePerPair(7))
+    assert seven.shape == (128, 14) and len({m.tobytes() for m in seven}) == 128
+    assert (seven.reshape(128, 7, 2).sum(axis=2) == 1).all()
+    assert class_members(_OnePerPair(7), max_members=100) is None
     mu = np.array([1.0, 0.5, 0.2, 0.8, 0.4, 0.3])
     exp = TopTwo(delta=0.1, decision_class=dc).start(GaussianArms(mu).problem, rng=0)
     rng = np.random.default_rng(1)

@@ -9,9 +9,12 @@ import time
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from combex._validation import check_weights
 from combex.exceptions import InfeasibleError, InvalidParameterError, OracleError
+from combex.identification import class_members
 from combex.oracles import (
     ConstraintFamily,
     DecisionClass,
@@ -556,6 +559,31 @@ def test_constraints_errors(args, kw, match):
 def test_constraints_enumerate_limit():
     with pytest.raises(InvalidParameterError, match="n <= 20"):
         next(ConstraintFamily(21, None, None).enumerate())
+
+
+class _OracleView(DecisionClass):
+    """A listed family seen through its oracle alone (the generic methods)."""
+
+    def __init__(self, family):
+        self.family, self.n = family, family.n
+
+    def argmax(self, weights):
+        return self.family.argmax(weights)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 7).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.lists(st.booleans(), min_size=n, max_size=n).filter(any), min_size=1, max_size=12))))
+def test_class_members_through_the_oracle_are_the_brute_force_list(case):
+    """Lawler's partition through argmax_constrained lists every member once (brute force:
+    the family's own list), and stops at max_members."""
+    n, rows = case
+    members = {tuple(r) for r in rows}
+    fam = ExplicitFamily([np.flatnonzero(r).tolist() for r in members], n=n)
+    listed = class_members(_OracleView(fam))
+    assert sorted(map(tuple, listed.astype(bool).tolist())) == sorted(members)
+    if len(members) > 1:
+        assert class_members(_OracleView(fam), max_members=len(members) - 1) is None
 
 
 def test_conflict_free_teams():

@@ -136,23 +136,28 @@ def bai_optimal_weights(
 
 
 # ----------------------------------------------------------------------------- sets
-#: Classes of the generic ``enumerate()`` (2^n membership tests) are listed up to this n.
-GENERIC_ENUMERATION_MAX_N = 12
+#: Oracle calls a solver may spend listing a class's members through its oracle.
+MEMBER_LISTING_CALLS = 20_000
 
 _MEMBERS_CACHE: "weakref.WeakKeyDictionary[Any, dict[tuple[int, int], Any]]" = weakref.WeakKeyDictionary()
 
 
 def class_members(decision_class: Any, max_members: int = 5000, *,
-                  generic_max_n: int = GENERIC_ENUMERATION_MAX_N) -> NDArray[np.bool_] | None:
+                  max_calls: int = MEMBER_LISTING_CALLS) -> NDArray[np.bool_] | None:
     """All members of a small decision class, as a ``(m, n)`` bool array, or None.
 
-    None when the class cannot list its members cheaply: it has no ``enumerate()``, its
-    ``size`` is over ``max_members`` (or the listing turns out to be), or it would list them
-    by the generic method of :class:`~combex.oracles.DecisionClass` (``2^n`` membership
-    tests through the oracle) with ``n > generic_max_n``. With the list, the
-    GLR against the closest alternative is exact (a minimum over the members) instead of
-    the certified Lagrangian lower bound of :func:`class_glr_lower_bound`. The list is
-    cached per class object (classes are immutable after construction).
+    A class with its own ``enumerate()`` lists through it; a class with only the generic
+    one of :class:`~combex.oracles.DecisionClass` (``2^n`` membership tests), or whose own
+    refuses its size, is listed through its oracle instead, by Lawler's partition: the best
+    member under constraints (``argmax_constrained``) of a part of the class, then one
+    sub-part per free element (the members that agree with it on the elements before that
+    one and differ on it), so each member costs at most ``n + 1`` oracle calls whatever
+    ``n``. None when the class has more than ``max_members`` members, the listing would
+    take more than ``max_calls`` oracle calls, or the class declines (its ``enumerate()``
+    raises ``NotImplementedError``, or it has neither method). With the list, the GLR
+    against the closest alternative is exact (a minimum over the members) instead of the
+    certified Lagrangian lower bound of :func:`class_glr_lower_bound`. The list is cached
+    per class object (classes are immutable after construction).
 
     >>> from combex.oracles import TopK
     >>> class_members(TopK(4, 2)).shape
@@ -163,7 +168,7 @@ def class_members(decision_class: Any, max_members: int = 5000, *,
         cached = _MEMBERS_CACHE.get(dc)
     except TypeError:  # not weak-referenceable: no cache
         cached = None
-    key = (int(max_members), int(generic_max_n))
+    key = (int(max_members), int(max_calls))
     if cached is not None and key in cached:
         return cached[key]
     out = _list_members(dc, *key)
@@ -174,28 +179,60 @@ def class_members(decision_class: Any, max_members: int = 5000, *,
     return out
 
 
-def _list_members(dc: Any, max_members: int, generic_max_n: int) -> NDArray[np.bool_] | None:
-    enum = getattr(dc, "enumerate", None)
-    if not callable(enum):
-        return None
+def _list_members(dc: Any, max_members: int, max_calls: int) -> NDArray[np.bool_] | None:
     size = getattr(dc, "size", None)
     size = size() if callable(size) else size
     if size is not None and int(size) > max_members:
         return None
-    generic = getattr(type(dc), "enumerate", None) is DecisionClass.enumerate
-    if generic and int(getattr(dc, "n", 0)) > generic_max_n:
+    own = getattr(type(dc), "enumerate", None)
+    if callable(own) and own is not DecisionClass.enumerate:
+        rows = []
+        try:
+            for m in dc.enumerate():
+                rows.append(np.asarray(m, dtype=bool))
+                if len(rows) > max_members:
+                    return None
+            return np.array(rows, dtype=bool) if rows else None
+        except NotImplementedError:  # the class declines to be listed
+            return None
+        except (TypeError, InvalidParameterError):  # too large for its own method: the oracle's
+            pass
+    if not callable(getattr(dc, "argmax_constrained", None)):
         return None
-    rows = []
-    try:
-        for m in enum():
-            rows.append(np.asarray(m, dtype=bool))
-            if len(rows) > max_members:
-                return None
-    except (NotImplementedError, TypeError, InvalidParameterError):
-        return None
-    if not rows:
-        return None
-    return np.array(rows, dtype=bool)
+    return _members_by_partition(dc, max_members, max_calls)
+
+
+def _members_by_partition(dc: Any, max_members: int, max_calls: int) -> NDArray[np.bool_] | None:
+    """Lawler's partition (see :func:`class_members`), depth first; None past a limit."""
+    n = int(dc.n)
+    zero = np.zeros(n)
+    rows: list[NDArray[np.bool_]] = []
+    parts: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((), ())]
+    calls = 0
+    while parts:
+        inc, exc = parts.pop()
+        calls += 1
+        if calls > max_calls:
+            return None
+        m = dc.argmax_constrained(zero, include=inc, exclude=exc)
+        if m is None:
+            continue
+        m = np.asarray(m, dtype=bool)
+        rows.append(m)
+        if len(rows) > max_members:
+            return None
+        fixed = set(inc) | set(exc)
+        agree_in, agree_out = list(inc), list(exc)
+        for e in range(n):
+            if e in fixed:
+                continue
+            if m[e]:  # the members without e that agree with m before it
+                parts.append((tuple(agree_in), tuple(agree_out + [e])))
+                agree_in.append(e)
+            else:
+                parts.append((tuple(agree_in + [e]), tuple(agree_out)))
+                agree_out.append(e)
+    return np.array(rows, dtype=bool) if rows else None
 
 
 def _set_alternatives(mu: NDArray[np.float64], S: NDArray[np.bool_], dc: Any, K: int, max_members: int) -> tuple[list[NDArray[np.bool_]], bool]:
@@ -210,8 +247,8 @@ def _set_alternatives(mu: NDArray[np.float64], S: NDArray[np.bool_], dc: Any, K:
                 m[i], m[j] = False, True
                 alts.append(m)
         return alts, True
-    # the yardstick may take longer than a solver's check: generic listings up to n = 20
-    members = class_members(dc, max_members, generic_max_n=20)
+    # the yardstick may spend more oracle calls than a solver's start
+    members = class_members(dc, max_members, max_calls=10 * MEMBER_LISTING_CALLS)
     if members is not None:
         return [m for m in members if not np.array_equal(m, S)], True
     # one-element changes of S through the oracle: best member without e / with e
