@@ -7,6 +7,7 @@ Usage::
     python benchmarks/optimal.py --runs 5 --sections timing   # us/sample: fast path vs ask/tell, LinGapE
     python benchmarks/optimal.py --runs 5 --sections timing-top-two   # top-two run() vs a numba floor
     python benchmarks/optimal.py --runs 3 --sections many-arms        # the same at K = 100,000 arms
+    python benchmarks/optimal.py --runs 5 --sections ask-tell         # ask / tell overhead over run()
     python benchmarks/optimal.py --runs 10 --sections tas   # Track-and-Stop: us/sample, w* solves/sample
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
     python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
@@ -242,12 +243,11 @@ def batches(runs: int) -> list[dict[str, Any]]:
 
 def timing(runs: int) -> list[dict[str, Any]]:
     """Microseconds per sample: ``run`` (fast path on GaussianArms) and the ask / tell loop
-    (``Solver.run``) of each new solver, beside LinGapE's fast path on Soare d = 5. CPU time
+    (the base ``Solver._simulate``) of each new solver, beside LinGapE's fast path on Soare d = 5. CPU time
     of this process (``time.process_time``), less sensitive than wall time to the other jobs
     of a shared machine."""
     from combex.environments import soare
     from combex.solvers import LinGapE
-    from combex.solvers._base import Solver
 
     delta = 0.01
     cases = [("MAB (1,.8,.6,.4,.2)", BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0), {}),
@@ -263,7 +263,7 @@ def timing(runs: int) -> list[dict[str, Any]]:
         for title, env, kw in cases:
             cls(delta=delta, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
             out = []
-            for runner in (lambda s, e, r: s.run(e, rng=r), lambda s, e, r: Solver.run(s, e, rng=r)):
+            for runner in (lambda s, e, r: s.run(e, rng=r), _ask_tell):
                 secs, n = 0.0, 0
                 for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
                     t0 = time.process_time()
@@ -388,6 +388,47 @@ def timing_top_two(runs: int) -> list[dict[str, Any]]:
             title = f"{'best arm' if k == 1 else 'Best-K K=2'} N={N}"
             print(f"{title:<26}{n / runs:>12.0f}{us:>10.2f}{fus:>10.2f}{us / fus:>8.2f}")
             rows.append({"instance": title, "us_run": us, "us_floor": fus, "samples": n / runs})
+    return rows
+
+
+def _ask_tell(solver: Any, env: Any, r: int, budget: int | None = None) -> Any:
+    """The ask / tell loop of :class:`~combex.solvers.Solver` (the one a study drives),
+    bypassing the solver's compiled or vectorized ``run`` fast path."""
+    from combex.solvers._base import Solver
+
+    return Solver._simulate(solver, env, rng=r, budget=budget, trace=False)
+
+
+def ask_tell_overhead(runs: int) -> list[dict[str, Any]]:
+    """What driving a solver through ask / tell costs over its ``run()``: CPU microseconds
+    per sample of both, one sample per ask (``batch_size = 1``) and batches of 100, and their
+    difference (the overhead). Same seeds, so the same samples (the fast paths are
+    bit-identical to the loop)."""
+    delta = 0.01
+    cases = [("MAB (1,.8,.6,.4,.2)", BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0), {}),
+             ("Best-K 1sparse N=20", jiang_1sparse(20, 2, rng=0), {"K": 2})]
+    algs = [("top-two", TopTwo), ("fw-sampling", FWSampling), ("comb-game", CombGame)]
+    print(f"\n=== ask / tell against run(): CPU us per sample, {runs} runs (run / ask-tell / overhead) ===")
+    print(f"{'algorithm':<14}{'instance':<22}{'batch 1':>26}{'batch 100':>26}")
+    rows = []
+    for name, cls in algs:
+        for title, env, kw in cases:
+            cells = []
+            for b in (1, 100):
+                cls(delta=delta, batch_size=b, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up
+                out = []
+                for runner in (lambda s, e, r: s.run(e, rng=r), _ask_tell):
+                    secs, n = 0.0, 0
+                    for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+                        t0 = time.process_time()
+                        res = runner(cls(delta=delta, batch_size=b, **kw), env.spawn(sd), r)
+                        secs += time.process_time() - t0
+                        n += res.samples
+                    out.append(1e6 * secs / n)
+                cells.append(f"{out[0]:.2f} / {out[1]:.2f} / {out[1] - out[0]:.2f}")
+                rows.append({"algorithm": name, "instance": title, "batch": b, "us_run": out[0],
+                             "us_ask_tell": out[1]})
+            print(f"{name:<14}{title:<22}" + "".join(f"{c:>26}" for c in cells))
     return rows
 
 
@@ -664,7 +705,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"],
-                    help="any of mab bestk class batch timing timing-top-two many-arms tas uv uv-class delta trace")
+                    help="any of mab bestk class batch timing timing-top-two ask-tell many-arms tas uv uv-class delta "
+                         "trace")
     _figures.add_option(ap)
     args = ap.parse_args()
     t0 = time.time()
@@ -672,7 +714,7 @@ def main() -> None:
     rows = {}
     for s in args.sections:
         rows[s] = {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
-                   "timing-top-two": timing_top_two, "many-arms": many_arms, "tas": tas_solves,
+                   "timing-top-two": timing_top_two, "ask-tell": ask_tell_overhead, "many-arms": many_arms, "tas": tas_solves,
                    "uv": unknown_variance, "uv-class": unknown_variance_class, "delta": against_delta,
                    "trace": traces}[s](args.runs)
     print_factors()
