@@ -152,12 +152,7 @@ def test_a_class_that_lists_its_members_stops_on_the_exact_glr():
     assert (seven.reshape(128, 7, 2).sum(axis=2) == 1).all()
     assert class_members(_OnePerPair(7), max_members=100) is None
     mu = np.array([1.0, 0.5, 0.2, 0.8, 0.4, 0.3])
-    exp = TopTwo(delta=0.1, decision_class=dc).start(GaussianArms(mu).problem, rng=0)
-    rng = np.random.default_rng(1)
-    while exp.samples < 600:
-        batch = exp.ask()
-        c = batch.counts
-        exp.tell_batch(batch, c * mu[batch.arms] + np.sqrt(c) * rng.standard_normal(len(batch)))
+    exp = _explored(TopTwo(delta=0.1, decision_class=dc), mu, 600)
     stat, thr = exp.stopping_statistic()
     ans = np.asarray(exp.recommendation, dtype=bool)
     n = np.asarray(exp.pulls, dtype=float)
@@ -176,6 +171,42 @@ def test_a_class_that_lists_its_members_stops_on_the_exact_glr():
     res = TopTwo(delta=0.1, decision_class=dc).run(GaussianArms(mu, rng=1), rng=1)
     assert res.identified and res.info["threshold"] == "valid:sets-mixture"
     assert res.info["lower_bound_ratio"] < 6.0
+
+
+def _explored(solver, mu, samples, seed=1, sigma=1.0):
+    exp = solver.start(GaussianArms(mu, sigma=sigma).problem, rng=0)
+    rng = np.random.default_rng(seed)
+    while exp.samples < samples:
+        batch = exp.ask()
+        c = batch.counts
+        exp.tell_batch(batch, c * np.asarray(mu)[batch.arms] + sigma * np.sqrt(c) * rng.standard_normal(len(batch)))
+    return exp
+
+
+def test_alternative_costs_are_the_query_in_one_form():
+    """``GLRExploration.alternative_costs``: best arm, the K - 1 pairs with the leader and
+    their Gaussian GLR; a class, every other member with its exact GLR and difference."""
+    mu = np.array([1.0, 0.6, 0.5, 0.2])
+    exp = _explored(TopTwo(delta=0.1), mu, 200)
+    n = np.asarray(exp.pulls, dtype=float)
+    F, D = exp.alternative_costs(n)
+    a = int(exp.recommendation)
+    others = [j for j in range(4) if j != a]
+    assert D.shape == (3, 4) and D[:, a].all() and D.sum(axis=1).tolist() == [2, 2, 2]
+    want = [(exp.mu[a] - exp.mu[j]) ** 2 / (2 * (1 / n[a] + 1 / n[j])) for j in others]
+    assert np.allclose(F, want) and [int(np.flatnonzero(d & ~np.eye(4, dtype=bool)[a])[0]) for d in D] == others
+    dc = _OnePerPair(3)
+    mu6 = np.array([1.0, 0.5, 0.2, 0.8, 0.4, 0.3])
+    exp = _explored(TopTwo(delta=0.1, decision_class=dc), mu6, 300)
+    n = np.asarray(exp.pulls, dtype=float)
+    F, D = exp.alternative_costs(n)
+    ans = np.asarray(exp.recommendation, dtype=bool)
+    brute = {}
+    for m in class_members(dc):
+        if not np.array_equal(m, ans):
+            gap = exp.mu[ans].sum() - exp.mu[m].sum()
+            brute[(ans ^ m).tobytes()] = gap * gap / (2 * (1 / n[ans ^ m]).sum()) if gap > 0 else 0.0
+    assert len(F) == 7 and {d.tobytes(): f for f, d in zip(F, D)} == pytest.approx(brute)
 
 
 class _OracleOnly(_OnePerPair):

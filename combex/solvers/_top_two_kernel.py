@@ -1,14 +1,14 @@
 """Top-Two (EB-TCI with IDS or a fixed beta) on a simulated Gaussian environment, many
 samples per call, as a compiled loop.
 
-The fast path of :meth:`~combex.solvers.optimal._OptimalExploration._simulate` spends
+The fast path of :meth:`~combex.solvers.optimal.GLRExploration._simulate` spends
 30-60 us of Python per sample on arithmetic worth well under a microsecond at K <= 100.
 :func:`top_two_steps` runs the same samples -- the leader coin of the algorithm's
-generator, the selection (:meth:`_TopTwoExploration._select`), the environment's reward
+generator, the selection (:meth:`_TopTwoExploration.next_arm`), the environment's reward
 (as :meth:`GaussianArms.pull_many <combex.environments.GaussianArms.pull_many>` draws it for one arm), the one-arm update
-(:meth:`_OptimalExploration._update_one`, Welford's deviation included), the schedule of the
+(:meth:`GLRExploration._update_one`, Welford's deviation included), the schedule of the
 test of the declared scale and the GLR check against the per-pair thresholds
-(:meth:`_OptimalExploration._check_stop`) -- with the Python path's operations in its order
+(:meth:`GLRExploration._check_stop`) -- with the Python path's operations in its order
 (same operands, no fused multiply-add, first index on ties, NaN first as numpy's
 ``argmin``), so the trajectory, the result and the final states of both generators are
 bit-identical (tested):
@@ -68,7 +68,7 @@ I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TES
 
 
 def _arm_term(n: int, mixture: bool, rho: float) -> float:
-    """:meth:`_OptimalExploration._arm_term` (Gaussian): the same C library calls."""
+    """:meth:`GLRExploration._arm_term` (Gaussian): the same C library calls."""
     m = n if n > 1 else 1
     if mixture:
         return 0.5 * math.log1p(m / rho)
@@ -332,7 +332,7 @@ def log_table(n: int) -> Any:
 
 #: The methods of the exploration whose arithmetic the kernel repeats: a subclass that
 #: changes one of them (a threshold scaled by a test harness, ...) keeps the Python path.
-_REPLICATED = ("_select", "_select_one", "_prepare", "_ids_leader", "_leader_probability", "pair_costs",
+_REPLICATED = ("next_arm", "_select_one", "prepare_batch", "_ids_leader", "_leader_probability", "pair_costs",
                "pair_costs_now", "_pairs", "_compute_answer", "_check_stop", "_pair_thresholds",
                "_mixture_pair_thresholds", "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
                "_test_declared_scale", "_untested_scale", "stop")
@@ -370,7 +370,7 @@ def _gaussian_draws(cls: type) -> bool:
 
 def advance(exp: Any, env: Any, budget: int | None) -> bool:
     """Samples of ``exp`` through the kernel, from a step boundary of
-    :meth:`_OptimalExploration._simulate` (ready, known variance): False (nothing done) when
+    :meth:`GLRExploration._simulate` (ready, known variance): False (nothing done) when
     the kernel does not apply or is not compiled yet; else True, with the exploration at a
     step boundary again (stopped, or the caller checks the budget)."""
     if not ENABLED or (exp.rounds < COMPILE_AFTER and _COMPILED is None):  # compiled once: used from the start

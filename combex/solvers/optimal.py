@@ -28,7 +28,7 @@ solver (CLI name)      class               sampling rule
 ``beta(t, delta)`` (:mod:`combex.estimation._glr`): ``threshold="valid"`` (default:
 Robbins' normal mixture on each arm with Ville's inequality, a union over the ``K - 1``
 (best arm) or ``K (N - K)`` (Best-K) pair alternatives, each pair's threshold from its two
-arms' counts (:meth:`_OptimalExploration._pair_thresholds`); the product over all arms for
+arms' counts (:meth:`GLRExploration._pair_thresholds`); the product over all arms for
 decision classes, the GLR then taken at the effective counts ``N^2 / (N + 1)``), or
 ``threshold="valid-kk"`` (the Kaufmann & Koolen 2021 stitched mixtures on the same unions,
 about 1.5x larger at the counts of typical runs, smaller only beyond millions of samples per
@@ -82,7 +82,7 @@ and both generators' final states stay those of ask / tell (tested bit-identical
 
 **Lower bound:** :meth:`run` adds ``info["lower_bound_ratio"]`` = samples /
 (T*(mu) log(1/delta)) from the environment's truth, for the solver's
-:meth:`~_OptimalSolver.query` (:class:`combex.identification.Query`).
+:meth:`~GLRSolver.query` (:class:`combex.identification.Query`).
 
 Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` dispatch to the
 linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
@@ -123,7 +123,8 @@ from ._registry import register_solver
 #: Decision classes with at most this many members are listed once: their GLR is then exact.
 _CLASS_MEMBERS = 4096
 
-__all__ = ["TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking", "LINEAR_DISPATCH"]
+__all__ = ["GLRSolver", "GLRExploration", "TrackAndStop", "TopTwo", "FWSampling", "CombGame", "OracleTracking",
+           "LINEAR_DISPATCH"]
 
 #: Linear problems: registry name -> "module:Class" of the linear exploration.
 LINEAR_DISPATCH = {"top-two": "combex.solvers.optimal_linear:LinearTopTwo",
@@ -135,8 +136,10 @@ _UV = "unknown-variance"
 
 
 # ============================================================================ settings
-class _OptimalSolver(Solver):
-    """Settings shared by the four solvers (see the module docstring)."""
+class GLRSolver(Solver):
+    """Settings shared by the GLR solvers of index arms (see the module docstring); a
+    subclass names its sampling rule, a :class:`GLRExploration` subclass, in
+    ``exploration_class``, and its registry ``name``."""
 
     arm_type: ClassVar[str] = "index"
     exploration_class: ClassVar[type[Exploration]]
@@ -266,7 +269,7 @@ class _OptimalSolver(Solver):
         simulated :class:`~combex.environments.GaussianArms` with batch size 1: the same
         pulls (one public ``pull_many`` call per sample, as ask / tell makes), so the same
         rewards, stop, result and final generator state as ask / tell
-        (:meth:`_OptimalExploration._simulate`; tested bit-identical)."""
+        (:meth:`GLRExploration._simulate`; tested bit-identical)."""
         warn_if_tied(self, env)
         t0 = time.perf_counter()
         exp = self.start(env, rng=rng)
@@ -276,7 +279,7 @@ class _OptimalSolver(Solver):
 
 
 def _fast_simulator(env: Any) -> bool:
-    """Whether :meth:`_OptimalSolver._simulate` may run ``env``: a
+    """Whether :meth:`GLRSolver._simulate` may run ``env``: a
     :class:`~combex.environments.GaussianArms` (finite rewards, pulled at once) with index
     arms and no features. Only its public ``pull_many`` is used."""
     from ..environments import GaussianArms
@@ -286,17 +289,32 @@ def _fast_simulator(env: Any) -> bool:
 
 
 # ============================================================================ exploration
-class _OptimalExploration(Exploration):
-    """Shared state: counts, means, the answer and the GLR stopping rule; subclasses give
-    :meth:`_prepare` (once per batch) and :meth:`_select` (one arm on virtual counts)."""
+class GLRExploration(Exploration):
+    """The GLR loop of every index-arm solver of this module: counts ``T``, means ``mu``,
+    the answer of the query (:attr:`recommendation`), the stopping rule "GLR against the
+    closest alternative >= threshold" for every structure and reward model, ask / tell,
+    batches and save / resume. A *sampling rule* is a subclass that gives
+
+    * :meth:`next_arm` ``(counts)``: the arm of the next sample, from the counts including
+      the arms already chosen in the current batch (required);
+    * :meth:`prepare_batch`: work done once before a batch's choices (optional);
+    * :meth:`init_rule`: the rule's own state, made at the start and before a saved state
+      is put back (optional; arrays listed in ``_saved_arrays`` are saved and restored).
+
+    :meth:`alternative_costs` gives a rule the query in one form for every structure (the
+    GLR of each alternative of the current answer at given counts, and the arms where it
+    differs); :meth:`pair_costs` / :meth:`class_costs` are the structure-specific forms the
+    built-in rules use. Pair it with a :class:`GLRSolver` subclass naming it in
+    ``exploration_class`` (the plug-ins guide shows a rule in a dozen lines).
+    """
 
     _own_noise_check: ClassVar[bool] = True
 
-    def __init__(self, solver: _OptimalSolver, problem: Any, rng: Any) -> None:
+    def __init__(self, solver: GLRSolver, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self._configure(solver)
 
-    def _configure(self, s: _OptimalSolver) -> None:
+    def _configure(self, s: GLRSolver) -> None:
         """Structure, threshold and empty statistics from the solver and the problem (also
         run on resume, before the saved statistics are put back)."""
         self.N = check_int(self.problem.n_arms, "n_arms", owner=type(s).__name__, low=2)
@@ -398,7 +416,7 @@ class _OptimalExploration(Exploration):
         self._pool: list[NDArray[np.bool_]] = []
         self._alts_key: Any = None
         self._cert: Any = None
-        self._setup()
+        self.init_rule()
 
     def _make_threshold(self, delta: float) -> None:
         """The stopping threshold at error probability ``delta`` for the structure and the
@@ -440,8 +458,9 @@ class _OptimalExploration(Exploration):
                 self._pair_const = math.log(m / delta)
         self._m_alt = m
 
-    def _setup(self) -> None:
-        """Subclass hook."""
+    def init_rule(self) -> None:
+        """The sampling rule's own state (subclass hook; also run on resume, before the saved
+        state is put back)."""
 
     # ------------------------------------------------------------------ save / resume
     #: Per-subclass mutable arrays saved as they are (float64), besides the shared statistics.
@@ -593,6 +612,26 @@ class _OptimalExploration(Exploration):
         z, x = pair_glr(self.mu[I], self.mu[J], w[I], w[J], epsilon=self.eps, divergence=self.divergence,
                         sigma=self.sigma)
         return z, x, I, J
+
+    def alternative_costs(self, w: Any) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """The GLR of each alternative of the current answer at the counts (or proportions)
+        ``w``, and the arms each one involves: ``(F, D)`` with ``F`` of shape ``(m,)`` and
+        ``D`` an ``(m, N)`` bool array. Best arm, Best-K and matroid bases: the pairs (i in
+        the answer, j out), ``D`` their two arms; decision classes: the members other than
+        the answer (or the oracle's pool), ``D`` their difference with it. The closest
+        alternative is ``argmin F``."""
+        w = np.asarray(w, dtype=np.float64)
+        ans = self._answer if self._answer is not None else self._compute_answer()
+        if self.structure == "class":
+            alts = self._class_alternatives(ans, self.T.astype(float), self._beta_t)
+            F, D, _ = self.class_costs(w, ans, alts)
+            return np.asarray(F, dtype=np.float64), np.asarray(D, dtype=bool)
+        z, _, I, J = self.pair_costs(w, ans)
+        D = np.zeros((len(I), self.N), dtype=bool)
+        rows = np.arange(len(I))
+        D[rows, I] = True
+        D[rows, J] = True
+        return np.asarray(z, dtype=np.float64), D
 
     def pair_gradients(self, x: Any, I: Any, J: Any) -> tuple[Any, Any]:
         """d Z / d w_i and d Z / d w_j (envelope theorem): d(mu_i, x), d(mu_j, x + eps)."""
@@ -846,11 +885,11 @@ class _OptimalExploration(Exploration):
             a = self._select_one()
             return Batch(np.array([a], dtype=np.intp), np.ones(1, dtype=np.int64))
         cv = self.T.astype(np.float64)
-        self._prepare()
+        self.prepare_batch()
         add = np.zeros(self.N, dtype=np.int64)
         for k in range(b):
             self._fresh = k == 0
-            a = int(self._select(cv))
+            a = int(self.next_arm(cv))
             self._fresh = False
             cv[a] += 1.0
             add[a] += 1
@@ -860,23 +899,23 @@ class _OptimalExploration(Exploration):
             return Batch(arms.astype(np.intp), np.ones(arms.shape[0], dtype=np.int64))
         return Batch(arms.astype(np.intp), add[arms])
 
-    #: True while ``_select`` is called on the counts of the last check (``cv == T``):
+    #: True while ``next_arm`` is called on the counts of the last check (``cv == T``):
     #: the pair costs of that check may be reused (:meth:`pair_costs_now`).
     _fresh: bool = False
 
     def _select_one(self) -> int:
         """One arm from the current counts (batch size 1; ask / tell and the fast path)."""
         cv = self.T.astype(np.float64)
-        self._prepare()
+        self.prepare_batch()
         self._fresh = True
         try:
-            return int(self._select(cv))
+            return int(self.next_arm(cv))
         finally:
             self._fresh = False
 
     def _simulate(self, env: Any, budget: int | None) -> None:
         """Run to the end against a simulated GaussianArms (see
-        :meth:`_OptimalSolver._simulate`): the first batch (every arm once) through
+        :meth:`GLRSolver._simulate`): the first batch (every arm once) through
         ask / tell, then one arm per step, pulled through the environment's public
         ``pull_many`` with cached one-element arrays (the same call the ask / tell loop
         makes for a one-arm batch, so the same rewards), without the Batch objects."""
@@ -1035,12 +1074,13 @@ class _OptimalExploration(Exploration):
         if self.structure == "class":  # the class sampling rules use the variance UCBs (see _svar)
             self._svar = self.beta.variance_upper(self.T, self.var)
 
-    def _prepare(self) -> None:
+    def prepare_batch(self) -> None:
         """Once per batch (subclass hook)."""
 
     @abstractmethod
-    def _select(self, cv: NDArray[np.float64]) -> int:
-        """The next arm to pull, from the current cost vector ``cv`` (the sampling rule)."""
+    def next_arm(self, cv: NDArray[np.float64]) -> int:
+        """The arm of the next sample (the sampling rule), from the counts ``cv`` including
+        the arms already chosen in the current batch."""
 
     def _forced(self, cv: NDArray[np.float64]) -> int | None:
         """Forced exploration of Garivier & Kaufmann (2016): an arm with N_a < sqrt(t) - K/2."""
@@ -1235,8 +1275,8 @@ class _OptimalExploration(Exploration):
                 a = int(pool[np.argmin(sim.T[pool]) if need.size == 0 else 0])
             else:
                 cv = sim.T.astype(np.float64)
-                sim._prepare()
-                a = int(sim._select(cv))
+                sim.prepare_batch()
+                a = int(sim.next_arm(cv))
             out.append(a)
             sim.T[a] += 1
         return out
@@ -1271,7 +1311,7 @@ def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
 
 
 # ============================================================================ Track-and-Stop
-class _TrackAndStopExploration(_OptimalExploration):
+class _TrackAndStopExploration(GLRExploration):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm), exactly by
     :func:`~combex.identification.pair_maxmin_weights` (Gaussian Best-K and
     matroid bases: bipartite pairs), or by subgradient ascent (other classes, Bernoulli and
@@ -1286,7 +1326,7 @@ class _TrackAndStopExploration(_OptimalExploration):
     ``argmax_a t w*_a - N_a`` or C-tracking ``argmax_a sum_s w^{eps_s}(s)_a - N_a`` with
     ``eps_s = (K^2 + s)^{-1/2} / 2``; forced exploration when some ``N_a < sqrt(t) - K/2``."""
 
-    def _setup(self) -> None:
+    def init_rule(self) -> None:
         self.w = np.full(self.N, 1.0 / self.N)
         self.cum = np.zeros(self.N)
         self._t_solved = -1.0
@@ -1387,10 +1427,10 @@ class _TrackAndStopExploration(_OptimalExploration):
                 return F, self.class_gradient(w, F, D, V, a)
         self.w = _maxmin_weights(costs, self.N, w0=self.w, iters=150 if self._t_solved <= self.N + 1 else self._WARM_ITERS)
 
-    def _prepare(self) -> None:
+    def prepare_batch(self) -> None:
         self._solve()
 
-    def _select(self, cv: NDArray[np.float64]) -> int:
+    def next_arm(self, cv: NDArray[np.float64]) -> int:
         f = self._forced(cv)
         t = float(cv.sum())
         if self.solver.tracking == "C":
@@ -1410,7 +1450,7 @@ class _TrackAndStopExploration(_OptimalExploration):
 
 
 @register_solver
-class TrackAndStop(_OptimalSolver):
+class TrackAndStop(GLRSolver):
     """Track-and-Stop of Garivier & Kaufmann (2016), with the GLR stopping rule.
 
     Sample every arm once; then, at each step, pull an under-sampled arm
@@ -1468,7 +1508,7 @@ class TrackAndStop(_OptimalSolver):
 
 
 # ============================================================================ Top-Two
-class _TopTwoExploration(_OptimalExploration):
+class _TopTwoExploration(GLRExploration):
     """EB-TCI: leader = the empirical answer; challenger = the alternative minimizing
     ``W(leader, j) + log N_j`` (transportation cost plus the "I" penalization); pull the
     leader's arm with probability beta = 1/2, else the challenger's. Best-K: the pair
@@ -1495,7 +1535,7 @@ class _TopTwoExploration(_OptimalExploration):
     answer arms hold 1/4 of ``w*`` (1/8 each against 1/24 for each of the other arms), so
     beta = 1/2 spends twice the optimal share on them."""
 
-    def _setup(self) -> None:
+    def init_rule(self) -> None:
         self.w = np.full(self.N, 1.0 / self.N)
         self._t_solved = -1.0
         self._solved_for = np.zeros(self.N)
@@ -1514,7 +1554,7 @@ class _TopTwoExploration(_OptimalExploration):
         """1/2 where the adaptive choices do not apply (decision classes)."""
         return isinstance(self.solver.beta, str)
 
-    def _prepare(self) -> None:
+    def prepare_batch(self) -> None:
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
         elif self._adaptive():
@@ -1554,7 +1594,7 @@ class _TopTwoExploration(_OptimalExploration):
         tot = hi + hj
         return u < (hi / tot if tot > 0 else 0.5)
 
-    def _select(self, cv: NDArray[np.float64]) -> int:
+    def next_arm(self, cv: NDArray[np.float64]) -> int:
         ans = self._answer
         u = self.rng.random()
         if self.solver.beta == "ids" and self.structure in ("bai", "topk", "swaps"):
@@ -1587,7 +1627,7 @@ class _TopTwoExploration(_OptimalExploration):
 
 
 @register_solver
-class TopTwo(_OptimalSolver):
+class TopTwo(GLRSolver):
     """Top-Two sampling EB-TCI (Jourdan, Degenne, Baudry, de Heide & Kaufmann 2022); with
     ``epsilon > 0`` the transportation costs are the epsilon-shifted ones of EB-TCeps
     (Jourdan, Degenne & Kaufmann 2023). GLR stopping (module docstring).
@@ -1634,7 +1674,7 @@ class TopTwo(_OptimalSolver):
 
 
 # ============================================================================ FW sampling
-class _FWExploration(_OptimalExploration):
+class _FWExploration(GLRExploration):
     """Frank-Wolfe sampling (Wang, Tzeng & Proutiere 2021, Algorithm 1): with proportions
     ``x_t = N / t`` and the r-active alternatives ``H = {a : F_a(x_t) <= min F + r_t}``
     (``r_t = t^{-0.9} / N`` relative to min F), the direction ``z_t = argmax_{z in simplex}
@@ -1643,12 +1683,12 @@ class _FWExploration(_OptimalExploration):
     the target ``c_{t+1} = c_t + z_t`` is tracked (``argmax c - N``); forced exploration
     (uniform) when some ``N_a < sqrt(t) - N/2``."""
 
-    def _setup(self) -> None:
+    def init_rule(self) -> None:
         self.cum = np.zeros(self.N)
 
     _saved_arrays = ("cum",)
 
-    def _prepare(self) -> None:
+    def prepare_batch(self) -> None:
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
 
@@ -1666,7 +1706,7 @@ class _FWExploration(_OptimalExploration):
         G[r, J] = gj
         return z, G
 
-    def _select(self, cv: NDArray[np.float64]) -> int:
+    def next_arm(self, cv: NDArray[np.float64]) -> int:
         f = self._forced(cv)
         if f is not None:
             return f
@@ -1696,7 +1736,7 @@ class _FWExploration(_OptimalExploration):
 
 
 @register_solver
-class FWSampling(_OptimalSolver):
+class FWSampling(GLRSolver):
     """Frank-Wolfe sampling of Wang, Tzeng & Proutiere (2021) with GLR stopping.
 
     Best arm, Best-K (pairs) and decision classes (the alternatives found by the oracle). See
@@ -1717,7 +1757,7 @@ class FWSampling(_OptimalSolver):
 
 
 # ============================================================================ CombGame
-class _CombGameExploration(_OptimalExploration):
+class _CombGameExploration(GLRExploration):
     """The game of Jourdan, Mutny, Kirschner & Krause (ALT 2021): the learner plays
     ``w_t`` (AdaHedge over the arms); nature best-responds with the closest alternative
     ``lambda_t`` to ``mu_hat`` under ``w_t`` (pairs, or the oracle: ``argmax_excluding``);
@@ -1725,7 +1765,7 @@ class _CombGameExploration(_OptimalExploration):
     ``CI_i = [mu_i -+ sqrt(2 sigma^2 log(t) / N_i)]``; arms are pulled by tracking the
     cumulative ``w`` (``argmax sum_s w_s - N``)."""
 
-    def _setup(self) -> None:
+    def init_rule(self) -> None:
         self.learner = AdaHedge(self.N)  # cumulative losses L (negative gains), mixability gap Delta
         self.cum = np.zeros(self.N)
 
@@ -1750,11 +1790,11 @@ class _CombGameExploration(_OptimalExploration):
     def _extra_scalars(self) -> dict[str, float]:
         return {"Delta": float(self.Delta)}
 
-    def _prepare(self) -> None:
+    def prepare_batch(self) -> None:
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
 
-    def _select(self, cv: NDArray[np.float64]) -> int:
+    def next_arm(self, cv: NDArray[np.float64]) -> int:
         w = self.learner.weights()
         t = float(cv.sum())
         ans = self._answer
@@ -1790,7 +1830,7 @@ class _CombGameExploration(_OptimalExploration):
 
 
 @register_solver
-class CombGame(_OptimalSolver):
+class CombGame(GLRSolver):
     """The oracle-efficient game of Jourdan, Mutny, Kirschner & Krause (ALT 2021, CombGame)
     with GLR stopping: works for every decision class with ``argmax_excluding`` (matroids,
     paths, matchings, CP-SAT classes), Best-K and the best arm. See
@@ -1811,22 +1851,22 @@ class CombGame(_OptimalSolver):
 
 
 # ============================================================================ oracle sampler
-class _OracleExploration(_OptimalExploration):
+class _OracleExploration(GLRExploration):
     """D-tracking of fixed proportions (the true w*), no forced exploration."""
 
-    def _setup(self) -> None:
+    def init_rule(self) -> None:
         w = np.asarray(self.solver.weights, dtype=np.float64)
         if w.shape != (self.N,) or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
             raise param_error("weights", "OracleTracking", f"{self.N} nonnegative proportions (one per arm)",
                               self.solver.weights)
         self.w = w / w.sum()
 
-    def _select(self, cv: NDArray[np.float64]) -> int:
+    def next_arm(self, cv: NDArray[np.float64]) -> int:
         return int(np.argmax(float(cv.sum()) * self.w - cv))
 
 
 @register_solver
-class OracleTracking(_OptimalSolver):
+class OracleTracking(GLRSolver):
     """The *oracle sampler* of the benchmarks: tracks given proportions (by default the
     optimal allocation w*(mu) of the environment's true means,
     :func:`~combex.identification.bandit_characteristic_time`) and stops with the same GLR

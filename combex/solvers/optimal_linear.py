@@ -7,7 +7,7 @@ return the sum of the members' rewards. Every solver here returns an answer that
 epsilon-good with probability >= 1 - delta under the default (``threshold="valid"``)
 stopping rule: the mixture threshold of :mod:`combex.identification._linear_thresholds`, or, on the
 oracle-randomized design of matroid-base classes too large to enumerate, the fixed-design
-threshold (:meth:`_GLRExploration._fixed_design_stop`).
+threshold (:meth:`_LinearGLRExploration._fixed_design_stop`).
 
 * :class:`LinGame` (``lingame``) -- Degenne, Menard, Shang & Valko (ICML 2020), Algorithm 2:
   one AdaHedge learner over the arms per candidate answer, a best-response sampler (the
@@ -109,7 +109,7 @@ def _basis(X: NDArray[np.float64]) -> NDArray[np.intp]:
 
 #: Stopping thresholds of the GLR solvers: ``"valid"`` (default) picks the best valid one for
 #: the run's sampling rule -- ``"fixed-design"`` when the design is oblivious (the
-#: oracle-randomized design of :meth:`_GLRExploration._design_batch`), ``"mixture"``
+#: oracle-randomized design of :meth:`_LinearGLRExploration._design_batch`), ``"mixture"``
 #: otherwise; ``"mixture"`` and ``"fixed-design"`` force one; ``"heuristic"`` is the papers'
 #: (not valid). Results say which one ran (``info["threshold"]``).
 SOLVER_THRESHOLDS = ("valid", "mixture", "fixed-design", *[t for t in THRESHOLDS if t != "mixture"])
@@ -168,7 +168,7 @@ class _GLRSolver(_LinearTruthRun, Solver):
     eager_tells: ClassVar[bool] = True
     forced_exploration: ClassVar[bool] = False
     #: Decision classes past ``max_enumerate`` go through the oracles (see
-    #: :meth:`_GLRExploration._oracle_setup`).
+    #: :meth:`_LinearGLRExploration._oracle_setup`).
     oracle_path: ClassVar[bool] = True
 
     def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
@@ -182,13 +182,13 @@ class _GLRSolver(_LinearTruthRun, Solver):
         _common(self, type(self).__name__, delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate,
                 n_ridges, divergence, sigma)
 
-    def start(self, problem: Any, *, rng: Any = None) -> "_GLRExploration":
+    def start(self, problem: Any, *, rng: Any = None) -> "_LinearGLRExploration":
         return self.exploration_class(self, problem, rng)
 
     exploration_class: ClassVar[type]
 
 
-class _GLRExploration(Exploration):
+class _LinearGLRExploration(Exploration):
     """One run of a GLR-stopped sampler: basis pulls, then rounds of ``m_t`` samples
     allocated by cumulative tracking of the sampling rule's proportions
     (``argmin_k T_k - W_k``, ``W`` the sum of the proportions times the round sizes;
@@ -1088,7 +1088,7 @@ class _GLRExploration(Exploration):
             out.append(a.astype(bool).copy() if a.ndim else int(a))
         return out
 
-    def _virtual_copy(self, rng: Any) -> "_GLRExploration":
+    def _virtual_copy(self, rng: Any) -> "_LinearGLRExploration":
 
         memo = {id(self.solver): self.solver, id(self.problem): self.problem}
         for k in ("dc", "X", "masks"):
@@ -1177,7 +1177,7 @@ class LinGame(_GLRSolver):
     threshold : {"valid", "mixture", "fixed-design", "heuristic"}, default "valid"
         The GLR threshold. ``"valid"``: the best valid one for the run's sampling rule
         (``"fixed-design"`` on the oracle-randomized design of matroid-base classes too
-        large to enumerate, :meth:`_GLRExploration._fixed_design_stop`; ``"mixture"``
+        large to enumerate, :meth:`_LinearGLRExploration._fixed_design_stop`; ``"mixture"``
         otherwise). ``"mixture"``: the d-dimensional mixture martingale
         (:mod:`combex.identification._linear_thresholds`), valid at every time on every path.
         ``"fixed-design"``: refused where the design adapts to the data. ``"heuristic"``:
@@ -1228,7 +1228,7 @@ class LinGame(_GLRSolver):
         return LinGameExploration
 
 
-class LinGameExploration(_GLRExploration):
+class LinGameExploration(_LinearGLRExploration):
     """State of one :class:`LinGame` run."""
 
     def _setup(self) -> None:
@@ -1288,7 +1288,7 @@ class LinearTopTwo(_GLRSolver):
     name: ClassVar[str] = "linear-top-two"
     forced_exploration: ClassVar[bool] = True
     #: On the oracle path of matroid-base classes: swap-neighbour arms and the swap challenger
-    #: (:meth:`_GLRExploration._swap_proportions`).
+    #: (:meth:`_LinearGLRExploration._swap_proportions`).
     swap_sampling: ClassVar[bool] = True
 
     @property
@@ -1296,7 +1296,7 @@ class LinearTopTwo(_GLRSolver):
         return LinearTopTwoExploration
 
 
-class LinearTopTwoExploration(_GLRExploration):
+class LinearTopTwoExploration(_LinearGLRExploration):
     """State of one :class:`LinearTopTwo` run."""
 
     def _proportions(self, m: int) -> NDArray[np.float64]:
@@ -1332,7 +1332,7 @@ class LinearFWSampling(_GLRSolver):
         return LinearFWExploration
 
 
-class LinearFWExploration(_GLRExploration):
+class LinearFWExploration(_LinearGLRExploration):
     """State of one :class:`LinearFWSampling` run."""
 
     def _proportions(self, m: int) -> NDArray[np.float64]:
@@ -1406,7 +1406,7 @@ class OracleSampler(_GLRSolver):
         params["allocation"] = lb.allocation
         return type(self)(**params)
 
-    def start(self, problem: Any, *, rng: Any = None) -> "_GLRExploration":
+    def start(self, problem: Any, *, rng: Any = None) -> "_LinearGLRExploration":
         if self.allocation is None:
             raise InvalidParameterError("OracleSampler.start needs allocation=... (the proportions to track); run() "
                                         "on a simulated environment takes the optimal allocation of its truth.")
@@ -1417,7 +1417,7 @@ class OracleSampler(_GLRSolver):
         return OracleSamplerExploration
 
 
-class OracleSamplerExploration(_GLRExploration):
+class OracleSamplerExploration(_LinearGLRExploration):
     def _setup(self) -> None:
         if self.solver.allocation.shape[0] != self.X.shape[0]:
             raise InvalidParameterError(
