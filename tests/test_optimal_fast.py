@@ -14,7 +14,7 @@ from combex.estimation._glr import GLRThreshold, kk_C_gauss
 from combex.exceptions import InvalidParameterError
 from combex.oracles import PartitionMatroid
 from combex.solvers import CombGame, FWSampling, Solver, TopTwo, TrackAndStop
-from combex.solvers.optimal import _fast_simulator
+from combex.solvers.glr import _fast_simulator
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
 

@@ -19,8 +19,9 @@ samples (a :class:`Solver` whose ``run`` needs a ``budget``).
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
 * asymptotically optimal (GLR stopping; best arm, Best-K, decision classes):
   :class:`TrackAndStop`, :class:`TopTwo`, :class:`FWSampling`, :class:`CombGame` --
-  :mod:`combex.solvers.optimal`, whose loop (:class:`GLRSolver`, :class:`GLRExploration`)
-  takes a new sampling rule as a small subclass;
+  :mod:`combex.solvers.optimal`, sampling rules on the shared GLR loop of
+  :mod:`combex.solvers.glr` (:class:`GLRSolver`, :class:`GLRExploration`), which takes a
+  new sampling rule as a small subclass;
 * sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
   :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`;
 * fixed budget (the ``"fixed-budget"`` contract: spend exactly ``budget`` samples, report
@@ -54,7 +55,7 @@ _ALGORITHMS = {
     "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
     "LinearFWSampling": "optimal_linear",
     "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
-    "GLRSolver": "optimal", "GLRExploration": "optimal",
+    "GLRSolver": "glr", "GLRExploration": "glr",
     "SuccessiveRejects": "fixed_budget", "SuccessiveAcceptsRejects": "fixed_budget",
     "SequentialHalving": "fixed_budget", "CSAR": "fixed_budget", "UniformAllocation": "fixed_budget",
     "ODLinBAI": "fixed_budget", "FullBanditCSAR": "fixed_budget",

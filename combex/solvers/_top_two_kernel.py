@@ -1,7 +1,7 @@
 """Top-Two (EB-TCI with IDS or a fixed beta) on a simulated Gaussian environment, many
 samples per call, as a compiled loop.
 
-The fast path of :meth:`~combex.solvers.optimal.GLRExploration._simulate` spends
+The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 30-60 us of Python per sample on arithmetic worth well under a microsecond at K <= 100.
 :func:`top_two_steps` runs the same samples -- the leader coin of the algorithm's
 generator, the selection (:meth:`_TopTwoExploration.next_arm`), the environment's reward

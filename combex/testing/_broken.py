@@ -133,7 +133,7 @@ def _linear_glr_threshold(base: type, f: float) -> dict[str, Any]:
 BROKEN_HOOKS: dict[str, Any] = {
     "combex.solvers.semi_bandit:_LUCBExploration": _lucb_radius,
     "combex.solvers.semi_bandit:_BestKExploration": _lil_radii,
-    "combex.solvers.optimal:GLRExploration": _glr_threshold,
+    "combex.solvers.glr:GLRExploration": _glr_threshold,
     "combex.solvers.full_bandit:_StaticExploration": _static_radius,
     "combex.solvers.linear:LinGapEExploration": _lingape_radius,
     "combex.solvers.optimal_linear:_LinearGLRExploration": _linear_glr_threshold,
