@@ -154,7 +154,7 @@ def test_a_class_that_lists_its_members_stops_on_the_exact_glr():
     mu = np.array([1.0, 0.5, 0.2, 0.8, 0.4, 0.3])
     exp = _explored(TopTwo(delta=0.1, decision_class=dc), mu, 600)
     stat, thr = exp.stopping_statistic()
-    ans = np.asarray(exp.recommendation, dtype=bool)
+    ans = np.asarray(exp.answer, dtype=bool)
     n = np.asarray(exp.pulls, dtype=float)
     eff = n * n / (n + 1.0)
     means = exp.mu
@@ -190,7 +190,7 @@ def test_alternative_costs_are_the_query_in_one_form():
     exp = _explored(TopTwo(delta=0.1), mu, 200)
     n = np.asarray(exp.pulls, dtype=float)
     F, D = exp.alternative_costs(n)
-    a = int(exp.recommendation)
+    a = int(exp.answer)
     others = [j for j in range(4) if j != a]
     assert D.shape == (3, 4) and D[:, a].all() and D.sum(axis=1).tolist() == [2, 2, 2]
     want = [(exp.mu[a] - exp.mu[j]) ** 2 / (2 * (1 / n[a] + 1 / n[j])) for j in others]
@@ -200,7 +200,7 @@ def test_alternative_costs_are_the_query_in_one_form():
     exp = _explored(TopTwo(delta=0.1, decision_class=dc), mu6, 300)
     n = np.asarray(exp.pulls, dtype=float)
     F, D = exp.alternative_costs(n)
-    ans = np.asarray(exp.recommendation, dtype=bool)
+    ans = np.asarray(exp.answer, dtype=bool)
     brute = {}
     for m in class_members(dc):
         if not np.array_equal(m, ans):

@@ -25,7 +25,7 @@ def _data_lines(path):
 
 
 def test_second_writer_is_refused(tmp_path):
-    from combex.experiments._sweep import _Lock
+    from combex.experiments._results import _Lock
 
     out = tmp_path / "r.csv"
     held = _Lock(out)  # another sweep holds the file
@@ -42,7 +42,7 @@ def test_second_writer_is_refused(tmp_path):
 SLOW_SWEEP = r"""
 import sys, time
 from combex.experiments import Sweep, run_sweep
-import combex.experiments._sweep as sw
+import combex.experiments._results as sw
 real = sw._Writer.add
 sw._Writer.add = lambda self, row: (real(self, row), time.sleep(0.3))
 run_sweep(Sweep(solvers=[("lucb", {})], instances=[("jiang-1sparse", {"N": 4, "K": 1})], runs=8, seed=1),
@@ -205,7 +205,7 @@ def test_a_lock_removed_by_its_holder_is_not_shared(tmp_path, monkeypatch):
     import fcntl
     import os
 
-    from combex.experiments._sweep import _Lock
+    from combex.experiments._results import _Lock
 
     out = tmp_path / "r.csv"
     first = _Lock(out)

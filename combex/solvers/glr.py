@@ -278,8 +278,8 @@ def _fast_simulator(env: Any) -> bool:
 
 # ============================================================================ exploration
 class GLRExploration(Exploration):
-    """The GLR loop of every index-arm solver of this module: counts ``T``, means ``mu``,
-    the answer of the query (:attr:`recommendation`), the stopping rule "GLR against the
+    """The GLR loop of the index-arm solvers: counts ``T``, means ``mu``, the answer of the
+    query (:attr:`~combex.solvers.Exploration.answer`), the stopping rule "GLR against the
     closest alternative >= threshold" for every structure and reward model, ask / tell,
     batches and save / resume. A *sampling rule* is a subclass that gives
 
