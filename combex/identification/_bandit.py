@@ -153,8 +153,9 @@ def class_members(decision_class: Any, max_members: int = 5000, *,
     sub-part per free element (the members that agree with it on the elements before that
     one and differ on it), so each member costs at most ``n + 1`` oracle calls whatever
     ``n``. None when the class has more than ``max_members`` members, the listing would
-    take more than ``max_calls`` oracle calls, or the class declines (its ``enumerate()``
-    raises ``NotImplementedError``, or it has neither method). With the list, the GLR
+    take more than ``max_calls`` oracle calls, the class declines (its ``enumerate()``
+    raises ``NotImplementedError``, or it has neither method), or its oracle is approximate
+    (``exact = False``: it could miss members). With the list, the GLR
     against the closest alternative is exact (a minimum over the members) instead of the
     certified Lagrangian lower bound of :func:`class_glr_lower_bound`. The list is cached
     per class object (classes are immutable after construction).
@@ -197,8 +198,8 @@ def _list_members(dc: Any, max_members: int, max_calls: int) -> NDArray[np.bool_
             return None
         except (TypeError, InvalidParameterError):  # too large for its own method: the oracle's
             pass
-    if not callable(getattr(dc, "argmax_constrained", None)):
-        return None
+    if not callable(getattr(dc, "argmax_constrained", None)) or not getattr(dc, "exact", True):
+        return None  # an approximate oracle could miss members: a partial list is no exact GLR
     return _members_by_partition(dc, max_members, max_calls)
 
 
