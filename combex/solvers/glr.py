@@ -107,6 +107,7 @@ from ..exceptions import InvalidParameterError, OracleError, StateError
 from ..identification._bandit import class_members
 from ..identification._query import Query
 from ._base import Batch, Exploration, Result, Solver
+from ._bisect import monotone_boundary, stopping_level
 from ._checks import warn_if_tied
 
 #: Decision classes with at most this many members are listed once: their GLR is then exact.
@@ -719,20 +720,10 @@ class GLRExploration(Exploration):
                 lo = bt
             else:
                 hi = bt
-        if not math.isfinite(hi):
-            val = hi
-        elif holds(hi):
+        if not math.isfinite(hi) or holds(hi):
             val = hi
         else:
-            for _ in range(40):
-                mid = 0.5 * (lo + hi)
-                if holds(mid):
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo <= 1e-3 * max(hi, 1e-12):
-                    break
-            val = lo
+            val, _ = monotone_boundary(holds, lo, hi, rtol=1e-3)
         self._cert = (self.samples, val)
         return val
 
@@ -1166,20 +1157,7 @@ class GLRExploration(Exploration):
         answer_t wrong) <= x``. Bisection on ``log x``."""
         if self.solver.threshold == "heuristic" or not self._ready:
             return None
-        if not self.would_stop(1.0):
-            return 1.0
-        lo, hi = -690.0, 0.0
-        if self.would_stop(math.exp(lo)):
-            return math.exp(lo)
-        for _ in range(30):
-            mid = 0.5 * (lo + hi)
-            if self.would_stop(math.exp(mid)):
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo < 5e-3:
-                break
-        return math.exp(hi)
+        return stopping_level(self.would_stop, atol=5e-3, max_iter=30)
 
     def evaluations_left(self) -> float | None:
         """An *estimate* of the samples still needed: ``t' - t`` with ``t' Z / t =

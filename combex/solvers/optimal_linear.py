@@ -83,6 +83,7 @@ from ..identification._swaps import (
 from ..identification._teams import _declared_scale, _team_arms, _TooLarge
 from ..oracles._topk import TopK
 from ._base import Batch, Exploration, Solver
+from ._bisect import stopping_level
 from ._registry import register_solver
 from .linear import _PseudoInverse
 
@@ -977,20 +978,7 @@ class _LinearGLRExploration(Exploration):
         ``x = delta`` ... ``1`` does not stop)."""
         if self.threshold == "heuristic" or getattr(self, "_last", None) is None:
             return None
-        if not self.would_stop(1.0):
-            return 1.0
-        lo, hi = -690.0, 0.0  # log x: stops at hi, not (or unknown) at lo
-        if self.would_stop(math.exp(lo)):
-            return math.exp(lo)
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if self.would_stop(math.exp(mid)):
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo < 1e-3:
-                break
-        return math.exp(hi)
+        return stopping_level(self.would_stop, atol=1e-3, max_iter=40)
 
     def evaluations_left(self) -> float | None:
         """An *estimate* of the samples still needed: ``t' - t`` with ``t'`` solving ``t' Z_t

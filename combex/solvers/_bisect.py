@@ -1,0 +1,43 @@
+"""Bisection on a monotone predicate: the one search behind ``delta_achieved`` (the smallest
+level at which a valid stopping rule holds) and the certified class statistic (the largest
+GLR value a certificate guarantees)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+#: ``log x`` of the smallest level :func:`stopping_level` looks at (exp(-690) ~ 1e-300).
+LOG_LEVEL_FLOOR = -690.0
+
+
+def monotone_boundary(holds: Callable[[float], bool], good: float, bad: float, *, atol: float = 0.0,
+                      rtol: float = 0.0, max_iter: int = 40) -> tuple[float, float]:
+    """Narrow ``[good, bad]`` (either order) around the boundary of a monotone predicate.
+
+    ``holds(good)`` is true and ``holds(bad)`` false (or unknown) on entry and stay so for the
+    returned pair; each step halves the interval at its midpoint. Stops after ``max_iter``
+    steps or once ``|bad - good| <= max(atol, rtol * max(|bad|, 1e-12))``.
+    """
+    for _ in range(max_iter):
+        mid = 0.5 * (good + bad)
+        if holds(mid):
+            good = mid
+        else:
+            bad = mid
+        if abs(bad - good) <= max(atol, rtol * max(abs(bad), 1e-12)):
+            break
+    return good, bad
+
+
+def stopping_level(would_stop: Callable[[float], bool], *, atol: float, max_iter: int) -> float:
+    """The smallest level ``x`` in ``(0, 1]`` with ``would_stop(x)``, up to a factor
+    ``exp(atol)``, from above: bisection on ``log x`` (1 when the rule does not hold even at
+    ``x = 1``; ``exp(LOG_LEVEL_FLOOR)`` when it holds there already). ``would_stop`` must be
+    monotone: holding at ``x`` whenever it holds at a smaller level."""
+    if not would_stop(1.0):
+        return 1.0
+    if would_stop(math.exp(LOG_LEVEL_FLOOR)):
+        return math.exp(LOG_LEVEL_FLOOR)
+    good, _ = monotone_boundary(lambda y: would_stop(math.exp(y)), 0.0, LOG_LEVEL_FLOOR, atol=atol, max_iter=max_iter)
+    return math.exp(good)
