@@ -9,10 +9,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
 
 from combex.environments import BestKGaussianArms, FullBandit, GaussianArms, canonical, kuroki_synthetic
 from combex.solvers import get_solver
+from combex.solvers._bisect import LOG_LEVEL_FLOOR, stopping_level
 
 
 def _cp_upper(k: int, n: int, level: float = 0.99) -> float:
@@ -24,6 +27,45 @@ def test_delta_achieved_at_the_stop_is_at_most_delta():
         r = get_solver(name)(delta=0.05).run(GaussianArms([1.0, 0.6, 0.2], rng=0), rng=1)
         assert r.status == "identified"
         assert 0 < r.certificate["delta_achieved"] <= 0.05, name
+
+
+@settings(max_examples=300, deadline=None)
+@given(boundary=st.floats(-720.0, 5.0), guess=st.one_of(st.none(), st.floats(-800.0, 50.0)))
+def test_stopping_level_is_the_smallest_level_up_to_its_tolerance(boundary, guess):
+    """Whatever the guess (none, right, wrong, out of range), the level returned holds, and
+    the rule fails a factor exp(atol) below it (or it is 1 / the floor)."""
+    calls = []
+
+    def would_stop(x):
+        calls.append(x)
+        return math.log(x) >= boundary
+
+    atol = 5e-3
+    got = stopping_level(would_stop, atol=atol, max_iter=40, guess=guess)
+    floor = math.exp(LOG_LEVEL_FLOOR)
+    if boundary > 0:
+        assert got == 1.0
+    elif boundary <= LOG_LEVEL_FLOOR:
+        assert got == floor
+    else:
+        assert would_stop(got) and (got == floor or not would_stop(got * math.exp(-atol)))
+    if guess is not None and boundary < 0 and abs(guess - boundary) < 0.5 * atol and guess > LOG_LEVEL_FLOOR + atol:
+        assert len(calls) <= 3 + 2  # 1.0, the two sides of the guess (+ the asserts' two calls)
+
+
+def test_delta_achieved_from_its_guess_equals_the_bisection():
+    """The GLR solvers' delta_achieved starts from log(delta) - margin; a pure bisection of
+    the same rule agrees within its tolerance, mid-run and at the stop."""
+    for name in ("top-two", "fw-sampling"):
+        for budget in (300, None):
+            exp = get_solver(name)(delta=0.05).start(GaussianArms([1.0, 0.6, 0.2]).problem, rng=1)
+            env = GaussianArms([1.0, 0.6, 0.2], rng=0)
+            while not exp.done and (budget is None or exp.samples < budget):
+                b = exp.ask()
+                exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            fast = exp.delta_achieved()
+            slow = stopping_level(exp.would_stop, atol=5e-3, max_iter=30)
+            assert exp.would_stop(fast) and abs(math.log(fast) - math.log(slow)) <= 5e-3 + 1e-12, (name, budget)
 
 
 PEEKS = {int(1.15 ** k) for k in range(20, 60)}

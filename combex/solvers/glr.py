@@ -1157,7 +1157,8 @@ class GLRExploration(Exploration):
         answer_t wrong) <= x``. Bisection on ``log x``."""
         if self.solver.threshold == "heuristic" or not self._ready:
             return None
-        return stopping_level(self.would_stop, atol=5e-3, max_iter=30)
+        margin = self._stop_margin()  # thresholds grow like log(1 / delta): the level where the margin closes
+        return stopping_level(self.would_stop, atol=5e-3, max_iter=30, guess=math.log(self.solver.delta) - margin)
 
     def evaluations_left(self) -> float | None:
         """An *estimate* of the samples still needed: ``t' - t`` with ``t' Z / t =
