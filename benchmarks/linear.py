@@ -9,6 +9,14 @@ lower-bound ratio samples / (T* log(1/delta)).
     OPENBLAS_NUM_THREADS=1 python benchmarks/linear.py            # reduced sizes
     OPENBLAS_NUM_THREADS=1 python benchmarks/linear.py --full     # the paper's sizes
     python benchmarks/linear.py --sections fig1 fig2 --figures docs/figures   # the page's figures
+    OPENBLAS_NUM_THREADS=1 python benchmarks/linear.py --sections xy-peer --seeds 4 --fiezt DIR
+
+The ``xy-peer`` section runs XY-oracle and XY-adaptive on Soare et al.'s instance (d = 5,
+delta = 0.05) as printed and with the settings that close the gap to Fiez et al.'s (2019)
+implementation (``readmit=False``, ``radius="sub-gaussian"``); with ``--fiezt DIR`` (a
+checkout of github.com/fiezt/Transductive-Linear-Bandit-Code) it runs their XY_ORACLE and
+XY_ADAPTIVE on the same instance, delta and seeds in the same process, and prints each
+combex row's ratio to them (their XY-adaptive: about 5 minutes of CPU a run).
 
 LinGapE runs Algorithm 1 exactly (``growth=0``: one pull and one stopping check per
 round) in both modes; the reduced mode uses fewer d / gaps / arms / seeds (``--seeds``).
@@ -26,7 +34,7 @@ import numpy as np
 from combex.environments._instances_linear import canonical, diabetes_linear, soare, wine_linear
 from combex.solvers.linear import LinGapE, XYAdaptive, XYOracle, XYStatic
 
-SECTIONS = ("fig1", "fig2", "real")
+SECTIONS = ("fig1", "fig2", "real", "xy-peer")
 
 # Table 1 of the paper (d = 5): pulls per arm.
 PAPER_TABLE1 = {
@@ -59,8 +67,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--full", action="store_true", help="the paper's sizes (slow)")
     ap.add_argument("--seeds", type=int, default=None, help="runs per setting (default 10 full, 3 reduced)")
-    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS),
-                    help="fig1 = Figure 1 and Table 1, fig2 = Figure 2, real = Section 7.2")
+    ap.add_argument("--sections", nargs="+", choices=SECTIONS, default=["fig1", "fig2", "real"],
+                    help="fig1 = Figure 1 and Table 1, fig2 = Figure 2, real = Section 7.2, "
+                         "xy-peer = XY-oracle / XY-adaptive beside Fiez et al.'s code")
+    ap.add_argument("--fiezt", default=None, metavar="DIR",
+                    help="a checkout of fiezt/Transductive-Linear-Bandit-Code (xy-peer section)")
     _figures.add_option(ap)
     args = ap.parse_args()
     full = args.full
@@ -77,6 +88,72 @@ def main() -> None:
         samples_figure(args, fig_rows, len(seeds))
     if "real" in args.sections:
         real_data(full, seeds, g)
+    if "xy-peer" in args.sections:
+        xy_peer(seeds, args.fiezt)
+
+
+def _fiezt_runs(directory, seeds, X, theta, delta):
+    """Fiez et al.'s XY_ORACLE and XY_ADAPTIVE (alpha = 0.1) from their checkout: (name, samples, ok, CPU s)."""
+    import importlib
+    import logging
+    import sys
+
+    sys.path.insert(0, directory)
+    try:
+        filters = warnings.filters[:]
+        mods = {n: importlib.import_module(n) for n in ("XY_ORACLE", "XY_ADAPTIVE")}
+    finally:
+        warnings.filters[:] = filters  # their XY_ORACLE turns every warning into an error
+        sys.path.remove(directory)
+    logging.disable(logging.CRITICAL)
+    out = []
+    for name, make in (("XY-oracle", lambda: mods["XY_ORACLE"].XY_ORACLE(X, theta, delta)),
+                       ("XY-adaptive", lambda: mods["XY_ADAPTIVE"].XY_ADAPTIVE(X, theta, 0.1, delta))):
+        for s in seeds:
+            alg = make()
+            t0 = time.process_time()
+            alg.algorithm(s)
+            out.append((name, alg.N, bool(alg.success), time.process_time() - t0))
+    logging.disable(logging.NOTSET)
+    return out
+
+
+def xy_peer(seeds, fiezt_dir) -> None:
+    # ------------------------------------------------------------- XY solvers beside Fiez et al.
+    d, delta = 5, 0.05
+    env0 = soare(d, rng=0)
+    print("\n## XY-oracle and XY-adaptive beside Fiez et al.'s implementation (soare d = 5, delta = 0.05)\n")
+    peer: dict[str, float] = {}
+    if fiezt_dir:
+        runs = _fiezt_runs(fiezt_dir, seeds, env0.features, env0.theta.reshape(-1, 1), delta)
+        for name in ("XY-oracle", "XY-adaptive"):
+            mine = [r for r in runs if r[0] == name]
+            peer[name] = float(np.mean([r[1] for r in mine]))
+            errs = sum(not r[2] for r in mine)
+            print(f"Fiez et al.'s {name}: {peer[name]:,.0f} samples (mean of {len(mine)}), errors {errs}/{len(mine)}, "
+                  f"{np.mean([r[3] for r in mine]):.1f} s of CPU a run")
+        print()
+    print(f"{len(seeds)} seeded runs per row; 'peer' = Fiez et al.'s same algorithm, same seeds' count, same run.\n")
+    print("| solver | settings | mean samples | / T* log(1/delta) | / peer | errors | CPU s/run |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    rows = [("XY-oracle", "as printed", XYOracle()),
+            ("XY-oracle", 'radius="sub-gaussian"', XYOracle(radius="sub-gaussian")),
+            ("XY-adaptive", "as printed", XYAdaptive()),
+            ("XY-adaptive", "readmit=False", XYAdaptive(readmit=False)),
+            ("XY-adaptive", 'radius="sub-gaussian"', XYAdaptive(radius="sub-gaussian")),
+            ("XY-adaptive", 'readmit=False, radius="sub-gaussian"', XYAdaptive(readmit=False, radius="sub-gaussian"))]
+    for name, label, solver in rows:
+        res = []
+        for s in seeds:
+            env = soare(d, rng=s)
+            t0 = time.process_time()
+            r = solver.run(env, rng=10_000 + s)
+            res.append((r, time.process_time() - t0, r.answer == env.best()))
+        m, lr, _, err = summarize([(r, t, ok) for r, t, ok in res])
+        cpu = np.mean([t for _, t, _ in res])
+        vs = f"{m / peer[name]:.2f}" if name in peer else "-"
+        print(f"| {name} | {label} | {m:,.0f} | {lr:.2f} | {vs} | {round(err * len(seeds))}/{len(seeds)} | {cpu:.2f} |",
+              flush=True)
 
 
 def samples_figure(args, fig_rows, n_seeds) -> None:

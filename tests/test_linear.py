@@ -11,7 +11,7 @@ import pytest
 from combex.allocations import apportion, l1_design
 from combex.environments import FullBandit, LinearBandit, Problem
 from combex.environments import LinearInstance, canonical, diabetes_linear, soare, wine_linear
-from combex.estimation import self_normalized_radius
+from combex.estimation import self_normalized_radius, static_radius
 from combex.exceptions import InvalidParameterError
 from combex.solvers import Solver, get_solver
 from combex.solvers.linear import LinGapE, LinGapEOracle, XYAdaptive, XYOracle, XYStatic
@@ -241,7 +241,7 @@ def _run_with_resume(solver, env_factory, steps, tmp_path=None):
 @pytest.mark.parametrize(
     "solver",
     [LinGapE(), LinGapE(rule="ratio", refactor_every=5), XYStatic(growth=0.05), XYAdaptive(growth=0.05),
-     XYOracle(theta=[2.0, 0.0], growth=0.05)],
+     XYAdaptive(growth=0.05, readmit=False, radius="sub-gaussian"), XYOracle(theta=[2.0, 0.0], growth=0.05)],
     ids=lambda s: repr(s)[:40],
 )
 def test_save_resume_identical(solver, tmp_path):
@@ -327,6 +327,53 @@ def test_xy_adaptive_phases_and_answer():
     res = XYAdaptive().run(env, rng=0, trace=True)
     assert res.status == "identified" and res.answer == 0
     assert res.info["phases"] >= 1 and "lower_bound_ratio" in res.info
+
+
+def _active_sets(solver, env):
+    exp = solver.start(env.problem, rng=0)
+    sets = [exp.active.copy()]
+    while not exp.done:
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        sets.append(exp.active.copy())
+    return exp.result(), sets
+
+
+@pytest.mark.parametrize("readmit", [True, False])
+def test_xy_adaptive_readmission(readmit):
+    """Soare et al.'s rule chooses X_hat_{j+1} among all arms, so arms discarded in one phase
+    come back in the next (the "forgetting" Xu et al. describe); readmit=False never brings
+    one back, and on this instance stops sooner."""
+    x = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [np.cos(0.2), np.sin(0.2), 0.0]])
+    res, sets = _active_sets(XYAdaptive(delta=0.1, readmit=readmit), LinearInstance(x, [2.0, 0.0, 0.0], rng=1))
+    back = sum(bool((now & ~before).any()) for before, now in zip(sets, sets[1:]))
+    assert res.answer == 0
+    if readmit:
+        assert back >= 1 and res.samples > 30_000
+    else:
+        assert back == 0 and res.samples < 15_000
+
+
+def test_static_radius_setting_is_the_sub_gaussian_constant_over_checks():
+    """radius="sub-gaussian" stops the XY solvers sooner on the same samples' path: at each
+    check its width is static_radius(k, constant="sub-gaussian") with k the phase's check."""
+    env = canonical(3, 0.5, rng=0)
+    printed = XYStatic(delta=0.1).run(env.spawn(1), rng=0, trace=True)
+    tight = XYStatic(delta=0.1, radius="sub-gaussian").run(env.spawn(1), rng=0, trace=True)
+    assert printed.answer == tight.answer == 0
+    assert tight.samples < printed.samples / 2
+    exp = XYStatic(delta=0.1, radius="sub-gaussian").start(env.problem, rng=0)
+    env2 = env.spawn(1)
+    for _ in range(3):
+        b = exp.ask()
+        exp.tell_batch(b, env2.pull_many(b.arms, b.counts))
+    want = static_radius(exp.phase_checks, 0.1, sigma=1.0, log_n_hypotheses=math.log(3), constant="sub-gaussian")
+    assert exp.phase_checks == exp.rounds == 3
+    assert exp._radius(0.1) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(InvalidParameterError, match="radius"):
+        XYAdaptive(radius="tight")
+    with pytest.raises(InvalidParameterError, match="readmit"):
+        XYAdaptive(readmit="no")
 
 
 @pytest.mark.parametrize("name", ["lingape", "xy-static", "xy-adaptive", "xy-oracle"])
@@ -493,6 +540,8 @@ def test_error_rate_below_delta():
         (LinGapE(delta=delta, rule="ratio", growth=0.01), lambda s: easy_soare(angle=0.6, seed=s)),
         (XYStatic(delta=delta), lambda s: canonical(3, 0.5, rng=s)),
         (XYStatic(delta=delta), lambda s: easy_soare(angle=0.6, seed=s)),
+        (XYStatic(delta=delta, radius="sub-gaussian"), lambda s: canonical(3, 0.5, rng=s)),
+        (XYAdaptive(delta=delta, readmit=False, radius="sub-gaussian"), lambda s: easy_soare(angle=0.3, seed=s)),
     ]
     for solver, make in settings:
         errors = 0

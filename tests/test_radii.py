@@ -18,6 +18,7 @@ from combex.estimation import (
     static_radius,
 )
 from combex.exceptions import InvalidParameterError
+from combex.testing import clopper_pearson
 
 PI2 = math.pi**2
 
@@ -64,6 +65,46 @@ def test_static_radius_floor_at_zero_only_when_log_negative():
     # c' t^2 K / delta = 0.608 / 0.9 < 1 for K = 1, t = 1, delta = 0.9.
     assert static_radius(1, 0.9, sigma=1.0, log_n_hypotheses=0.0) == 0.0
     assert static_radius(2, 0.9, sigma=1.0, log_n_hypotheses=0.0) > 0.0
+
+
+@pytest.mark.parametrize("t, delta, sigma, K", [(10, 0.05, 1.0, 20), (1, 0.1, 0.5, 2), (10**5, 0.05, 1.0, 30)])
+def test_static_radius_sub_gaussian_constant(t, delta, sigma, K):
+    """sigma sqrt(2 log(pi^2 t^2 K / (3 delta))), below the printed radius once t^2 K / delta >= 3."""
+    want = sigma * math.sqrt(2 * math.log(PI2 * t * t * K / (3 * delta)))
+    got = static_radius(t, delta, sigma=sigma, log_n_hypotheses=math.log(K), constant="sub-gaussian")
+    assert math.isclose(got, want, rel_tol=1e-12)
+    assert got < static_radius(t, delta, sigma=sigma, log_n_hypotheses=math.log(K))
+    if t == 10**5:  # the docstring's figure: the printed C^2 is 3.8 times this one
+        assert (static_radius(t, delta, sigma=sigma, log_n_hypotheses=math.log(K)) / got) ** 2 == pytest.approx(3.78, abs=0.01)
+    with pytest.raises(InvalidParameterError, match="constant"):
+        static_radius(t, delta, sigma=sigma, log_n_hypotheses=0.0, constant="tight")
+
+
+def test_static_radius_sub_gaussian_holds_under_the_null_at_every_t():
+    """A fixed design (three arms in turn, Gaussian noise, theta = 0): the sub-Gaussian radius
+    covers |x^T theta_hat_t| for every arm x and every t <= 300 in at least 1 - delta of 4,000
+    runs (Clopper-Pearson upper bound of the miss rate <= delta); halving it does not."""
+    rng = np.random.default_rng(7)
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    runs, horizon, delta = 4000, 300, 0.2
+    arms = np.arange(horizon) % 3
+    noise = rng.standard_normal((runs, horizon))
+    b = np.cumsum(noise[:, :, None] * X[arms][None, :, :], axis=1)  # (runs, t, d)
+    missed = {1.0: np.zeros(runs, dtype=bool), 0.5: np.zeros(runs, dtype=bool)}
+    A = np.zeros((2, 2))
+    for t in range(horizon):
+        A += np.outer(X[arms[t]], X[arms[t]])
+        if t < 1:
+            continue
+        Ainv = np.linalg.inv(A)
+        theta = b[:, t, :] @ Ainv  # A symmetric
+        width = np.sqrt(np.einsum("kd,de,ke->k", X, Ainv, X))
+        c = static_radius(t + 1, delta, sigma=1.0, log_n_hypotheses=math.log(3), constant="sub-gaussian")
+        dev = np.abs(theta @ X.T) / width
+        for f in missed:
+            missed[f] |= (dev > f * c).any(axis=1)
+    assert clopper_pearson(int(missed[1.0].sum()), runs)[1] <= delta
+    assert missed[0.5].mean() > delta
 
 
 # ---------------------------------------------------------------------- self-normalized

@@ -10,6 +10,7 @@
 
 from ._least_squares import LeastSquares
 from ._radii import (
+    STATIC_CONSTANTS,
     independent_radius,
     independent_widths,
     log_binomial,
@@ -28,6 +29,7 @@ from ._without_replacement import (
 __all__ = [
     "LeastSquares",
     "static_radius",
+    "STATIC_CONSTANTS",
     "self_normalized_radius",
     "independent_radius",
     "independent_widths",

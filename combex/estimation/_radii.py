@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln
 
-from .._validation import check_float, check_int, check_probability, param_error
+from .._validation import check_choice, check_float, check_int, check_probability, param_error
 from ..exceptions import InvalidParameterError
 
 __all__ = [
@@ -36,6 +36,8 @@ FloatOrArray = Union[float, NDArray[np.float64]]
 
 #: c' = 6 / pi^2 of Proposition 1 (full-bandit paper) and Lemma 1 (its Appendix A).
 C_PRIME = 6.0 / math.pi**2
+#: The constants :func:`static_radius` offers: the printed ones, or the sub-Gaussian tail's.
+STATIC_CONSTANTS = ("proposition-1", "sub-gaussian")
 #: c' of Lemma 1 (ICB) corrected so that the union bound over t >= 1 and the n base arms
 #: sums to delta: 2 sum_t 1/(c' t^2) = 1 needs c' = 2 * pi^2 / 6 = pi^2 / 3 (see
 #: :func:`independent_radius`).
@@ -117,7 +119,9 @@ def log_binomial(n: int, k: int) -> float:
     return float(gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1))
 
 
-def static_radius(t: ArrayLike, delta: float, *, sigma: float, log_n_hypotheses: float) -> FloatOrArray:
+def static_radius(
+    t: ArrayLike, delta: float, *, sigma: float, log_n_hypotheses: float, constant: str = "proposition-1"
+) -> FloatOrArray:
     """:math:`C_t` of Proposition 1 (Soare et al. 2014; full-bandit paper, Proposition 1).
 
     For a fixed (non-adaptive) sequence of arms and noise bounded in
@@ -135,6 +139,27 @@ def static_radius(t: ArrayLike, delta: float, *, sigma: float, log_n_hypotheses:
     full-bandit setting (super-arms of size k, base-arm noise R) the paper uses
     :math:`\\sigma = kR`.
 
+    ``constant="sub-gaussian"`` gives the same guarantee with the constant of the
+    sub-Gaussian tail instead of the printed one:
+
+    .. math::
+
+        C_t = \\sigma\\sqrt{2\\log(\\pi^2 t^2 K / (3\\delta))}.
+
+    Proof: for a fixed sequence, :math:`x^\\top(\\hat\\theta_t - \\theta) = \\sum_{s \\le t}
+    (x^\\top A_t^{-1} x_s)\\,\\eta_s` is a sum of independent terms; noise in
+    :math:`[-\\sigma, \\sigma]` is :math:`\\sigma`-sub-Gaussian (Hoeffding's lemma), as is
+    :math:`N(0, \\sigma^2)`, and the weights' squares sum to :math:`\\|x\\|^2_{A_t^{-1}}`, so
+    :math:`P(|x^\\top(\\hat\\theta_t - \\theta)| > \\|x\\|_{A_t^{-1}}\\sigma\\sqrt{2\\log(2/\\delta')})
+    \\le \\delta'`; a union over the K hypotheses and over t with
+    :math:`\\delta' = 6\\delta / (\\pi^2 t^2 K)` (:math:`\\sum_t 6/(\\pi^2 t^2) = 1`) gives the
+    formula. The printed :math:`C_t^2 = 8\\sigma^2\\log(6 t^2 K/(\\pi^2\\delta))` is about four
+    times this one (at t = 10^5, K = 30, delta = 0.05: 8 x 28.9 = 231 against
+    2 x 30.6 = 61, 3.8x), so a fixed design needs about 3.8x fewer samples to stop with it.
+    The printed :math:`c' = 6/\\pi^2` is the inverse of the union's :math:`\\pi^2/6`; the
+    factor 8 covers it (the printed radius is the larger one whenever
+    :math:`t^2 K/\\delta \\ge 3`).
+
     Parameters
     ----------
     t : float or array-like
@@ -146,6 +171,8 @@ def static_radius(t: ArrayLike, delta: float, *, sigma: float, log_n_hypotheses:
     log_n_hypotheses : float
         :math:`\\log K \\ge 0`, the log of the number of arms / super-arms the bound is
         union-bounded over (see :func:`log_binomial`; K may be astronomically large).
+    constant : {"proposition-1", "sub-gaussian"}, default "proposition-1"
+        The printed constants, or the sub-Gaussian tail's (above).
 
     Returns
     -------
@@ -175,8 +202,13 @@ def static_radius(t: ArrayLike, delta: float, *, sigma: float, log_n_hypotheses:
     delta = check_probability(delta, "delta", owner=owner)
     sigma = check_float(sigma, "sigma", owner=owner, low=0.0, closed="right")
     log_k = check_float(log_n_hypotheses, "log_n_hypotheses", owner=owner, low=0.0)
-    log_arg = math.log(C_PRIME) + 2.0 * np.log(tt) + log_k - math.log(delta)
-    c = 2.0 * math.sqrt(2.0) * sigma
+    constant = check_choice(constant, "constant", STATIC_CONSTANTS, owner=owner)
+    if constant == "sub-gaussian":
+        log_arg = math.log(math.pi**2 / 3.0) + 2.0 * np.log(tt) + log_k - math.log(delta)
+        c = math.sqrt(2.0) * sigma
+    else:
+        log_arg = math.log(C_PRIME) + 2.0 * np.log(tt) + log_k - math.log(delta)
+        c = 2.0 * math.sqrt(2.0) * sigma
     return _out(c * np.sqrt(np.maximum(log_arg, 0.0)))
 
 

@@ -47,7 +47,7 @@ from .._validation import (
 )
 from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal_design
 from ..environments import LinearBandit
-from ..estimation import LeastSquares, log_binomial, self_normalized_radius, static_radius
+from ..estimation import STATIC_CONSTANTS, LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
 from ..identification._linear import characteristic_time, check_features
 from ..identification._query import Query
@@ -940,9 +940,11 @@ class _StaticBase(_LinearRun, Solver):
     arm_type: ClassVar[str] = "index"
     families: ClassVar[tuple[str, ...]] = ("linear",)
 
-    def _init_static(self, delta: Any, epsilon: Any, sigma: Any, ridge: Any, growth: Any, design_method: Any) -> None:
+    def _init_static(self, delta: Any, epsilon: Any, sigma: Any, ridge: Any, growth: Any, design_method: Any,
+                     radius: Any = "proposition-1") -> None:
         owner = type(self).__name__
         _check_common(self, owner, delta, epsilon)
+        self.radius = check_choice(radius, "radius", STATIC_CONSTANTS, owner=owner)
         self.sigma = None if sigma is None else check_float(sigma, "sigma", owner=owner, low=0.0, closed="neither")
         self.ridge = check_float(ridge, "ridge", owner=owner, low=0.0)
         self.growth = check_float(growth, "growth", owner=owner, low=0.0)
@@ -966,6 +968,7 @@ class _StaticExploration(_WidthRule, Exploration):
         self.sums = np.zeros(k)
         self.n_phase = 0
         self.n_next = max(1, int(np.count_nonzero(self.p)))
+        self.phase_checks = 0
         self.best = 0
         self.B = float("inf")
 
@@ -1003,12 +1006,25 @@ class _StaticExploration(_WidthRule, Exploration):
         u = self.X @ theta
         idx = np.flatnonzero(active)
         i = int(idx[np.argmax(u[idx])])
-        c = static_radius(max(self.n_phase, 1), delta, sigma=self.sigma, log_n_hypotheses=self.log_hyp)
+        c = self._radius(delta)
         n2 = pinv.norms_sq(self.X[idx] - self.X[i])
         with np.errstate(invalid="ignore"):
             f = (u[idx] - u[i]) + c * np.sqrt(n2)
         f[idx == i] = 0.0
         return i, float(np.max(f))
+
+    def _radius(self, delta: float) -> float:
+        """C of the static bound at this check. ``radius="proposition-1"``: Proposition 1
+        as printed, a union over every sample count of the phase. ``"sub-gaussian"``: the
+        sub-Gaussian constant with the union over the phase's checks instead, whose sample
+        counts the growth schedule fixes before any reward is seen (n_1 = the design's
+        support, n_{k+1} = max(n_k + 1, ceil((1 + g) n_k))), so check k uses t = k."""
+        if self.solver.radius == "sub-gaussian":
+            t = max(self.phase_checks, 1)
+        else:
+            t = max(self.n_phase, 1)
+        return float(static_radius(t, delta, sigma=self.sigma, log_n_hypotheses=self.log_hyp,
+                                   constant=self.solver.radius))
 
     def _schedule(self) -> None:
         g = self.solver.growth
@@ -1040,6 +1056,7 @@ class _StaticExploration(_WidthRule, Exploration):
             prev = getattr(self, "_prev_check", 0)
             if 0 < prev < self.n_phase:
                 self.max_check_ratio = max(getattr(self, "max_check_ratio", 1.0), self.n_phase / prev)
+            self.phase_checks += 1
             self._check()
             self._prev_check = self.n_phase  # 0 when _check started a new phase
             if not self.done:
@@ -1070,7 +1087,7 @@ class _StaticExploration(_WidthRule, Exploration):
 
     def _extra_state(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k).copy() for k in self._ARRAYS}
-        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B,
+        out.update(n_phase=self.n_phase, n_next=self.n_next, best=self.best, B=self.B, phase_checks=self.phase_checks,
                    prev_check=int(getattr(self, "_prev_check", 0)),
                    max_check_ratio=float(getattr(self, "max_check_ratio", 1.0)))
         return out
@@ -1084,6 +1101,7 @@ class _StaticExploration(_WidthRule, Exploration):
             setattr(self, k, int(state[k]))
         self.B = float(state["B"])
         self._prev_check = int(state.get("prev_check", 0))
+        self.phase_checks = int(state.get("phase_checks", self.rounds))
         self.max_check_ratio = float(state.get("max_check_ratio", 1.0))
 
 
@@ -1142,6 +1160,9 @@ class XYStatic(_StaticBase):
     design_method : {"auto", "cvxpy", "frank-wolfe"}
         Method of :func:`combex.allocations.xy_optimal_design` ("auto": cvxpy for small
         direction sets, Frank-Wolfe otherwise).
+    radius : {"proposition-1", "sub-gaussian"}, default "proposition-1"
+        The constants of Proposition 1's width, :func:`combex.estimation.static_radius`:
+        as printed, or the sub-Gaussian tail's (about 3.8x fewer samples, equally valid).
     """ + _STATIC_NOTES
 
     name: ClassVar[str] = "xy-static"
@@ -1155,8 +1176,9 @@ class XYStatic(_StaticBase):
         ridge: float = 0.0,
         growth: float = 0.01,
         design_method: str = "auto",
+        radius: str = "proposition-1",
     ) -> None:
-        self._init_static(delta, epsilon, sigma, ridge, growth, design_method)
+        self._init_static(delta, epsilon, sigma, ridge, growth, design_method, radius)
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return XYStaticExploration(self, problem, rng)
@@ -1183,7 +1205,7 @@ class XYOracle(_StaticBase):
     theta : array of shape (d,), optional
         The true parameter. None: :meth:`run` takes ``env.theta``; :meth:`start` then
         needs it given.
-    delta, epsilon, sigma, ridge, growth, design_method
+    delta, epsilon, sigma, ridge, growth, design_method, radius
         As :class:`XYStatic`.
     """ + _STATIC_NOTES
 
@@ -1199,8 +1221,9 @@ class XYOracle(_StaticBase):
         ridge: float = 0.0,
         growth: float = 0.01,
         design_method: str = "auto",
+        radius: str = "proposition-1",
     ) -> None:
-        self._init_static(delta, epsilon, sigma, ridge, growth, design_method)
+        self._init_static(delta, epsilon, sigma, ridge, growth, design_method, radius)
         if theta is not None:
             th = np.asarray(theta, dtype=np.float64)
             if th.ndim != 1 or not np.all(np.isfinite(th)):
@@ -1254,7 +1277,10 @@ class XYAdaptive(_StaticBase):
     ||y||^2_{A_n^{-1}}`` (Soare et al.'s rule; ``rho_0 = 1``, ``n_0 = d(d+1) + 1``). Then
     ``X_hat_{j+1}`` keeps every arm of X that no arm of X beats with certainty with the
     phase-j statistics -- ``(x' - x)^T theta_hat >= c ||x' - x||_{A^{-1}}`` -- so arms not
-    discardable with the phase's design come back (the "forgetting" of Section 7.1.1).
+    discardable with the phase's design come back (the "forgetting" of Section 7.1.1);
+    ``readmit=False`` keeps only arms of ``X_hat_j`` (an arm once discarded stays out, as
+    in Fiez et al.'s (2019) code), which is still valid: an arm leaves only when an arm
+    beats it with certainty.
     The run stops when one arm is left, or, within a phase, when the empirical best active
     arm is certified against every active arm (the XY-static rule). Phase j uses the
     confidence ``delta_j = 6 delta / (pi^2 j^2)`` (union over phases).
@@ -1267,6 +1293,12 @@ class XYAdaptive(_StaticBase):
     alpha : float, default 0.1
         The phase-length constant alpha in (0, 1) (Soare et al. and the reference
         implementations use 1/10).
+    readmit : bool, default True
+        True: ``X_hat_{j+1}`` is chosen among all of X (Soare et al.'s algorithm as
+        printed); False: among ``X_hat_j`` only.
+    radius : {"proposition-1", "sub-gaussian"}, default "proposition-1"
+        The constants of the confidence width, :func:`combex.estimation.static_radius`:
+        as printed, or the sub-Gaussian tail's (about 3.8x fewer samples, equally valid).
     """ + _STATIC_NOTES
 
     name: ClassVar[str] = "xy-adaptive"
@@ -1277,13 +1309,16 @@ class XYAdaptive(_StaticBase):
         epsilon: float = 0.0,
         *,
         alpha: float = 0.1,
+        readmit: bool = True,
         sigma: float | None = None,
         ridge: float = 0.0,
         growth: float = 0.01,
         design_method: str = "auto",
+        radius: str = "proposition-1",
     ) -> None:
-        self._init_static(delta, epsilon, sigma, ridge, growth, design_method)
+        self._init_static(delta, epsilon, sigma, ridge, growth, design_method, radius)
         self.alpha = check_float(alpha, "alpha", owner="XYAdaptive", low=0.0, high=1.0, closed="neither")
+        self.readmit = check_bool(readmit, "readmit", owner="XYAdaptive")
 
     def start(self, problem: Any, *, rng: Any = None) -> Exploration:
         return XYAdaptiveExploration(self, problem, rng)
@@ -1317,6 +1352,7 @@ class XYAdaptiveExploration(_StaticExploration):
         self.sums = np.zeros(k)
         self.n_phase = 0
         self.n_next = max(1, int(np.count_nonzero(self.p)))
+        self.phase_checks = 0
 
     def _check(self) -> None:
         s = self.solver
@@ -1336,7 +1372,7 @@ class XYAdaptiveExploration(_StaticExploration):
             return
         # end of phase j: elimination over all of X with the phase-j statistics
         u = self.X @ theta
-        c = static_radius(self.n_phase, delta_j, sigma=self.sigma, log_n_hypotheses=self.log_hyp)
+        c = self._radius(delta_j)
         diff = self.X[None, :, :] - self.X[:, None, :]  # diff[x, x'] = x' - x
         k, d = self.X.shape
         n2 = pinv.norms_sq(diff.reshape(-1, d)).reshape(k, k)
@@ -1345,6 +1381,8 @@ class XYAdaptiveExploration(_StaticExploration):
             beaten = (lead >= c * np.sqrt(n2)) & np.isfinite(n2)
         np.fill_diagonal(beaten, False)
         keep = ~beaten.any(axis=1)
+        if not s.readmit:
+            keep &= self.active
         if not keep.any():  # pragma: no cover - impossible: the empirical best is never beaten
             keep[int(np.argmax(u))] = True
         self.active = keep
