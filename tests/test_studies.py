@@ -589,6 +589,30 @@ def test_eager_assistants_get_distinct_useful_tickets_and_never_an_empty_ask():
     assert r["status"] == "identified" and r["empty_asks"] == 0
 
 
+def test_assistants_holding_tickets_at_once_get_different_teams():
+    """A team cannot run two sessions at once: the lab case (12 workers, teams of 4, top-two)
+    with three assistants who each ask before anyone tells gets three different teams, at the
+    start and later in the study (when the rule's next choice is the held leader, the ask
+    takes the rule's following choices)."""
+    workers = [f"w{i}" for i in range(12)]
+    quality = np.array([14, 9, 20, 12, 17, 8, 19, 11, 15, 10, 18, 13], dtype=float)
+    study = cs.create_study(name="lab", problem=cs.problem_spec(workers=workers, team_size=4, score_range=(0, 100)),
+                            solver="top-two", solver_params={"delta": 0.1, "epsilon": 5}, seed=3)
+    for name in ("a", "b", "c"):
+        study.add_assistant(name)
+    rng = np.random.default_rng(0)
+    clashes = rounds = 0
+    for _ in range(40):
+        held = [study.ask(assistant=name) for name in ("a", "b", "c")]
+        teams = [tuple(t.arm) for t in held]
+        clashes += len(set(teams)) < 3
+        rounds += 1
+        for t in held:
+            score = float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 10), 0, 100))
+            study.tell(t.id, round(score))
+    assert rounds == 40 and clashes == 0
+
+
 def test_a_batch_study_does_not_wait_for_a_held_ticket_until_its_lease_ends():
     """Batch policy: once a held ticket is overdue (3x the median time-to-tell), the next
     idle assistant gets its evaluation again; the study ends well within the one-day lease

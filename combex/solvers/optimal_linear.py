@@ -1056,7 +1056,8 @@ class _LinearGLRExploration(Exploration):
         if arms:
             idx = self._arms_in(np.asarray([np.asarray(a) for a in arms])) if self.dc is None or not self._oblivious_design else None
             if idx is not None:
-                np.add.at(sim.T, idx, 1)
+                for i in idx:
+                    sim._virtual_pull(int(i))
         out = []
         for _ in range(n):
             if sim.phase == "init" or self.glr is None:
@@ -1071,10 +1072,18 @@ class _LinearGLRExploration(Exploration):
                 if not (self.dc is not None and self._oblivious_design):
                     i = int(sim._arms_in(np.asarray(b.arms)[:1])[0])
             if i is not None:
-                sim.T[i] += 1
+                sim._virtual_pull(i)
             a = np.asarray(arm)
             out.append(a.astype(bool).copy() if a.ndim else int(a))
         return out
+
+    def _virtual_pull(self, i: int) -> None:
+        """A pull of arm ``i`` whose reward is not known yet, on a virtual copy: its count, the
+        design matrix and the sample count move (the rule's proportions and ``A(w)`` see it),
+        the estimate does not."""
+        self.T[i] += 1
+        self._A += np.outer(self.X[i], self.X[i])
+        self.samples += 1
 
     def _virtual_copy(self, rng: Any) -> "_LinearGLRExploration":
 

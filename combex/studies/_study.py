@@ -67,6 +67,9 @@ DEFAULT_LEASE_SECONDS = 24 * 3600.0
 #: it was handed out (``m`` the number of pending tickets).
 OVERDUE_FACTOR = 3.0
 OVERDUE_MIN_SECONDS = 1.0
+#: How many further choices of the sampling rule an eager ask looks through for an arm (a
+#: team) no held ticket has, before it hands out a repeat.
+DISTINCT_LOOKAHEAD = 24
 #: Largest ticket id a storage holds (32-bit ids).
 MAX_TICKET_ID = 2**31 - 1
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
@@ -600,6 +603,31 @@ class Study:
                 out.add(t.id)
         return out
 
+    def _distinct_proposals(self, rp: _Replay, want: int, pending_arms: list[Any], held: list[Any],
+                            seed: int, n_told: int) -> list[Any]:
+        """The next ``want`` arms of the sampling rule (:meth:`Exploration.propose` from the
+        told counts plus the held tickets), preferring arms no held ticket has: a team cannot
+        run two sessions at once, so when the rule's next choice is already out, the
+        following choices of the same simulated sequence (up to :data:`DISTINCT_LOOKAHEAD`
+        further) come first, and repeats only when none is left."""
+
+        def sequence(m: int) -> list[Any]:
+            rng = np.random.default_rng([seed, int(n_told), 0x5EED])
+            return [_from_arm(a) for a in rp.exp.propose(m, pending_arms, rng)]
+
+        taken = {_arm_key(a) for a in held}
+        seq = sequence(want)
+        keys = [_arm_key(a) for a in seq]
+        if not taken.intersection(keys) and len(set(keys)) == len(keys):
+            return seq
+        seq = sequence(want + DISTINCT_LOOKAHEAD)
+        fresh, repeats = [], []
+        for a in seq:
+            k = _arm_key(a)
+            (repeats if k in taken else fresh).append(a)
+            taken.add(k)
+        return (fresh + repeats)[:want]
+
     def _issue(self, tx: Any, rp: _Replay, want: int, who: str | None) -> list[Ticket]:
         now = self.clock()
         lease = float(tx.study.lease_seconds)
@@ -626,10 +654,10 @@ class Study:
                 want = min(want, budget - n_told - len(outstanding))
             if want <= 0:
                 return out
-            rng = np.random.default_rng([int(tx.study.seed), int(n_told), 0x5EED])
             pending_arms = [_to_arm(t.arm, self.problem.n_arms) for t in outstanding]
-            for a in rp.exp.propose(want, pending_arms, rng):
-                add(_from_arm(a), 1, -1, 0)  # one evaluation (one session) per ticket
+            for a in self._distinct_proposals(rp, want, pending_arms, [t.arm for t in outstanding],
+                                              int(tx.study.seed), n_told):
+                add(a, 1, -1, 0)  # one evaluation (one session) per ticket
             return out
         # batch policy: the missing entries of the open batches, then duplicates of overdue ones
         last = tx.last_batch()
