@@ -116,6 +116,12 @@ def test_budget_run_reports_its_confidence():
     assert r.status == "budget_exhausted" and r.samples == 300
     d = r.certificate["delta_achieved"]
     assert 0.01 < d <= 1.0
+    exp = get_solver("top-two")(delta=0.01).start(env.problem, rng=1)
+    while exp.samples < 300:
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    exp.stop("budget_exhausted", "budget")
+    assert exp.progress()["evaluations_left"] > 0  # not "0 left": a certified answer still needs more
     team = FullBandit([3.0, 2.5, 2.0, 1.0, 0.0], k=2, sigma=2.0, noise_level="observation", noise_known=False,
                       rng=0)
     r = get_solver("top-two")(delta=0.01, epsilon=0.1).run(team, rng=1, budget=140)

@@ -119,6 +119,30 @@ def test_reads_read_a_bounded_part_of_the_log(tmp_path):
     assert len(reader.history(max_points=20)) <= 20 and len(fetched) <= 20
 
 
+def test_evaluations_left_says_when_the_budget_will_not_reach_a_certified_answer():
+    """The note beside the estimate: over the budget left -> says so and how to raise it; a
+    study stopped at its budget keeps the estimate of what a certified answer would need."""
+    study = cs.create_study(name="s", problem=cs.problem_spec(workers=[f"w{i}" for i in range(6)], team_size=2,
+                                                              score_range=(0, 100)),
+                            solver="top-two", solver_params={"delta": 0.1}, budget=60, seed=1)
+    rng = np.random.default_rng(0)
+    quality = np.array([30.0, 28, 20, 15, 10, 5])
+    notes = []
+    while study.best()["status"] == "running":
+        t = study.ask()
+        if t is None:
+            break
+        study.tell(t, round(float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 15), 0, 100))))
+        b = study.best()
+        if isinstance(b["evaluations_left"], (int, float)) and b["status"] == "running":
+            notes.append((b["evaluations_left"], 60 - b["evaluations"], b["evaluations_left_note"]))
+    over = [n for left, room, n in notes if left > room]
+    assert over and all("more than the" in n and "budget leaves" in n and "set-budget" in n for n in over)
+    b = study.best()
+    assert b["status"] == "budget_exhausted" and b["evaluations_left"] > 0
+    assert "would still need" in b["evaluations_left_note"] and "more evaluations may be needed" in b["certificate_text"]
+
+
 # ----------------------------------------------------------------------------- best()
 def test_best_says_where_the_study_stands():
     study = cs.create_study(name="s", problem=cs.problem_spec(3, labels=["ann", "bob", "cy"]), solver="lucb",

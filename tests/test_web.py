@@ -250,6 +250,7 @@ def test_writes_need_a_sign_in_a_csrf_token_and_the_same_origin(tmp_path):
         for bad in ("not-a-token", "", token[:-1], OWNER[:-1]):
             status, _, text = anon.post("/study/lab/signin", {"csrf": csrf, "token": bad})
             assert status == 403 and "not an assistant token of this study" in text
+            assert 'href="/study/lab/assistant" id="back-to-entry"' in text  # a way back to the sign-in form
         status, _, _ = anon.post("/study/lab/ask", {"csrf": csrf})
         assert status == 403
         # signed in, but the CSRF token is missing, wrong, or another session's
@@ -546,6 +547,39 @@ def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
         row = [r for r in json.loads(o.get("/api/study/lab")[2])["log"]["rows"] if r["id"] == t.id][0]
         assert row["voided"] and [(c["assistant"], c["voided"]) for c in row["corrections"]] == [
             ("Ravi", False), (None, True)]
+
+
+def test_an_assistant_corrects_a_score_older_than_the_rows_listed(tmp_path, browser):
+    """Past the newest rows the page lists, an assistant's own older score is corrected by its
+    ticket number (and a row pushed out of the list by others' tells meanwhile, too)."""
+    from combex.web._data import LOG_ROWS
+
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db)
+    token = study.add_assistant("Ravi")
+    first = study.ask(assistant="Ravi")
+    study.tell(first.id, 80.0, assistant="Ravi")
+    gen = np.random.default_rng(1)
+    for _ in range(LOG_ROWS + 5):
+        t = study.ask()
+        study.tell(t.id, session_score(t, gen))
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert not browser.find_elements(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{first.id}']")
+        assert f"newest {LOG_ROWS} told evaluations" in _text(browser, "body")
+        box = browser.find_element(By.CSS_SELECTOR, "details.correct-older")
+        box.find_element(By.TAG_NAME, "summary").click()
+        box.find_element(By.NAME, "ticket").send_keys(str(first.id))
+        box.find_element(By.NAME, "score").send_keys("70")
+        box.find_element(By.NAME, "reason").send_keys("typed 80 for 70")
+        box.find_element(By.CSS_SELECTOR, "button").click()
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "70")
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "corrected to 70 by Ravi" in _text(d, ".flash"))
+    df = study.trials_dataframe().set_index("id")
+    assert df.loc[first.id, "told_seq"] == 1 and df.loc[first.id, "reward_sum_corrected"] == 70.0
+    assert int(df["corrected"].sum()) == 1
 
 
 def _rows(est):

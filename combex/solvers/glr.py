@@ -1164,8 +1164,10 @@ class GLRExploration(Exploration):
         """An *estimate* of the samples still needed: ``t' - t`` with ``t' Z / t =
         beta + log(t' / t)`` -- the binding statistic ``Z`` keeps growing at its current rate
         (for these samplers the rate approaches ``1 / T*`` at the current means) and each
-        pair threshold grows like ``log t``. None before the first check."""
-        if self.done:
+        pair threshold grows like ``log t``. None before the first check; 0 once the rule has
+        identified the answer (a run ended otherwise, e.g. by its budget, keeps the estimate
+        of what a certified answer would still need)."""
+        if self.status == "identified":
             return 0.0
         z, beta, t = float(self._stat), float(self._beta_t), float(max(self.samples, 1))
         if not (self._ready and math.isfinite(z) and z > 0 and math.isfinite(beta)):

@@ -985,9 +985,10 @@ class _LinearGLRExploration(Exploration):
         / t = beta(t')``, i.e. the binding statistic keeps growing linearly at its current rate
         (for these samplers that rate approaches ``1 / T*`` at the current estimates) and the
         threshold grows like the mixture's ``d/2 log t``. None before the first check or while
-        the statistic is 0."""
+        the statistic is 0; 0 once the rule has identified the answer (a run ended otherwise,
+        e.g. by its budget, keeps the estimate of what a certified answer would still need)."""
         last = getattr(self, "_last", None)
-        if last is None or self.done:
+        if last is None or self.status == "identified":
             return None if last is None else 0.0
         z, beta, t = last["binding"], last["threshold"], float(max(self.samples, 1))
         if not (math.isfinite(z) and z > 0 and math.isfinite(beta)):

@@ -176,6 +176,19 @@ def _from_arm(arm: Any) -> Any:
     return np.flatnonzero(a).tolist()
 
 
+def _left_note(rec: Any, left: Any) -> str:
+    """What the estimate of the evaluations left means for this study's state and budget."""
+    if rec.status == "identified":
+        return "none: the stopping rule holds"
+    if rec.status != "running":
+        return ("an estimate of the evaluations a certified answer would still need; the study has stopped "
+                f"({rec.status.replace('_', ' ')})")
+    if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
+        return (f"an estimate; more than the {rec.budget - rec.n_told} the budget leaves: raise it (combex study "
+                "set-budget) or expect a stop at the budget, uncertified")
+    return "an estimate of the evaluations still needed, not a promise"
+
+
 def _arm_key(arm: Any) -> Any:
     return tuple(arm) if isinstance(arm, list) else int(arm)
 
@@ -1034,7 +1047,7 @@ class Study:
             "statistic": src.get("statistic"), "threshold": src.get("threshold"),
             "stops_when": src.get("stops_when"), "delta_achieved": src.get("delta_achieved"),
             "evaluations_left": src.get("evaluations_left"),
-            "evaluations_left_note": "an estimate of the evaluations still needed, not a promise",
+            "evaluations_left_note": _left_note(rec, src.get("evaluations_left")),
             "evaluations": rec.n_told, "budget": rec.budget, "noise_check": src.get("noise_check"),
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
@@ -1060,14 +1073,14 @@ class Study:
                   "(anytime-valid).")
         left = ""
         if isinstance(b["evaluations_left"], (int, float)):
-            left = f" About {b['evaluations_left']:.0f} more evaluations may be needed (an estimate, not a promise)."
+            left = f" About {b['evaluations_left']:.0f} more evaluations may be needed ({b['evaluations_left_note']})."
         budget = f" The budget is {rec.budget} evaluations." if rec.budget else ""
         if rec.status == "identified":
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")
         if rec.status == "budget_exhausted":
             return (f"The budget of {rec.budget} evaluations ran out before the stopping rule held; the recommended "
-                    f"{what} is the leader of the data, not certified at the study's delta.{da}{stat}")
+                    f"{what} is the leader of the data, not certified at the study's delta.{da}{stat}{left}")
         if rec.status != "running":
             return f"The study stopped ({rec.status}) after {rec.n_told} evaluations; the recommendation is the {what}."
         return (f"After {rec.n_told} evaluations the leader is the {what}; the study runs until the {rec.solver} "

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._data import Scrubber, studies_list, study_snapshot
+from ._data import Scrubber, studies_list, study_snapshot, told_row
 from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token
 
 __all__ = ["create_app", "parse_score", "fmt_score", "accepts_assistant", "WebApp"]
@@ -140,6 +140,11 @@ class WebApp:
             snap["interval"] = self.interval
             h.snapshot = (now, snap)
             return snap
+
+    def told_row(self, name: str, ticket: int) -> dict[str, Any] | None:
+        """The told evaluation of ticket number ``ticket`` of study ``name`` (a row of the told
+        log), or None: for corrections of rows older than the page lists."""
+        return told_row(self.handle(name).reader, ticket)
 
     def names(self) -> list[str]:
         from ..studies import get_all_study_names

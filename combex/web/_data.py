@@ -356,13 +356,18 @@ def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, A
     return {"available": True, "rows": out}
 
 
-def told_tail(study: Any, last: int) -> list[dict[str, Any]]:
-    """The newest ``last`` told evaluations (newest first) with their corrections, from one
+def told_tail(study: Any, last: int | None = None, *, ticket: int | None = None) -> list[dict[str, Any]]:
+    """The newest ``last`` told evaluations (newest first), or the told evaluation of ticket
+    number ``ticket`` (empty when that ticket is not told), with their corrections, from one
     read transaction of the study's storage (``told_at`` of those rows and the correction
     records; the told log itself is never read whole)."""
     with study.storage.read(study.name) as rx:
-        n = int(rx.study.n_told)
-        rows = rx.told_at(list(range(max(1, n - last + 1), n + 1)))
+        if ticket is None:
+            n = int(rx.study.n_told)
+            rows = rx.told_at(list(range(max(1, n - int(last or 0) + 1), n + 1)))
+        else:
+            row = rx.get_ticket(int(ticket))
+            rows = [row] if row is not None and row.told_seq is not None else []
         corrections = rx.corrections()
     by_seq: dict[int, list[Any]] = {}
     for c in corrections:
@@ -391,6 +396,14 @@ def _log_read(study: Any, scrub: Scrubber) -> Any:
         if not _is_combex_error(exc):
             log.exception("reading the told log failed")
         return unavailable(f"Reading the told evaluations failed: {scrub(exc)}")
+
+
+def told_row(study: Any, ticket: int) -> dict[str, Any] | None:
+    """One told evaluation as a row of the page's told log (older rows than the page lists
+    are corrected through it), or None when ticket ``ticket`` is not told."""
+    problem = _problem(study)
+    rows = _log_section(told_tail(study, ticket=ticket), problem.get("labels"), problem)["rows"]
+    return rows[0] if rows else None
 
 
 def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]:

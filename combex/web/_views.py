@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ._app import WebApp, accepts_assistant, fmt_score, parse_score
-from ._data import team_names
+from ._data import LOG_ROWS, team_names
 from ._security import new_token, same_origin, tokens_equal
 
 __all__ = ["Views", "Who", "Refused", "study_path"]
@@ -95,7 +95,8 @@ class Views:
             from starlette.responses import JSONResponse
 
             return JSONResponse({"error": message}, status_code=status)
-        return self._render(request, "error.html", status=status, message=message)
+        name = request.path_params.get("name") if hasattr(request, "path_params") else None
+        return self._render(request, "error.html", status=status, message=message, study_name=name)
 
     def _flash(self, request: Any, kind: str, text: str) -> None:
         request.session["flash"] = {"kind": kind, "text": text}
@@ -206,6 +207,7 @@ class Views:
         h = self.web.handle(name)
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
+                "log_rows": LOG_ROWS,
                 "log": log_, "writes": writes, "running": (snap["summary"].get("status") or "running") == "running",
                 **extra}
 
@@ -254,13 +256,15 @@ class Views:
         return None
 
     def _told_row(self, snap: dict[str, Any], tid: int) -> dict[str, Any] | None:
+        """The told row of ticket ``tid``: from the page's log, or read for itself when it is
+        older than the rows the page lists (or was pushed out of them meanwhile)."""
         log_ = snap["log"]
         if not log_.get("available"):
             return None
         for r in log_["rows"]:
             if r.get("id") == tid:
                 return r
-        return None
+        return self.web.told_row(snap["name"], tid)
 
     def _ticket_id(self, form: Any) -> int:
         raw = str(form.get("ticket") or "").strip()
@@ -316,8 +320,12 @@ class Views:
         else:
             t = res[0] if isinstance(res, list) and res else res
             if t is None or (isinstance(res, list) and not res):
-                self._flash(request, "info", "No ticket right now: every evaluation the solver can use is out. "
-                                             "Ask again when pending tickets are told.")
+                rec = getattr(h.writer, "_record", None)
+                budget = getattr(rec, "budget", None)
+                why = (f" (with a budget of {budget} evaluations, the tickets out may already fill what is left of it)"
+                       if budget is not None else "")
+                self._flash(request, "info", "No ticket right now: every evaluation the solver can use is out"
+                                             f"{why}. Ask again when pending tickets are told.")
             else:
                 labels = (getattr(h.writer, "_record", None) and h.writer._record.problem.get("labels")) or None
                 names = team_names(getattr(t, "names", None) or getattr(t, "arm", None), labels)
@@ -412,7 +420,7 @@ class Views:
                                                                                       str]:
         row = self._told_row(snap, tid)
         if row is None:
-            raise Refused(400, f"Refused: ticket #{tid} is not among the told evaluations shown.")
+            raise Refused(400, f"Refused: ticket #{tid} has no told score in this study.")
         if not (who.owner or row.get("assistant") == who.assistant):
             raise Refused(403, f"Refused: ticket #{tid} was told by {row.get('assistant') or 'the owner'}; an "
                                "assistant corrects their own scores (the owner any).")

@@ -86,19 +86,20 @@
       return;
     }
     var stopped = sm.available && sm.status !== "running";
+    var ev = sm.available ? sm.evaluations : b.evaluations;
+    var early = !ev ? "after the first evaluations" : null;  // nothing told yet: no solver has these
     cards.push(card(stopped ? "Answer" : "Leader", names(b.leader), null, "leader"));
     cards.push(card("Challenger", b.challenger ? names(b.challenger) : "-",
-      b.challenger ? "the closest alternative the rule checks against" : "none reported by this solver",
+      b.challenger ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
       "challenger"));
-    var ev = sm.available ? sm.evaluations : b.evaluations;
     cards.push(card("Evaluations told", num(ev) + (sm.budget ? " of " + sm.budget : ""),
       sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" : null, "evaluations"));
     cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : num(b.delta_achieved, 4),
-      b.delta_achieved === null ? "not computed by this solver"
+      b.delta_achieved === null ? (early || "not computed by this solver")
         : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)",
       "delta-achieved"));
     cards.push(card("Evaluations left", b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
-      b.evaluations_left === null ? "no estimate from this solver" : (b.evaluations_left_note || "an estimate, not a promise"),
+      b.evaluations_left === null ? (early || "no estimate from this solver") : (b.evaluations_left_note || "an estimate, not a promise"),
       "evaluations-left"));
     var nodes = cards;
     var v = fill("verdict");
@@ -166,7 +167,8 @@
       if (r.high !== null) hi = Math.max(hi, r.high);
       if (r.estimate !== null) { lo = Math.min(lo, r.estimate); hi = Math.max(hi, r.estimate); }
     });
-    if (!isFinite(lo) || !isFinite(hi) || hi <= lo) { lo = 0; hi = 1; }
+    var noScale = !isFinite(lo) || !isFinite(hi) || hi <= lo;  // nothing estimated yet: no axis to name
+    if (noScale) { lo = 0; hi = 1; }
     var W = 260;
     function X(v) { return 6 + (W - 12) * (v - lo) / (hi - lo); }
     var leader = s.best.available ? s.best.leader : [];
@@ -188,7 +190,7 @@
     var table = el("table", {cls: "estimates"},
       el("thead", null, el("tr", null, el("th", {text: "name"}), el("th", {cls: "num", text: "evaluations"}),
         el("th", {cls: "num", text: "estimate"}), el("th", {cls: "num", text: "interval"}),
-        el("th", {cls: "scale", text: "scale " + num(lo, 1) + " to " + num(hi, 1)}))),
+        el("th", {cls: "scale", text: noScale ? "" : "scale " + num(lo, 1) + " to " + num(hi, 1)}))),
       tbody);
     fill("estimates", table);
     document.getElementById("estimates-validity").textContent =
