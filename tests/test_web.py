@@ -410,6 +410,8 @@ def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path,
         assert "decimal point" in _text(browser, "#confirm-warning")
         browser.find_element(By.ID, "change").click()
         assert study.summary()["evaluations"] == 8  # nothing recorded yet
+        _wait(browser, lambda d: d.find_elements(By.ID, f"score-{tid}"))
+        assert browser.find_element(By.ID, f"score-{tid}").get_attribute("value") == "7.5"  # what was typed, to fix
         _enter(browser, tid, "75")
         _wait(browser, lambda d: _text(d, "#confirm-score") == "75")
         assert not browser.find_elements(By.ID, "confirm-warning")

@@ -193,7 +193,11 @@ class Views:
             can = hasattr(h.writer, "assistant_for_token")
             return self._render(request, "signin.html", name=name, can_sign_in=can)
         snap = await self._run(self.web.snapshot, name)
-        return self._render(request, "assistant.html", **self._assistant_context(snap, name, who))
+        values = {}
+        raw_t, raw_s = request.query_params.get("ticket", ""), request.query_params.get("score", "")
+        if raw_t.isdigit() and len(raw_t) <= 18 and len(raw_s) <= 64:  # "Back: change it" keeps what was typed
+            values[int(raw_t)] = raw_s
+        return self._render(request, "assistant.html", **self._assistant_context(snap, name, who, values=values))
 
     def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
         pend = snap["pending"]
