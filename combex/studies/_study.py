@@ -622,7 +622,8 @@ class Study:
         told counts plus the held tickets), preferring arms no held ticket has: a team cannot
         run two sessions at once, so when the rule's next choice is already out, the
         following choices of the same simulated sequence (up to :data:`DISTINCT_LOOKAHEAD`
-        further) come first, and repeats only when none is left."""
+        further) come first, then the rule's leader and challenger, and repeats only when
+        none of these is left."""
 
         def sequence(m: int) -> list[Any]:
             rng = np.random.default_rng([seed, int(n_told), 0x5EED])
@@ -639,6 +640,12 @@ class Study:
             k = _arm_key(a)
             (repeats if k in taken else fresh).append(a)
             taken.add(k)
+        if len(fresh) < want:  # the rule keeps to arms already out: its leader and challenger are useful too
+            prog = rp.exp.progress()
+            for a in (prog.get("leader"), prog.get("challenger")):
+                if a is not None and _arm_key(a) not in taken and np.ndim(a) == np.ndim(seq[0] if seq else a):
+                    fresh.append(a)
+                    taken.add(_arm_key(a))
         return (fresh + repeats)[:want]
 
     def _issue(self, tx: Any, rp: _Replay, want: int, who: str | None) -> list[Ticket]:
