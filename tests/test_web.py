@@ -579,6 +579,9 @@ def test_an_assistant_corrects_a_score_older_than_the_rows_listed(tmp_path, brow
         _wait(browser, lambda d: _text(d, "#confirm-score") == "70")
         browser.find_element(By.ID, "confirm").click()
         _wait(browser, lambda d: "corrected to 70 by Ravi" in _text(d, ".flash"))
+        browser.get(f"{base}/study/lab")  # the study page lists the corrected older row after the newest ones
+        _wait(browser, lambda d: "typed 80 for 70" in _text(d, f"#log tr.log-row[data-ticket='{first.id}']"))
+        assert "Older evaluations that were corrected" in _text(browser, "#log")
     df = study.trials_dataframe().set_index("id")
     assert df.loc[first.id, "told_seq"] == 1 and df.loc[first.id, "reward_sum_corrected"] == 70.0
     assert int(df["corrected"].sum()) == 1

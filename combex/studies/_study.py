@@ -181,8 +181,8 @@ def _left_note(rec: Any, left: Any) -> str:
     if rec.status == "identified":
         return "none: the stopping rule holds"
     if rec.status != "running":
-        return ("an estimate of the evaluations a certified answer would still need; the study has stopped "
-                f"({rec.status.replace('_', ' ')})")
+        return (f"an estimate of the evaluations a certified answer would still need, the study having stopped: "
+                f"{rec.status.replace('_', ' ')}")
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
         return (f"an estimate; more than the {rec.budget - rec.n_told} the budget leaves: raise it (combex study "
                 "set-budget) or expect a stop at the budget, uncertified")

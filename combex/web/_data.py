@@ -352,35 +352,40 @@ def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, A
                     "count": count, "low": lo, "high": hi, "score": _num(get("score", get("reward_sum"))),
                     "original": _num(get("original_score", get("original"))),
                     "assistant": get("assistant", get("told_by")), "told_at": iso_time(get("told_at")),
-                    "voided": bool(get("voided", False)), "corrections": corr})
+                    "voided": bool(get("voided", False)), "corrections": corr, "older": bool(get("older", False))})
     return {"available": True, "rows": out}
 
 
 def told_tail(study: Any, last: int | None = None, *, ticket: int | None = None) -> list[dict[str, Any]]:
-    """The newest ``last`` told evaluations (newest first), or the told evaluation of ticket
-    number ``ticket`` (empty when that ticket is not told), with their corrections, from one
+    """The newest ``last`` told evaluations (newest first) and, after them, every older one
+    that was corrected (``older`` True); or the told evaluation of ticket number ``ticket`` (empty when that ticket is not told), with their corrections, from one
     read transaction of the study's storage (``told_at`` of those rows and the correction
     records; the told log itself is never read whole)."""
+    older: list[Any] = []
     with study.storage.read(study.name) as rx:
+        corrections = rx.corrections()
         if ticket is None:
             n = int(rx.study.n_told)
-            rows = rx.told_at(list(range(max(1, n - int(last or 0) + 1), n + 1)))
+            first = max(1, n - int(last or 0) + 1)
+            rows = rx.told_at(list(range(first, n + 1)))
+            # corrected rows older than the tail are listed too (after it): a correction is never hidden
+            older = rx.told_at(sorted({int(c.told_seq) for c in corrections if int(c.told_seq) < first}))
         else:
             row = rx.get_ticket(int(ticket))
             rows = [row] if row is not None and row.told_seq is not None else []
-        corrections = rx.corrections()
     by_seq: dict[int, list[Any]] = {}
     for c in corrections:
         by_seq.setdefault(int(c.told_seq), []).append(c)
     out = []
-    for r in sorted(rows, key=lambda r: -int(r.told_seq)):
+    old_ids = {id(r) for r in older}
+    for r in sorted(rows, key=lambda r: -int(r.told_seq)) + sorted(older, key=lambda r: -int(r.told_seq)):
         cs = sorted(by_seq.get(int(r.told_seq), []), key=lambda c: c.seq)
         final = cs[-1].reward_sum if cs else r.reward_sum
         out.append({"told_seq": r.told_seq, "id": r.id, "arm": r.arm, "count": r.count, "score": final,
                     "original_score": r.reward_sum, "voided": bool(cs) and final is None,
                     "assistant": r.told_by, "told_at": r.told_at,
                     "corrections": [{"score": c.reward_sum, "reason": c.reason, "assistant": c.assistant,
-                                     "at": c.created_at} for c in cs]})
+                                     "at": c.created_at} for c in cs], "older": id(r) in old_ids})
     return out
 
 

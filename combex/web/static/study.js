@@ -235,7 +235,14 @@
     if (!l.available) { fill("log", unavailable(l)); return; }
     if (!l.rows.length) { fill("log", el("p", {cls: "muted", text: "Nothing told yet."})); return; }
     var tbody = el("tbody");
+    var olderShown = false;
     l.rows.forEach(function (r) {
+      if (r.older && !olderShown) {  // corrected rows older than the newest ones listed
+        olderShown = true;
+        var sep = el("td", {cls: "muted", text: "Older evaluations that were corrected:"});
+        sep.setAttribute("colspan", "7");
+        tbody.appendChild(el("tr", {cls: "older-head"}, sep));
+      }
       var score = el("td", {cls: "num score"});
       if (r.voided) {
         score.appendChild(el("s", {text: num(r.original !== null ? r.original : r.score)}));
