@@ -639,6 +639,71 @@ def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser
         _wait(browser, lambda d: "budget_exhausted" in _text(d, "body"))
 
 
+def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_path, browser):
+    """The owner's page has a budget form: raising it lets the study run on, a budget below
+    the evaluations told is refused with the reason, a budget equal to them stops the study;
+    an assistant's page has no such form, a post of it as an assistant is refused, and the
+    owner's page lists every assistant's tickets under its own heading."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=12)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert not browser.find_elements(By.ID, "budget-form")
+        assert _text(browser, "section h2") == "Your tickets"
+        csrf = browser.find_element(By.NAME, "csrf").get_attribute("value")
+        status = browser.execute_script("""
+            const f = new FormData(); f.append('csrf', arguments[0]); f.append('budget', '13');
+            const r = new XMLHttpRequest(); r.open('POST', '/study/lab/budget', false); r.send(f);
+            return [r.status, r.responseText];""", csrf)
+        assert status[0] == 403 and "only the study&#39;s owner can change its budget" in status[1]
+        assert "<h1>Refused</h1>" in status[1] and study.summary()["budget"] is None
+        tid, _ = _ask(browser)
+        _sign_in(browser, base, OWNER)
+        assert _text(browser, "section h2") == "Tickets out (every assistant's)"
+        assert "(asked by Ravi)" in _text(browser, f"#ticket-{tid}")
+        assert "The study has no budget: it runs until the stopping rule holds" in _text(browser, "body")
+        for typed, flash in [("500", "The budget is now 500 evaluations (status running)."),
+                             ("5", "Budget not changed: "), ("12.5", None)]:
+            box = browser.find_element(By.ID, "budget")
+            box.clear()
+            box.send_keys(typed)
+            browser.find_element(By.ID, "set-budget").click()
+            if flash is None:  # not a whole number: an error page that names the value
+                _wait(browser, lambda d: d.find_elements(By.ID, "refused"))
+                assert _text(browser, "h1") == "Not accepted"
+                assert "'12.5'" in _text(browser, "#refused")
+                browser.find_element(By.ID, "back-to-entry").click()
+                _wait(browser, lambda d: d.find_elements(By.ID, "budget-form"))
+            else:
+                _wait(browser, lambda d, f=flash: f in _text(d, ".flash"))
+                if typed == "5":  # below the 12 told: the library's message names the argument and value
+                    assert "'budget'" in _text(browser, ".flash") and "Got 5" in _text(browser, ".flash")
+        assert study.summary()["budget"] == 500 and study.status == "running"
+        assert "stops at 500 evaluations" in _text(browser, "body")
+        box = browser.find_element(By.ID, "budget")
+        box.clear()
+        box.send_keys("12")
+        browser.find_element(By.ID, "set-budget").click()
+        _wait(browser, lambda d: "The budget is now 12 evaluations (status budget_exhausted)." in _text(d, ".flash"))
+        assert study.status == "budget_exhausted" and not browser.find_elements(By.ID, "budget-form")
+        assert [h["to"] for h in study.summary()["history"] if h.get("event") == "budget"] == [500, 12]
+
+
+def test_a_wrong_token_is_not_signed_in(tmp_path, browser):
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    lab_study(db)
+    with served(db) as base:
+        browser.get(f"{base}/study/lab/assistant")
+        browser.find_element(By.ID, "token").send_keys("not-a-token-of-this-study")
+        browser.find_element(By.ID, "signin").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "refused"))
+        assert _text(browser, "h1") == "Not signed in" and browser.title == "combex: not signed in"
+        assert "not an assistant token of this study" in _text(browser, "#refused")
+
+
 def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):
     By = _by()
     db = str(tmp_path / "lab.db")

@@ -12,6 +12,8 @@ Routes (``NAME`` is a study name, URL-quoted)::
     POST /study/NAME/release        hand a ticket back                   (CSRF, sign-in)
     POST /study/NAME/correct        the confirmation page of a correction(CSRF, sign-in)
     POST /study/NAME/correct/confirm  record the correction              (CSRF, sign-in)
+    POST /study/NAME/budget         the owner sets the budget            (CSRF, owner)
+    POST /study/NAME/stop           the owner ends the study now         (CSRF, owner)
     POST /signout
 
 Reads go through the Study API's read methods on one :class:`~combex.studies.Study`
@@ -220,6 +222,7 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
         Route(f"/study/{name}/tell", views.tell, methods=["POST"]),
         Route(f"/study/{name}/release", views.release, methods=["POST"]),
         Route(f"/study/{name}/stop", views.stop, methods=["POST"]),
+        Route(f"/study/{name}/budget", views.budget, methods=["POST"]),
         Route(f"/study/{name}/correct/confirm", views.correct_confirm, methods=["POST"]),
         Route(f"/study/{name}/correct", views.correct, methods=["POST"]),
         Route(f"/study/{name}", views.study),

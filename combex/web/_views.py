@@ -42,13 +42,19 @@ class Who:
         return None if self.owner else self.assistant
 
 
+#: The heading of an error page by HTTP status (the message says what and why).
+HEADINGS = {400: "Not accepted", 401: "Not signed in", 403: "Refused", 404: "Not found", 409: "Not accepted",
+            500: "Internal error", 501: "Not available"}
+
+
 class Refused(Exception):
     """A request refused before anything is read or written (status, message)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, heading: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.heading = heading
 
 
 class Views:
@@ -90,13 +96,14 @@ class Views:
                 "owner_signed_in": self._is_owner(request), "study_path": study_path}
         return self.templates.TemplateResponse(request, template, {**base, **ctx}, status_code=status)
 
-    def _refused(self, request: Any, status: int, message: str) -> Any:
+    def _refused(self, request: Any, status: int, message: str, heading: str | None = None) -> Any:
         if request.url.path.startswith("/api/"):
             from starlette.responses import JSONResponse
 
             return JSONResponse({"error": message}, status_code=status)
         name = request.path_params.get("name") if hasattr(request, "path_params") else None
-        return self._render(request, "error.html", status=status, message=message, study_name=name)
+        return self._render(request, "error.html", status=status, message=message, study_name=name,
+                            heading=heading or HEADINGS.get(status, "Refused"))
 
     def _flash(self, request: Any, kind: str, text: str) -> None:
         request.session["flash"] = {"kind": kind, "text": text}
@@ -145,7 +152,7 @@ class Views:
             return self._refused(request, 404, "No study of that name in this storage.")
 
         async def refused(request: Any, exc: Refused) -> Any:
-            return self._refused(request, exc.status, exc.message)
+            return self._refused(request, exc.status, exc.message, exc.heading)
 
         async def failed(request: Any, exc: Exception) -> Any:
             log.exception("request failed: %s", request.url.path)
@@ -231,7 +238,7 @@ class Views:
             who = await self._run(check, token) if token else None
             if who is None:
                 log.warning("failed sign-in to study %r", name)
-                raise Refused(403, "Refused: that token is not an assistant token of this study.")
+                raise Refused(403, "Refused: that token is not an assistant token of this study.", heading="Not signed in")
         sid, s = self.web.signins.start(request.session.get("sid"))
         if owner:
             s.owner = True
@@ -418,6 +425,25 @@ class Views:
         self._flash(request, "ok" if ok else "error",
                     f"The study is stopped ({res}): the study page shows the answer and how sure it is." if ok
                     else f"Not stopped: {res}")
+        return self._redirect(study_path(name, "/assistant"))
+
+    async def budget(self, request: Any) -> Any:
+        """The owner sets the study's budget of evaluations (``Study.set_budget``): raised,
+        the study runs on; lowered to the evaluations told, it stops now."""
+        name = self._name(request)
+        form, who = await self._guard(request, name)
+        if not who.owner:
+            raise Refused(403, "Refused: only the study's owner can change its budget.")
+        text = str(form.get("budget") or "").strip()
+        if not text.isdigit():
+            raise Refused(400, f"Refused: the budget must be a whole number of evaluations. Got {text!r}.")
+        fn = getattr(self.web.handle(name).writer, "set_budget", None)
+        if fn is None:
+            raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
+        ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
+        self._flash(request, "ok" if ok else "error",
+                    (f"The budget is now {int(text)} evaluations (status {res})." if ok
+                     else f"Budget not changed: {res}"))
         return self._redirect(study_path(name, "/assistant"))
 
     def _correction(self, form: Any, snap: dict[str, Any], who: Who, tid: int) -> tuple[dict[str, Any], float | None,

@@ -146,7 +146,7 @@
         {label: statName, stroke: "#1f5fbf", width: 2, points: {show: h.evaluations.length <= 40}},
         {label: "threshold", stroke: "#d62728", width: 2, dash: [8, 5], points: {show: false}}
       ],
-      legend: {show: true}
+      legend: {show: true, live: false}
     }, data, box);
     chartKey = key;
     window.combexChart = chart;

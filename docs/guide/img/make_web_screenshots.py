@@ -3,7 +3,8 @@
 Twelve workers, teams of 4, a session's score in [0, 100], the noise level unknown, a budget
 of 140 sessions; three assistants (Ravi, Mia, Tom) telling about ten sessions a day, Mia
 correcting a slipped decimal point; then a real server and headless Chromium: the
-assistant's page with a ticket, the confirmation page of 7.5 typed for 75, the study page.
+assistant's page with a ticket, the confirmation page of 7.5 typed for 75, the study page,
+the owner's page (the tickets out, the budget and the stop).
 
 Run from the repository root:  python docs/guide/img/make_web_screenshots.py
 (needs the ``studies`` extra, chromium and chromedriver).
@@ -65,7 +66,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="combex-shots-"))
     db = str(tmp / "lab.db")
     tokens = build(db)
-    app = create_app(db, interval=3.0)
+    owner = "owner-token-of-the-screenshots"
+    app = create_app(db, interval=3.0, owner_token=owner)
     sock = bind_socket("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
     threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
@@ -101,6 +103,12 @@ def main() -> None:
         d.get(f"{base}/study/lab")
         time.sleep(1.0)
         shot("web-study.png")
+        d.delete_all_cookies()
+        d.get(f"{base}/study/lab/assistant")
+        d.find_element(By.ID, "token").send_keys(owner)
+        d.find_element(By.ID, "signin").click()
+        d.set_window_size(1100, 900)
+        shot("web-owner.png", 1000)
     finally:
         d.quit()
         server.should_exit = True
