@@ -5,7 +5,7 @@ search, at informative epsilon (one run, one process).
     python benchmarks/mips.py --full             # also 10^4 x 10^5 float32 (4 GB per data set, one at a time)
     python benchmarks/mips.py --columns          # also dimension-major copies (memory of a second V)
     python benchmarks/mips.py --heuristic        # also epsilon >= 1 (no guarantee: epsilon as a knob), labelled
-    python benchmarks/mips.py --breakdown        # where a planned index query's time goes (issue 17d)
+    python benchmarks/mips.py --breakdown        # where a planned index query's time goes
     python benchmarks/mips.py --skip-figure1 --figures docs/figures   # + the results page's figure
     python benchmarks/mips.py --banditmips DIR   # also the public BanditMIPS BoundedME (a checkout of
                                                  # ThrunGroup/BanditMIPS; not part of combex), same schedule
@@ -256,7 +256,7 @@ def breakdown(n: int, dim: int, seed: int, reps: int) -> None:
     """Where a planned index query's time goes (planted data, epsilon 0.2 and 0.3), each
     query right after an exact search as in the tables: the compiled call, NumPy's
     ``default_rng(seed)``, the rest (``gen.integers`` and the Python around it), and the
-    same query with a Generator built outside the timed call (issue 17d)."""
+    same query with a Generator built outside the timed call."""
     from combex.mips import _bandit
 
     V, Q = make_data("planted", n, dim, 5, seed)

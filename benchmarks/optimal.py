@@ -105,7 +105,7 @@ FACTORS: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
 
 
 def print_factors() -> None:
-    """The ">= 2x fewer samples than the best of the LUCB family" table of issue 15."""
+    """The ">= 2x fewer samples than the best of the LUCB family" table of docs/optimal.md."""
     if not FACTORS:
         return
     print("\n=== Factor: best LUCB-family / best new algorithm (valid thresholds), same run ===")
@@ -140,7 +140,7 @@ def new_algs(delta: float, kw: dict[str, Any], heuristic: bool = True, tol: floa
             ("fw-sampling", lambda thr=thr: FWSampling(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
             ("comb-game", lambda thr=thr: CombGame(delta=delta, threshold=thr, epsilon=tol, **kw), thr),
         ]
-    # the Kaufmann & Koolen thresholds (the valid default before issue 15g), to show what the threshold costs
+    # the Kaufmann & Koolen thresholds (the pair thresholds of Theorems 7 and 9), to show what the threshold costs
     out += [("top-two (IDS)", lambda: TopTwo(delta=delta, threshold="valid-kk", epsilon=tol, **kw),
              "valid-kk"),
             ("top-two (beta=w*)", lambda: TopTwo(delta=delta, threshold="valid-kk", epsilon=tol,
@@ -554,7 +554,7 @@ def unknown_variance(runs: int) -> list[dict[str, Any]]:
 def unknown_variance_class(runs: int) -> list[dict[str, Any]]:
     """Unknown vs known variances on a decision class (s-t paths of a small DAG, 3 paths of
     values 1.1, 0.5, 0.5): the unknown-variance run stops with the variance-UCB all-arms
-    threshold (issue 15h), the known one with ``"all-arms-mixture"`` and one scalar sigma
+    threshold, the known one with ``"all-arms-mixture"`` and one scalar sigma
     (the largest, the only valid choice with unequal variances). Same seeds and noise."""
     import networkx as nx
 

@@ -1,4 +1,4 @@
-"""Asymptotically optimal linear pure exploration on Soare et al.'s instance (issue 15).
+"""Asymptotically optimal linear pure exploration on Soare et al.'s instance.
 
 One run, the same seeds for every algorithm: LinGame, RAGE, linear Top-Two, linear
 Frank-Wolfe sampling and the oracle sampler (tracks the true optimal allocation p*), each

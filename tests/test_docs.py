@@ -140,11 +140,13 @@ def _project_text_files():
     for path in [ROOT / "README.md"]:
         yield path
     for folder, patterns in (("docs", ("*.md", "*.py", "*.css")), ("examples", ("*",)), ("notebooks", ("*.ipynb",)),
-                             ("combex", ("*.py", "*.md", "*.toml"))):
+                             ("combex", ("*.py", "*.md", "*.toml", "*.html", "*.js")), ("benchmarks", ("*.py", "*.md")),
+                             ("tests", ("*.py",))):
         for pattern in patterns:
             for path in sorted((ROOT / folder).rglob(pattern)):
                 rel = path.relative_to(ROOT).parts
-                if path.is_file() and not any(p.startswith("_build") or p in ("_generated", "_notebooks") for p in rel):
+                if path.is_file() and not any(p.startswith("_build") or p in ("_generated", "_notebooks") for p in rel) \
+                        and path != Path(__file__).resolve() and not path.name.endswith(".min.js"):
                     yield path
 
 
