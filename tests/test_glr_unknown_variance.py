@@ -284,8 +284,8 @@ def test_unknown_variance_mean_bound_follows_the_threshold_choice():
     env = GaussianArms(MIXED, sigma=MIXED_SIGMA, rng=0)
     a = TopTwo(delta=0.1, divergence=UV).start(env, rng=1)
     b = TopTwo(delta=0.1, divergence=UV, threshold="valid-kk").start(env, rng=1)
-    assert a.beta.means == "mixture" and b.beta.means == "kk"
-    assert float(a.beta.pairs(500, 500)[0]) < float(b.beta.pairs(500, 500)[0])
+    assert a.stopping_threshold.means == "mixture" and b.stopping_threshold.means == "kk"
+    assert float(a.stopping_threshold.pairs(500, 500)[0]) < float(b.stopping_threshold.pairs(500, 500)[0])
 
 
 # ----------------------------------------------------------------------------- decision classes
@@ -368,7 +368,7 @@ def test_best_k_with_epsilon_and_unknown_variances():
     assert res.info["lower_bound_exact"]
     assert res.info["lower_bound_ratio"] == pytest.approx(res.samples / (res.info["T_star"] * math.log(20.0)), rel=1e-12)
     kk = TopTwo(K=2, delta=0.05, epsilon=0.3, divergence=UV, threshold="valid-kk").start(env, rng=4)
-    assert kk.beta.name == "valid:all-arms-gaussian-unknown-variance"
+    assert kk.stopping_threshold.name == "valid:all-arms-gaussian-unknown-variance"
 
 
 def test_class_threshold_is_the_mixture_at_half_delta_with_variance_ucbs():

@@ -419,7 +419,7 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     env_gen = restore_generator(env_state["rng_type"], env_state["rng"], source="the environment")
     code = fn(exp.rng, env_gen, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2, exp._h, inv, snap, mask,
               ist, fst, topk, int(exp.K), s.beta == "ids", beta, exp.eps, 2.0 * sigma * sigma, bool(exp._pair_mixture),
-              float(exp.beta.rho) if exp._pair_mixture else 1.0, float(exp._pair_const), 2.0, do_test,
+              float(exp.stopping_threshold.rho) if exp._pair_mixture else 1.0, float(exp._pair_const), 2.0, do_test,
               _L_UP, 0.5 * np.log1p(-2.0 * _L_UP), sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), logtab, steps)
     env_state["rng"] = generator_state(env_gen)
     env.load_state_dict(env_state)
@@ -444,5 +444,5 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
         if not exp._test_declared_scale():
             exp._check_stop()
     elif code == STOPPED:
-        exp.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({exp.beta.name})")
+        exp.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({exp.stopping_threshold.name})")
     return True

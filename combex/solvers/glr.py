@@ -295,6 +295,11 @@ class GLRExploration(Exploration):
     differs); :meth:`pair_costs` / :meth:`class_costs` are the structure-specific forms the
     built-in rules use. Pair it with a :class:`GLRSolver` subclass naming it in
     ``exploration_class`` (the plug-ins guide shows a rule in a dozen lines).
+
+    The stopping threshold object (:class:`~combex.identification.GLRThreshold` or its
+    unknown-variance forms, built for the structure and the reward model) is
+    :attr:`stopping_threshold`; ``self.solver`` holds the solver's settings (Top-Two's leader
+    probability ``beta`` among them).
     """
 
     _own_noise_check: ClassVar[bool] = True
@@ -432,12 +437,12 @@ class GLRExploration(Exploration):
         self._class_mixture = st in ("all-arms-mixture", "sets-mixture") and kind == "valid" and not self._uv
         self._class_sets = st == "sets-mixture"
         if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
-            self.beta = ClassUnknownVarianceThreshold(delta, kind, n_arms=self.N, structure=st)
+            self.stopping_threshold = ClassUnknownVarianceThreshold(delta, kind, n_arms=self.N, structure=st)
         elif self._uv:
-            self.beta = UnknownVarianceThreshold(delta, kind, n_alternatives=m, n_arms=self.N,
+            self.stopping_threshold = UnknownVarianceThreshold(delta, kind, n_alternatives=m, n_arms=self.N,
                                                  means="kk" if kk else "mixture")
         else:
-            self.beta = GLRThreshold(delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
+            self.stopping_threshold = GLRThreshold(delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
             # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
             if kind == "valid" and st == "pairs":
                 self._pair_const = 2.0 * kk_C_gauss(math.log(m / delta) / 2.0)
@@ -692,9 +697,10 @@ class GLRExploration(Exploration):
         ``N^2 / (N + rho)`` of the all-arms normal mixture, the counts of the variance
         bounds ``U_a`` with unknown variances (then ``U_a``, else None)."""
         if self._uv:
-            return self.beta.effective_counts(self.T), self.beta.variance_upper(self.T, self.var)
+            thr = self.stopping_threshold
+            return thr.effective_counts(self.T), thr.variance_upper(self.T, self.var)
         if self._class_mixture:
-            return self.beta.effective_counts(self.T), None
+            return self.stopping_threshold.effective_counts(self.T), None
         return self.T.astype(float), None
 
     def _certified_class_glr(self) -> float:
@@ -755,7 +761,7 @@ class GLRExploration(Exploration):
         pairs: ``r_ij (log(m / delta) + log(1 + N_i / rho) / 2 + log(1 + N_j / rho) / 2)`` with
         ``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)``, ``q_a = 1/N_a + rho / N_a^2`` (the ordinary
         pair GLR over the one at the effective counts ``N^2 / (N + rho)``)."""
-        rho = self.beta.rho
+        rho = self.stopping_threshold.rho
         ni = self.T[I].astype(np.float64)
         nj = self.T[J].astype(np.float64)
         ii, ij = 1.0 / ni, 1.0 / nj
@@ -766,7 +772,7 @@ class GLRExploration(Exploration):
         """``2 log(4 + log n)`` (Gaussian), ``3 log(1 + log n)`` (KL) or ``log(1 + n / rho) / 2``
         (normal mixture), n >= 1."""
         if self._pair_mixture:
-            return 0.5 * math.log1p(max(n, 1) / self.beta.rho)
+            return 0.5 * math.log1p(max(n, 1) / self.stopping_threshold.rho)
         lg = math.log(max(n, 1))
         return 3.0 * math.log1p(lg) if self._pair_kl else 2.0 * math.log(4.0 + lg)
 
@@ -781,7 +787,7 @@ class GLRExploration(Exploration):
         if self._uv and self.structure != "class":  # pair-dependent thresholds, set below
             beta = math.nan
         elif self.structure == "class" or self._pair_const is None:
-            beta = self.beta(t, self.T)
+            beta = self.stopping_threshold(t, self.T)
             self._beta_t = beta
         else:  # set below from the binding pair
             beta = math.inf
@@ -793,7 +799,7 @@ class GLRExploration(Exploration):
             else:
                 F, D, _ = self.class_costs(counts, ans, alts, ucb)
                 if self._class_sets:  # one threshold per alternative
-                    b = self.beta.sets(D, self.T)
+                    b = self.stopping_threshold.sets(D, self.T)
                     k = int(np.argmin(F - b))
                     self._beta_t = beta = float(b[k])
                 else:
@@ -827,7 +833,7 @@ class GLRExploration(Exploration):
             stop = bool(res["stop"])
         elif self._uv:  # pair-dependent thresholds beta_ij(N_i, N_j)
             z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-            b = self.beta.pairs(self.T[I], self.T[J], t)
+            b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
             k = int(np.argmin(z - b))
             self._stat = float(z[k])
             self._beta_t = beta = float(b[k])
@@ -849,7 +855,7 @@ class GLRExploration(Exploration):
         if self.record_trace:
             self.record(glr=self._stat, threshold=beta)
         if stop and not self._untested_scale():
-            self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.beta.name})")
+            self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.stopping_threshold.name})")
 
     # ------------------------------------------------------------------ ask / tell
     def _next_batch(self) -> Batch:
@@ -1051,7 +1057,7 @@ class GLRExploration(Exploration):
         n = np.maximum(self.T, 1)
         self.var = np.maximum(self.m2 / n, variance_floor(self.mu))
         if self.structure == "class":  # the class sampling rules use the variance UCBs (see _svar)
-            self._svar = self.beta.variance_upper(self.T, self.var)
+            self._svar = self.stopping_threshold.variance_upper(self.T, self.var)
 
     def prepare_batch(self) -> None:
         """Once per batch (subclass hook)."""
@@ -1087,7 +1093,7 @@ class GLRExploration(Exploration):
         self.certificate = {
             "glr": self._stat,
             "threshold_value": self._beta_t,
-            "threshold": self.beta.name,
+            "threshold": self.stopping_threshold.name,
             "delta": self.solver.delta,
             "epsilon": self.eps,
             "structure": self.structure,
@@ -1114,7 +1120,7 @@ class GLRExploration(Exploration):
         ans = self._answer if self._answer is not None else self._compute_answer()
         t = int(self.T.sum())
         if self.structure == "class":
-            beta = float(self.beta(t, self.T))
+            beta = float(self.stopping_threshold(t, self.T))
             counts, ucb = self._class_counts()
             if self._members is not None:
                 alts = self._other_members(ans)
@@ -1122,18 +1128,18 @@ class GLRExploration(Exploration):
                     return math.inf
                 F, D, _ = self.class_costs(counts, ans, alts, ucb)
                 if self._class_sets:
-                    return float(np.min(F - self.beta.sets(D, self.T)))
+                    return float(np.min(F - self.stopping_threshold.sets(D, self.T)))
                 return float(F.min()) - beta
             # the certificate at this threshold: its lower bound of min f is >= 0 iff it holds
             return float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
                                                beta=beta, variances=ucb)["lower"])
         z, _, I, J = self.pair_costs(self.T.astype(float), ans)
         if self._uv:
-            b = self.beta.pairs(self.T[I], self.T[J], t)
+            b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
         elif self._pair_const is not None:
             b = self._pair_thresholds(I, J)
         else:
-            b = np.full(z.shape, self.beta(t, self.T))
+            b = np.full(z.shape, self.stopping_threshold(t, self.T))
         return float(np.min(z - b))
 
     def would_stop(self, delta: float) -> bool:
@@ -1251,7 +1257,7 @@ class GLRExploration(Exploration):
         return out
 
     def _info(self) -> dict[str, Any]:
-        out = {"threshold": self.beta.name, "structure": self.structure, "divergence": self.divergence,
+        out = {"threshold": self.stopping_threshold.name, "structure": self.structure, "divergence": self.divergence,
                "sigma": None if self._uv else self.sigma, "batch_size": self.solver.batch_size}
         if self._noise_record is not None:
             out["noise_check"] = dict(self._noise_record)

@@ -76,11 +76,11 @@ def _lucb_radius(base: type, f: float) -> dict[str, Any]:
 
 
 def _glr_threshold(base: type, f: float) -> dict[str, Any]:
-    # Track-and-Stop, Top-Two, FW sampling, CombGame: the scalar threshold object self.beta
+    # Track-and-Stop, Top-Two, FW sampling, CombGame: the scalar threshold object self.stopping_threshold
     # and the per-pair thresholds c + h(N_i) + h(N_j)
     def _configure(self: Any, s: Any) -> None:
         base._configure(self, s)
-        self.beta = _ScaledThreshold(self.beta, f)
+        self.stopping_threshold = _ScaledThreshold(self.stopping_threshold, f)
 
     def _pair_thresholds(self: Any, I: Any, J: Any) -> Any:
         return f * base._pair_thresholds(self, I, J)
@@ -157,7 +157,7 @@ def broken_solver(solver: Any, factor: float = 0.1) -> Any:
     The threshold hook depends on the family: the confidence radius of the LUCB family
     (LUCB1's ``beta(u, t)``; the LIL radius ``U(T, omega)`` of lil'RandLUCB, lil'CLUCB,
     lil'LUCB, LUCB++), the GLR threshold of Track-and-Stop, Top-Two, FW sampling and
-    CombGame (``self.beta`` and the per-pair thresholds), the radius ``C_t`` of SAQM,
+    CombGame (``stopping_threshold`` and the per-pair thresholds), the radius ``C_t`` of SAQM,
     SA-FOA, ICB, Exhaustive and LinGapE, and the mixture threshold ``beta_x(t)`` of the
     linear GLR solvers (LinGame, linear Top-Two...). Everything else is the solver's own.
 
