@@ -19,7 +19,15 @@ from combex.identification import (
     oracle_glr_lower_bound,
 )
 from combex.oracles import TopK
-from combex.solvers import RAGE, LinearFWSampling, LinearTopTwo, LinGame, get_solver
+from combex.solvers import (
+    RAGE,
+    LinearFWSampling,
+    LinearGLRExploration,
+    LinearGLRSolver,
+    LinearTopTwo,
+    LinGame,
+    get_solver,
+)
 from combex.allocations import AdaHedge
 from combex.solvers.optimal_linear import OracleSampler
 from combex.testing._solver import _loop
@@ -275,6 +283,58 @@ def test_save_and_resume_gives_the_uninterrupted_run(cls, team, tmp_path):
     assert resumed.samples == ref.samples
     assert np.array_equal(np.asarray(resumed.answer), np.asarray(ref.answer))
     assert np.array_equal(resumed.pulls, ref.pulls)
+
+
+class _GradientArm(LinearGLRExploration):
+    """A plug-in sampling rule on the shared linear loop: the arm that most raises the
+    closest alternative's cost, with a vanishing uniform share."""
+
+    def proportions(self, m):
+        f, grad, alt = self.transportation_costs()
+        k = len(self.X)
+        z = np.full(k, 1.0 / (k * math.sqrt(self.samples)))
+        z[np.argmax(grad(np.argmin(f))[0])] += 1.0 - z.sum()
+        return z
+
+
+class GradientArm(LinearGLRSolver):
+    name = "gradient-arm"
+    families = ("linear", "full-bandit")
+    exploration_class = _GradientArm
+
+
+@pytest.mark.parametrize("team", [False, True])
+def test_a_plug_in_sampling_rule_runs_on_the_shared_linear_loop(team, tmp_path):
+    """A rule is a LinearGLRExploration subclass giving proportions(m): it stops on the
+    loop's GLR rule with its threshold, on linear arms and on teams (full bandit), and the
+    loop saves and resumes it."""
+    def make_env():
+        return FullBandit([3.0, 3.0, 0.5, 0.0, 0.0], k=2, rng=7) if team else small_instance(gap=0.4, rng=7)
+
+    solver = GradientArm(delta=0.05)
+    ref = drive_loop(solver.start(make_env(), rng=3), make_env()).result()
+    assert ref.status == "identified" and ref.certificate["Z"] >= ref.certificate["beta"]
+    assert np.array_equal(np.asarray(ref.answer), np.asarray(make_env().best()))
+    assert ref.info["threshold"] == "mixture"
+    fast = solver.run(make_env(), rng=3)
+    assert fast.samples == ref.samples and np.array_equal(fast.pulls, ref.pulls)
+    env = make_env()
+    exp = drive_loop(solver.start(env, rng=3), env, steps=3)
+    assert not exp.done
+    path = exp.save(tmp_path / "state")
+    resumed = drive_loop(solver.load(path, env), env).result()
+    assert resumed.samples == ref.samples and np.array_equal(resumed.pulls, ref.pulls)
+
+
+def test_the_linear_sampling_rules_give_proportions_on_the_simplex():
+    env = soare(3, rng=0)
+    for cls in (LinGame, LinearTopTwo, LinearFWSampling, GradientArm):
+        exp = drive_loop(cls(delta=0.05).start(env.spawn(1), rng=1), env.spawn(1), steps=3)
+        z = exp.proportions(10)
+        assert z.shape == (len(exp.X),) and np.all(z >= 0) and math.isclose(z.sum(), 1.0), cls.__name__
+        f, grad, alt = exp.transportation_costs()
+        assert f.shape == alt.shape == (len(exp.Xa),) and np.all(f[alt] >= 0) and np.all(np.isinf(f[~alt]))
+        assert grad([int(np.argmin(f))]).shape == (1, len(exp.X))
 
 
 def drive_loop(exp, env, steps=None):

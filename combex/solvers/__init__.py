@@ -15,7 +15,9 @@ samples (a :class:`Solver` whose ``run`` needs a ``budget``).
 * linear (Xu et al. 2018): :class:`LinGapE`, :class:`LinGapEOracle`, :class:`XYStatic`,
   :class:`XYAdaptive`, :class:`XYOracle` -- :mod:`combex.solvers.linear`;
 * asymptotically optimal linear / full-bandit (GLR stopping): :class:`LinGame`,
-  :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling` -- :mod:`combex.solvers.optimal_linear`;
+  :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling` -- :mod:`combex.solvers.optimal_linear`,
+  sampling rules on its shared loop (:class:`LinearGLRSolver`, :class:`LinearGLRExploration`),
+  which takes a new rule as a small subclass;
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
 * asymptotically optimal (GLR stopping; best arm, Best-K, decision classes):
   :class:`TrackAndStop`, :class:`TopTwo`, :class:`FWSampling`, :class:`CombGame` --
@@ -53,7 +55,8 @@ _ALGORITHMS = {
     "BoundedME": "mips",
     "SubElim": "sublinear", "SubTS": "sublinear", "LinElim": "sublinear", "LinTS": "sublinear",
     "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
-    "LinearFWSampling": "optimal_linear",
+    "LinearFWSampling": "optimal_linear", "LinearGLRSolver": "optimal_linear",
+    "LinearGLRExploration": "optimal_linear",
     "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
     "GLRSolver": "glr", "GLRExploration": "glr",
     "SuccessiveRejects": "fixed_budget", "SuccessiveAcceptsRejects": "fixed_budget",

@@ -7,7 +7,7 @@ return the sum of the members' rewards. Every solver here returns an answer that
 epsilon-good with probability >= 1 - delta under the default (``threshold="valid"``)
 stopping rule: the mixture threshold of :mod:`combex.identification._linear_thresholds`, or, on the
 oracle-randomized design of matroid-base classes too large to enumerate, the fixed-design
-threshold (:meth:`_LinearGLRExploration._fixed_design_stop`).
+threshold (:meth:`LinearGLRExploration._fixed_design_stop`).
 
 * :class:`LinGame` (``lingame``) -- Degenne, Menard, Shang & Valko (ICML 2020), Algorithm 2:
   one AdaHedge learner over the arms per candidate answer, a best-response sampler (the
@@ -110,7 +110,7 @@ def _basis(X: NDArray[np.float64]) -> NDArray[np.intp]:
 
 #: Stopping thresholds of the GLR solvers: ``"valid"`` (default) picks the best valid one for
 #: the run's sampling rule -- ``"fixed-design"`` when the design is oblivious (the
-#: oracle-randomized design of :meth:`_LinearGLRExploration._design_batch`), ``"mixture"``
+#: oracle-randomized design of :meth:`LinearGLRExploration._design_batch`), ``"mixture"``
 #: otherwise; ``"mixture"`` and ``"fixed-design"`` force one; ``"heuristic"`` is the papers'
 #: (not valid). Results say which one ran (``info["threshold"]``).
 SOLVER_THRESHOLDS = ("valid", "mixture", "fixed-design", *[t for t in THRESHOLDS if t != "mixture"])
@@ -161,15 +161,17 @@ class _LinearTruthRun:
 
 
 # ====================================================================== GLR explorations
-class _GLRSolver(_LinearTruthRun, Solver):
-    """Settings shared by the GLR-stopped samplers (see the module docstring)."""
+class LinearGLRSolver(_LinearTruthRun, Solver):
+    """Settings shared by the GLR-stopped linear and full-bandit samplers (see the module
+    docstring; parameters those of :class:`LinGame`); a subclass names its sampling rule,
+    a :class:`LinearGLRExploration` subclass, in ``exploration_class``."""
 
     arm_type: ClassVar[str] = "index"
     families: ClassVar[tuple[str, ...]] = ("linear", "full-bandit")
     eager_tells: ClassVar[bool] = True
     forced_exploration: ClassVar[bool] = False
     #: Decision classes past ``max_enumerate`` go through the oracles (see
-    #: :meth:`_LinearGLRExploration._oracle_setup`).
+    #: :meth:`LinearGLRExploration._oracle_setup`).
     oracle_path: ClassVar[bool] = True
 
     def __init__(self, delta: float = 0.05, epsilon: float = 0.0, *, threshold: str = "valid",
@@ -183,24 +185,35 @@ class _GLRSolver(_LinearTruthRun, Solver):
         _common(self, type(self).__name__, delta, epsilon, threshold, ridge, growth, batch_size, max_enumerate,
                 n_ridges, divergence, sigma)
 
-    def start(self, problem: Any, *, rng: Any = None) -> "_LinearGLRExploration":
+    def start(self, problem: Any, *, rng: Any = None) -> "LinearGLRExploration":
         return self.exploration_class(self, problem, rng)
 
     exploration_class: ClassVar[type]
 
 
-class _LinearGLRExploration(Exploration):
-    """One run of a GLR-stopped sampler: basis pulls, then rounds of ``m_t`` samples
-    allocated by cumulative tracking of the sampling rule's proportions
+class LinearGLRExploration(Exploration):
+    """The GLR loop of the linear and full-bandit solvers: basis pulls, then rounds of
+    ``m_t`` samples allocated by cumulative tracking of the sampling rule's proportions
     (``argmin_k T_k - W_k``, ``W`` the sum of the proportions times the round sizes;
     C-tracking of Garivier & Kaufmann 2016 / eq. (3) of Degenne et al. 2020), a GLR check
-    after each round."""
+    after each round, ask / tell, batches, save / resume, the noise check and the oracle
+    path of classes too large to list.
+
+    A *sampling rule* is a subclass that gives :meth:`proportions` ``(m)``: a point of the
+    simplex over the arms (rows of ``X``) for the next ``m`` samples. It reads the query
+    through :meth:`transportation_costs` (the per-sample GLR ``f_x`` of each alternative
+    answer at the empirical proportions, and rows of its gradient), ``glr`` (the last
+    check: ``best``, ``theta``), ``X``, ``T`` and ``samples``; state of its own is made in
+    ``_setup()``. Pair it with a :class:`LinearGLRSolver` subclass naming it in
+    ``exploration_class`` (the plug-ins guide shows one in a dozen lines). The stopping
+    rule and its threshold are the loop's, whatever the rule samples.
+    """
 
     _own_noise_check: ClassVar[bool] = True
 
-    solver: _GLRSolver
+    solver: LinearGLRSolver
 
-    def __init__(self, solver: _GLRSolver, problem: Any, rng: Any) -> None:
+    def __init__(self, solver: LinearGLRSolver, problem: Any, rng: Any) -> None:
         super().__init__(solver, problem, rng)
         self._structure(solver)
         k, d = self.X.shape
@@ -212,7 +225,7 @@ class _LinearGLRExploration(Exploration):
         self._A = np.zeros((d, d))
         self._b = np.zeros(d)
 
-    def _structure(self, solver: _GLRSolver) -> None:
+    def _structure(self, solver: LinearGLRSolver) -> None:
         """Arms, candidate answers, noise scale, basis (from the problem; never saved)."""
         owner = type(solver).__name__
         self.dc = None
@@ -232,7 +245,7 @@ class _LinearGLRExploration(Exploration):
         self.basis = _basis(self.X)
         self._setup()
 
-    def _resolve_noise(self, solver: _GLRSolver, owner: str) -> None:
+    def _resolve_noise(self, solver: LinearGLRSolver, owner: str) -> None:
         """The reward model (see :data:`DIVERGENCES`): ``self.declared`` (the declared scale of
         one observation, or None), ``self.uv`` (unknown variance) and the residual statistics
         (:class:`~combex.estimation._variance.ResidualVariance`); ``self.sigma`` becomes the
@@ -627,7 +640,7 @@ class _LinearGLRExploration(Exploration):
                 a = lag[np.argmin(self.T[lag])]
                 c = min(m, max(1, int(math.ceil(math.sqrt(t + m))) - int(self.T[a])))
                 return Batch(self._arms_out(np.array([a])), np.array([c], dtype=np.int64))
-        z = self._proportions(m)
+        z = self.proportions(m)
         self.W += m * z
         D = self.W - self.T
         if m == 1:
@@ -1086,7 +1099,7 @@ class _LinearGLRExploration(Exploration):
         self._A += np.outer(self.X[i], self.X[i])
         self.samples += 1
 
-    def _virtual_copy(self, rng: Any) -> "_LinearGLRExploration":
+    def _virtual_copy(self, rng: Any) -> "LinearGLRExploration":
 
         memo = {id(self.solver): self.solver, id(self.problem): self.problem}
         for k in ("dc", "X", "masks"):
@@ -1100,7 +1113,7 @@ class _LinearGLRExploration(Exploration):
 
     # ------------------------------------------------------------------ sampling rule
     @abstractmethod
-    def _proportions(self, m: int) -> NDArray[np.float64]:
+    def proportions(self, m: int) -> NDArray[np.float64]:
         """The sampling rule's proportions over the arms for the next ``m`` samples."""
 
     def _cost_terms(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
@@ -1116,7 +1129,7 @@ class _LinearGLRExploration(Exploration):
         alt = np.einsum("ij,ij->i", Y, Y) > 1e-24
         return num, Y, Y @ Aw_inv, alt
 
-    def _f_and_grad(self) -> tuple[NDArray[np.float64], Any, NDArray[np.bool_]]:
+    def transportation_costs(self) -> tuple[NDArray[np.float64], Any, NDArray[np.bool_]]:
         """``f_x(w) = num_x^2 / (2 sigma^2 ||y_x||^2_{A(w)^{-1}})`` (per-sample transportation
         cost, ``Z_x(t) = t f_x(T/t)``) and a function giving rows of its gradient
         ``df_x/dw_k = num_x^2 (x_k^T A(w)^{-1} y_x)^2 / (2 sigma^2 ||y_x||^4_{A(w)^{-1}})``
@@ -1138,7 +1151,7 @@ class _LinearGLRExploration(Exploration):
 
 # ---------------------------------------------------------------------- LinGame
 @register_solver
-class LinGame(_GLRSolver):
+class LinGame(LinearGLRSolver):
     """LinGame (Degenne, Menard, Shang & Valko, ICML 2020, Algorithm 2).
 
     At each round: the candidate answer ``i_t = x_hat`` (empirical best); the learner of
@@ -1175,7 +1188,7 @@ class LinGame(_GLRSolver):
     threshold : {"valid", "mixture", "fixed-design", "heuristic"}, default "valid"
         The GLR threshold. ``"valid"``: the best valid one for the run's sampling rule
         (``"fixed-design"`` on the oracle-randomized design of matroid-base classes too
-        large to enumerate, :meth:`_LinearGLRExploration._fixed_design_stop`; ``"mixture"``
+        large to enumerate, :meth:`LinearGLRExploration._fixed_design_stop`; ``"mixture"``
         otherwise). ``"mixture"``: the d-dimensional mixture martingale
         (:mod:`combex.identification._linear_thresholds`), valid at every time on every path.
         ``"fixed-design"``: refused where the design adapts to the data. ``"heuristic"``:
@@ -1226,13 +1239,13 @@ class LinGame(_GLRSolver):
         return LinGameExploration
 
 
-class LinGameExploration(_LinearGLRExploration):
+class LinGameExploration(LinearGLRExploration):
     """State of one :class:`LinGame` run."""
 
     def _setup(self) -> None:
         self.learners: dict[bytes, AdaHedge] = {}
 
-    def _proportions(self, m: int) -> NDArray[np.float64]:
+    def proportions(self, m: int) -> NDArray[np.float64]:
         g = self.glr
         i = g.best
         key = self.Xa[i].tobytes()
@@ -1268,7 +1281,7 @@ class LinGameExploration(_LinearGLRExploration):
 
 
 # ---------------------------------------------------------------------- Top-Two
-class LinearTopTwo(_GLRSolver):
+class LinearTopTwo(LinearGLRSolver):
     """A linear Top-Two sampler: leader = empirical best (EB), challenger = transportation
     cost (TC: ``argmin_x Z_x(t)``, Jourdan, Degenne, Baudry, de Heide & Kaufmann 2022).
 
@@ -1286,7 +1299,7 @@ class LinearTopTwo(_GLRSolver):
     name: ClassVar[str] = "linear-top-two"
     forced_exploration: ClassVar[bool] = True
     #: On the oracle path of matroid-base classes: swap-neighbour arms and the swap challenger
-    #: (:meth:`_LinearGLRExploration._swap_proportions`).
+    #: (:meth:`LinearGLRExploration._swap_proportions`).
     swap_sampling: ClassVar[bool] = True
 
     @property
@@ -1294,11 +1307,11 @@ class LinearTopTwo(_GLRSolver):
         return LinearTopTwoExploration
 
 
-class LinearTopTwoExploration(_LinearGLRExploration):
+class LinearTopTwoExploration(LinearGLRExploration):
     """State of one :class:`LinearTopTwo` run."""
 
-    def _proportions(self, m: int) -> NDArray[np.float64]:
-        f, grad, alt = self._f_and_grad()
+    def proportions(self, m: int) -> NDArray[np.float64]:
+        f, grad, alt = self.transportation_costs()
         c = int(np.argmin(f))
         z = np.zeros(self.X.shape[0])
         z[int(np.argmax(grad(c)[0]))] = 1.0
@@ -1306,7 +1319,7 @@ class LinearTopTwoExploration(_LinearGLRExploration):
 
 
 # ---------------------------------------------------------------------- FW sampling
-class LinearFWSampling(_GLRSolver):
+class LinearFWSampling(LinearGLRSolver):
     """Frank-Wolfe sampling (Wang, Tzeng & Proutiere, NeurIPS 2021, Algorithm 1), linear case.
 
     ``F(w) = min_x f_x(w)``, ``f_x(w) = ((x_hat - x)^T theta_hat + eps)_+^2 / (2 sigma^2
@@ -1330,11 +1343,11 @@ class LinearFWSampling(_GLRSolver):
         return LinearFWExploration
 
 
-class LinearFWExploration(_LinearGLRExploration):
+class LinearFWExploration(LinearGLRExploration):
     """State of one :class:`LinearFWSampling` run."""
 
-    def _proportions(self, m: int) -> NDArray[np.float64]:
-        f, grad, alt = self._f_and_grad()
+    def proportions(self, m: int) -> NDArray[np.float64]:
+        f, grad, alt = self.transportation_costs()
         k = self.X.shape[0]
         F = float(np.min(f))
         t = max(float(self.samples), 1.0)
@@ -1348,7 +1361,7 @@ class LinearFWExploration(_LinearGLRExploration):
 
 # ---------------------------------------------------------------------- Oracle sampler
 @register_solver
-class OracleSampler(_GLRSolver):
+class OracleSampler(LinearGLRSolver):
     """Tracks a fixed allocation ``allocation`` (by default the optimal p* of the simulated
     environment's truth) and stops by the GLR rule: the yardstick isolating the sampling
     rule from the stopping rule.
@@ -1404,7 +1417,7 @@ class OracleSampler(_GLRSolver):
         params["allocation"] = lb.allocation
         return type(self)(**params)
 
-    def start(self, problem: Any, *, rng: Any = None) -> "_LinearGLRExploration":
+    def start(self, problem: Any, *, rng: Any = None) -> "LinearGLRExploration":
         if self.allocation is None:
             raise InvalidParameterError("OracleSampler.start needs allocation=... (the proportions to track); run() "
                                         "on a simulated environment takes the optimal allocation of its truth.")
@@ -1415,7 +1428,7 @@ class OracleSampler(_GLRSolver):
         return OracleSamplerExploration
 
 
-class OracleSamplerExploration(_LinearGLRExploration):
+class OracleSamplerExploration(LinearGLRExploration):
     def _setup(self) -> None:
         if self.solver.allocation.shape[0] != self.X.shape[0]:
             raise InvalidParameterError(
@@ -1423,7 +1436,7 @@ class OracleSamplerExploration(_LinearGLRExploration):
                 f"(one per arm). Got {self.solver.allocation.shape[0]} instead."
             )
 
-    def _proportions(self, m: int) -> NDArray[np.float64]:
+    def proportions(self, m: int) -> NDArray[np.float64]:
         return self.solver.allocation
 
 

@@ -136,7 +136,7 @@ BROKEN_HOOKS: dict[str, Any] = {
     "combex.solvers.glr:GLRExploration": _glr_threshold,
     "combex.solvers.full_bandit:_StaticExploration": _static_radius,
     "combex.solvers.linear:LinGapEExploration": _lingape_radius,
-    "combex.solvers.optimal_linear:_LinearGLRExploration": _linear_glr_threshold,
+    "combex.solvers.optimal_linear:LinearGLRExploration": _linear_glr_threshold,
 }
 
 
