@@ -382,6 +382,17 @@ def _ask(d):
     return tid, team
 
 
+def _post_from_page(d, path, **fields):
+    """A form post from the signed-in page (its CSRF token, same origin), as a page's script
+    could send it: (status, body)."""
+    csrf = d.find_element(_by().NAME, "csrf").get_attribute("value")
+    return d.execute_script("""
+        const f = new FormData(); f.append('csrf', arguments[0]);
+        for (const [k, v] of Object.entries(arguments[2])) f.append(k, v);
+        const r = new XMLHttpRequest(); r.open('POST', arguments[1], false); r.send(f);
+        return [r.status, r.responseText];""", csrf, path, fields)
+
+
 def _enter(d, tid, text):
     By = _by()
     box = d.find_element(By.ID, f"score-{tid}")
@@ -618,11 +629,7 @@ def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser
     with served(db) as base:
         _sign_in(browser, base, token)
         assert not browser.find_elements(By.ID, "stop-form")
-        csrf = browser.find_element(By.NAME, "csrf").get_attribute("value")
-        status = browser.execute_script("""
-            const f = new FormData(); f.append('csrf', arguments[0]); f.append('confirm', '1');
-            const r = new XMLHttpRequest(); r.open('POST', '/study/lab/stop', false); r.send(f);
-            return [r.status, r.responseText];""", csrf)
+        status = _post_from_page(browser, "/study/lab/stop", confirm="1")
         assert status[0] == 403 and "only the study&#39;s owner can stop it" in status[1] and study.status == "running"
         tid, _ = _ask(browser)
         _sign_in(browser, base, OWNER)
@@ -652,11 +659,7 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         _sign_in(browser, base, token)
         assert not browser.find_elements(By.ID, "budget-form")
         assert _text(browser, "section h2") == "Your tickets"
-        csrf = browser.find_element(By.NAME, "csrf").get_attribute("value")
-        status = browser.execute_script("""
-            const f = new FormData(); f.append('csrf', arguments[0]); f.append('budget', '13');
-            const r = new XMLHttpRequest(); r.open('POST', '/study/lab/budget', false); r.send(f);
-            return [r.status, r.responseText];""", csrf)
+        status = _post_from_page(browser, "/study/lab/budget", budget="13")
         assert status[0] == 403 and "only the study&#39;s owner can change its budget" in status[1]
         assert "<h1>Refused</h1>" in status[1] and study.summary()["budget"] is None
         tid, _ = _ask(browser)
