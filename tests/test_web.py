@@ -707,6 +707,16 @@ def test_a_wrong_token_is_not_signed_in(tmp_path, browser):
         assert "not an assistant token of this study" in _text(browser, "#refused")
 
 
+def test_the_how_sure_card_says_when_nothing_is_certified_yet(tmp_path, browser):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=16)
+    assert study.best()["delta_achieved"] == 1.0
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "nothing certified yet" in _text(d, "#verdict"))
+        assert "would hold now" not in _text(browser, "#verdict")
+
+
 def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):
     By = _by()
     db = str(tmp_path / "lab.db")

@@ -96,6 +96,7 @@
       sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" : null, "evaluations"));
     cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : num(b.delta_achieved, 4),
       b.delta_achieved === null ? (early || "not computed by this solver")
+        : b.delta_achieved >= 1 ? "nothing certified yet: the data rule out no alternative at an error probability below 1"
         : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)",
       "delta-achieved"));
     cards.push(card("Evaluations left", b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
