@@ -440,6 +440,11 @@ class Views:
         fn = getattr(self.web.handle(name).writer, "set_budget", None)
         if fn is None:
             raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
+        told = (await self._run(self.web.snapshot, name)).get("summary", {}).get("evaluations")
+        if isinstance(told, int) and int(text) < told:
+            self._flash(request, "error", f"Budget not changed: {told} evaluations are already told, so the budget "
+                                          f"is at least {told} ({told} stops the study now). Got {int(text)}.")
+            return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
         self._flash(request, "ok" if ok else "error",
                     (f"The budget is now {int(text)} evaluations (status {res})." if ok
