@@ -718,6 +718,31 @@ def test_the_how_sure_card_says_when_nothing_is_certified_yet(tmp_path, browser)
         assert "would hold now" not in _text(browser, "#verdict")
 
 
+def test_pages_do_not_scroll_sideways_on_a_phone(tmp_path, browser):
+    """At a phone's width the wide tables (members, told evaluations, studies) scroll inside
+    their box; the page itself does not scroll sideways."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=60)
+    token = study.add_assistant("Ravi")
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(390, 800)
+        with served(db) as base:
+            for path in ("/", "/study/lab"):
+                browser.get(base + path)
+                _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, "table tbody tr"))
+                widths = browser.execute_script(
+                    "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                assert widths[0] <= widths[1], (path, widths)
+            _sign_in(browser, base, token)
+            _ask(browser)
+            widths = browser.execute_script(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            assert widths[0] <= widths[1], ("assistant page", widths)
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
 def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):
     By = _by()
     db = str(tmp_path / "lab.db")
