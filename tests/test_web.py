@@ -673,12 +673,9 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
             box.clear()
             box.send_keys(typed)
             browser.find_element(By.ID, "set-budget").click()
-            if flash is None:  # not a whole number: an error page that names the value
-                _wait(browser, lambda d: d.find_elements(By.ID, "refused"))
-                assert _text(browser, "h1") == "Not accepted"
-                assert "'12.5'" in _text(browser, "#refused")
-                browser.find_element(By.ID, "back-to-entry").click()
-                _wait(browser, lambda d: d.find_elements(By.ID, "budget-form"))
+            if flash is None:  # not a whole number: the same red message, naming the value
+                _wait(browser, lambda d: "Budget not changed: the budget is a whole number of evaluations. Got "
+                                         "'12.5'." in _text(d, ".flash"))
             else:
                 _wait(browser, lambda d, f=flash: f in _text(d, ".flash"))
                 if typed == "5":  # below the 12 told: the message says what the smallest budget is
@@ -741,6 +738,47 @@ def test_pages_do_not_scroll_sideways_on_a_phone(tmp_path, browser):
             assert widths[0] <= widths[1], ("assistant page", widths)
     finally:
         browser.set_window_size(size["width"], size["height"])
+
+
+def test_before_any_evaluation_no_team_is_called_the_leader(tmp_path, browser):
+    """With nothing told, the solver's first pick is not shown as a leader: the list of
+    studies, the study page's cards and its certificate say so."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db)
+    assert study.best()["certificate_text"] == "No evaluation told yet: the study has a leader after the first scores."
+    with served(db) as base:
+        browser.get(f"{base}/")
+        _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, "tr.study-row"))
+        assert _text(browser, "tr.study-row td.leader") == "-"
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "No evaluation told yet" in _text(d, "#certificate"))
+        leader = _text(browser, "#verdict .card.leader")
+        assert "Ana" not in leader and "after the first evaluations" in leader
+
+
+def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, browser):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=12)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, _ = _ask(browser)
+        study.stop()  # the owner stops the study while Ravi's session runs
+        _enter(browser, tid, "55")
+        _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, ".flash"))
+        assert _text(browser, ".flash") == (f"The study has stopped (budget exhausted): ticket #{tid} was cancelled "
+                                            "and its score is not needed. Nothing was recorded.")
+
+
+def test_the_page_of_an_unknown_study_links_only_to_pages_that_exist(tmp_path, browser):
+    db = str(tmp_path / "lab.db")
+    lab_study(db)
+    with served(db) as base:
+        browser.get(f"{base}/study/nosuch")
+        _wait(browser, lambda d: d.find_elements(_by().ID, "refused"))
+        assert _text(browser, "h1") == "Not found"
+        links = [a.get_attribute("href") for a in browser.find_elements(_by().CSS_SELECTOR, "main a")]
+        assert links and not any("nosuch" in h for h in links)
 
 
 def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser):

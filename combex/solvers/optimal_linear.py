@@ -695,7 +695,10 @@ class LinearGLRExploration(Exploration):
         if self.record_trace:
             self.record(t=self.samples, Z=zmin, margin=g.margin, best=g.best)
         if g.stop and not self._untested_scale():
-            self.certificate = {"Z": zmin, "margin": g.margin, "beta": float(g.beta[g.challenger]),
+            # Z and beta of the binding alternative (the smallest ratio Z_x / beta_x: the stop
+            # needs Z_x > beta_x for every x), and the smallest Z over the alternatives
+            self.certificate = {"Z": float(g.Z[g.challenger]), "margin": g.margin,
+                                "beta": float(g.beta[g.challenger]), "Z_min": zmin,
                                 "threshold": self.threshold, "epsilon": s.epsilon, "challenger": g.challenger}
             self.stop("identified", f"GLR: Z_x(t) > beta_x(t) for every alternative ({self.threshold} threshold)")
 

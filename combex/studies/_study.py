@@ -184,8 +184,8 @@ def _left_note(rec: Any, left: Any) -> str:
         return (f"an estimate of the evaluations a certified answer would still need, the study having stopped: "
                 f"{rec.status.replace('_', ' ')}")
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
-        return (f"an estimate; more than the {rec.budget - rec.n_told} the budget leaves: raise the budget (the "
-                "owner's entry page, Study.set_budget or combex study set-budget) or expect a stop at the budget, "
+        return (f"an estimate; more than the {rec.budget - rec.n_told} the budget leaves: the owner can raise "
+                "the budget (the owner's page, Study.set_budget or combex study set-budget) or expect a stop at the budget, "
                 "uncertified")
     return "an estimate of the evaluations still needed, not a promise"
 
@@ -1083,6 +1083,8 @@ class Study:
         if isinstance(b["evaluations_left"], (int, float)):
             left = f" About {b['evaluations_left']:.0f} more evaluations may be needed ({b['evaluations_left_note']})."
         budget = f" The budget is {rec.budget} evaluations." if rec.budget else ""
+        if rec.n_told == 0 and rec.status == "running":
+            return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
         if rec.status == "identified":
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")

@@ -206,6 +206,8 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
     if _is_unavailable(best):
         return best
     leader = best.get("leader", best.get("labels", best.get("answer")))
+    if not best.get("evaluations"):  # nothing told: the solver's first pick is no leader yet
+        leader = None
     stops = best.get("stops_when")
     stat = _num(best.get("statistic"))
     thr = _num(best.get("threshold"))
@@ -213,7 +215,8 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "available": True,
         "status": best.get("status"),
         "leader": team_names(leader, labels),
-        "challenger": team_names(best.get("challenger"), labels) if best.get("challenger") is not None else None,
+        "challenger": (team_names(best.get("challenger"), labels)
+                       if best.get("challenger") is not None and leader is not None else None),
         "statistic": stat, "threshold": thr, "stops_when": stops,
         "statistic_name": best.get("statistic_name"),
         "delta": _num(best.get("delta")),
@@ -459,7 +462,7 @@ def studies_list(storage: Any, study_for: Any, scrub: Scrubber) -> list[dict[str
         else:
             row.update(status=summary.get("status"), evaluations=summary.get("evaluations"),
                        budget=summary.get("budget"), pending=(summary.get("tickets") or {}).get("pending"))
-        row["leader"] = None if _is_unavailable(best) else team_names(
+        row["leader"] = None if _is_unavailable(best) or not best.get("evaluations") else team_names(
             best.get("leader", best.get("labels", best.get("answer"))), problem.get("labels"))
         out.append(row)
     return out

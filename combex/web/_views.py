@@ -102,6 +102,8 @@ class Views:
 
             return JSONResponse({"error": message}, status_code=status)
         name = request.path_params.get("name") if hasattr(request, "path_params") else None
+        if status == 404:  # no study of that name: no links back to its pages
+            name = None
         return self._render(request, "error.html", status=status, message=message, study_name=name,
                             heading=heading or HEADINGS.get(status, "Refused"))
 
@@ -343,6 +345,16 @@ class Views:
                 self._flash(request, "ok", f"Ticket #{t.id}: evaluate {', '.join(map(str, names))}.")
         return self._redirect(study_path(name, "/assistant"))
 
+    @staticmethod
+    def _not_pending(snap: dict[str, Any], tid: int, what: str) -> str:
+        """Why a ticket is not among the assistant's pending ones, in the lab's words."""
+        status = (snap.get("summary") or {}).get("status")
+        if status and status != "running":
+            return (f"The study has stopped ({str(status).replace('_', ' ')}): ticket #{tid} was cancelled and its "
+                    f"score is not needed. Nothing was {what}.")
+        return f"Ticket #{tid} is not one of your pending tickets (told, released or expired meanwhile?). Nothing " \
+               f"was {what}."
+
     async def enter(self, request: Any) -> Any:
         """The confirmation page: what will be recorded (nothing is written here)."""
         name = self._name(request)
@@ -351,8 +363,7 @@ class Views:
         snap = await self._run(self._fresh, name)
         t = self._ticket(snap, tid)
         if t is None or not (who.owner or t.get("assistant") == who.assistant):
-            self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets (told, released or "
-                                          "expired meanwhile?). Nothing was recorded.")
+            self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
         raw = form.get("score")
         try:
@@ -377,7 +388,7 @@ class Views:
         snap = await self._run(self._fresh, name)
         t = self._ticket(snap, tid)
         if t is None or not (who.owner or t.get("assistant") == who.assistant):
-            self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets; nothing was recorded.")
+            self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
         try:
             x = parse_score(form.get("score"))
@@ -401,7 +412,7 @@ class Views:
         snap = await self._run(self._fresh, name)
         t = self._ticket(snap, tid)
         if t is None or not (who.owner or t.get("assistant") == who.assistant):
-            self._flash(request, "error", f"Ticket #{tid} is not one of your pending tickets; nothing was released.")
+            self._flash(request, "error", self._not_pending(snap, tid, "released"))
             return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} released ticket #{tid}", fn, tid, assistant=who.recorded)
         self._flash(request, "ok" if ok else "error",
@@ -436,7 +447,9 @@ class Views:
             raise Refused(403, "Refused: only the study's owner can change its budget.")
         text = str(form.get("budget") or "").strip()
         if not text.isdigit():
-            raise Refused(400, f"Refused: the budget must be a whole number of evaluations. Got {text!r}.")
+            self._flash(request, "error", f"Budget not changed: the budget is a whole number of evaluations. "
+                                          f"Got {text!r}.")
+            return self._redirect(study_path(name, "/assistant"))
         fn = getattr(self.web.handle(name).writer, "set_budget", None)
         if fn is None:
             raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
@@ -505,8 +518,9 @@ def _g(x: Any) -> str:
 
 
 def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | None:
-    """A warning when ``x`` is far from the scores told so far (per evaluation): a tenth or
-    ten times the usual value is a misplaced decimal point more often than a real score."""
+    """A warning when ``x`` is far from the scores told so far (per evaluation): below a
+    quarter or above four times their median, where a misplaced decimal point (a tenth or
+    ten times the score) is more likely than a real score."""
     log_ = snap.get("log") or {}
     if not log_.get("available"):
         return None

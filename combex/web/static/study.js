@@ -88,7 +88,8 @@
     var stopped = sm.available && sm.status !== "running";
     var ev = sm.available ? sm.evaluations : b.evaluations;
     var early = !ev ? "after the first evaluations" : null;  // nothing told yet: no solver has these
-    cards.push(card(stopped ? "Answer" : "Leader", names(b.leader), null, "leader"));
+    cards.push(card(stopped ? "Answer" : "Leader", names(b.leader), b.leader && b.leader.length ? null : early,
+      "leader"));
     cards.push(card("Challenger", b.challenger ? names(b.challenger) : "-",
       b.challenger ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
       "challenger"));
