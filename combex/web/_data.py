@@ -202,12 +202,18 @@ def _problem(study: Any) -> dict[str, Any]:
     return dict(getattr(rec, "problem", None) or {})
 
 
+def _leader(best: dict[str, Any]) -> Any:
+    """The leader of a ``best()`` read; None before any evaluation is told (the solver's
+    first pick is no leader yet)."""
+    if not best.get("evaluations"):
+        return None
+    return best.get("leader", best.get("labels", best.get("answer")))
+
+
 def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
     if _is_unavailable(best):
         return best
-    leader = best.get("leader", best.get("labels", best.get("answer")))
-    if not best.get("evaluations"):  # nothing told: the solver's first pick is no leader yet
-        leader = None
+    leader = _leader(best)
     stops = best.get("stops_when")
     stat = _num(best.get("statistic"))
     thr = _num(best.get("threshold"))
@@ -462,7 +468,6 @@ def studies_list(storage: Any, study_for: Any, scrub: Scrubber) -> list[dict[str
         else:
             row.update(status=summary.get("status"), evaluations=summary.get("evaluations"),
                        budget=summary.get("budget"), pending=(summary.get("tickets") or {}).get("pending"))
-        row["leader"] = None if _is_unavailable(best) or not best.get("evaluations") else team_names(
-            best.get("leader", best.get("labels", best.get("answer"))), problem.get("labels"))
+        row["leader"] = None if _is_unavailable(best) else team_names(_leader(best), problem.get("labels"))
         out.append(row)
     return out
