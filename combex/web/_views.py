@@ -345,6 +345,12 @@ class Views:
                 self._flash(request, "ok", f"Ticket #{t.id}: evaluate {', '.join(map(str, names))}.")
         return self._redirect(study_path(name, "/assistant"))
 
+    def _held(self, snap: dict[str, Any], tid: int, who: Who) -> dict[str, Any] | None:
+        """Pending ticket ``tid`` when ``who`` may tell or release it (its assistant, or the
+        owner), else None."""
+        t = self._ticket(snap, tid)
+        return t if t is not None and (who.owner or t.get("assistant") == who.assistant) else None
+
     @staticmethod
     def _not_pending(snap: dict[str, Any], tid: int, what: str) -> str:
         """Why a ticket is not among the assistant's pending ones, in the lab's words."""
@@ -361,8 +367,8 @@ class Views:
         form, who = await self._guard(request, name)
         tid = self._ticket_id(form)
         snap = await self._run(self._fresh, name)
-        t = self._ticket(snap, tid)
-        if t is None or not (who.owner or t.get("assistant") == who.assistant):
+        t = self._held(snap, tid, who)
+        if t is None:
             self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
         raw = form.get("score")
@@ -386,8 +392,8 @@ class Views:
         h = self.web.handle(name)
         fn = self._needs(h, "tell")
         snap = await self._run(self._fresh, name)
-        t = self._ticket(snap, tid)
-        if t is None or not (who.owner or t.get("assistant") == who.assistant):
+        t = self._held(snap, tid, who)
+        if t is None:
             self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
         try:
@@ -410,8 +416,8 @@ class Views:
         h = self.web.handle(name)
         fn = self._needs(h, "release")
         snap = await self._run(self._fresh, name)
-        t = self._ticket(snap, tid)
-        if t is None or not (who.owner or t.get("assistant") == who.assistant):
+        t = self._held(snap, tid, who)
+        if t is None:
             self._flash(request, "error", self._not_pending(snap, tid, "released"))
             return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} released ticket #{tid}", fn, tid, assistant=who.recorded)
