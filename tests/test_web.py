@@ -770,6 +770,23 @@ def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, b
                                             "and its score is not needed. Nothing was recorded.")
 
 
+def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
+    db = str(tmp_path / "lab.db")
+    problem = cs.problem_spec(workers=WORKERS[:4], team_size=2, score_range=(0, 100), noise_scale=5)
+    study = cs.create_study(storage=db, name="lab", problem=problem, solver="top-two",
+                            solver_params={"delta": 0.05}, seed=0)
+    quality, gen = [40, 30, 10, 5], np.random.default_rng(0)
+    while study.status == "running":
+        t = study.ask()
+        study.tell(t.id, float(np.clip(round(sum(quality[i] for i in t.arm) + gen.normal(0, 5), 1), 0, 100)))
+    assert study.status == "identified"
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        value = _wait(browser, lambda d: _text(d, "#verdict .evaluations-left .card-value"))
+        assert value == "none"  # not "about 0"
+        assert _text(browser, "#verdict .evaluations-left .card-note") == "none: the stopping rule holds"
+
+
 def test_the_page_of_an_unknown_study_links_only_to_pages_that_exist(tmp_path, browser):
     db = str(tmp_path / "lab.db")
     lab_study(db)
@@ -928,6 +945,13 @@ def test_a_score_shown_reads_back_to_the_same_float(x):
     from combex.web._app import fmt_score
 
     assert float(fmt_score(x)) == x
+
+
+@pytest.mark.parametrize("iso,shown", [("2026-11-27T18:31:05Z", "2026-11-27 18:31:05 UTC"), (None, "-")])
+def test_a_time_is_shown_to_the_second(iso, shown):
+    from combex.web._app import fmt_time
+
+    assert fmt_time(iso) == shown  # several scores can be told within one minute
 
 
 @pytest.mark.parametrize("host,local", [("127.0.0.1", True), ("127.3.4.5", True), ("localhost", True),

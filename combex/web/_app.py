@@ -66,11 +66,12 @@ def parse_score(text: Any) -> float:
 
 
 def fmt_time(iso: Any) -> str:
-    """An ISO-8601 UTC time for people: "2026-11-27 18:31 UTC" ("-" for None)."""
+    """An ISO-8601 UTC time for people, to the second (several scores can be told in one
+    minute): "2026-11-27 18:31:05 UTC" ("-" for None)."""
     if not iso:
         return "-"
     text = str(iso)
-    return text[:16].replace("T", " ") + " UTC" if text.endswith("Z") and "T" in text else text
+    return text[:19].replace("T", " ") + " UTC" if text.endswith("Z") and "T" in text else text
 
 
 def fmt_score(x: Any) -> str:

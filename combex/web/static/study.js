@@ -100,7 +100,8 @@
         : b.delta_achieved >= 1 ? "nothing certified yet: the data rule out no alternative at an error probability below 1"
         : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)",
       "delta-achieved"));
-    cards.push(card("Evaluations left", b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
+    var done = sm.available && sm.status === "identified";  // the rule holds: no estimate, none left
+    cards.push(card("Evaluations left", done ? "none" : b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
       b.evaluations_left === null ? (early || "no estimate from this solver") : (b.evaluations_left_note || "an estimate, not a promise"),
       "evaluations-left"));
     var nodes = cards;
