@@ -33,6 +33,13 @@ it to stop and to sample, and report their sample counts against it.
   ``samples / (T_lower log(1/delta))`` is a certified *upper* bound of the true ratio;
   ``lower_bound_ratio_kind`` says so in a result's ``info``.
 
+* **Queries of independent arms.** :func:`arm_query` gives the task of a run on arms
+  observed one by one: :class:`BestArmQuery`, :class:`BestKQuery`, :class:`SwapQuery`
+  (matroid bases, one half-space per single exchange) or :class:`ClassQuery` (any decision
+  class), each with the ``answer`` of a mean vector and, for the first three, the
+  ``pairs`` ``(i, j)`` whose half-spaces make up the alternative set. The GLR solvers of
+  :mod:`combex.solvers` (Track-and-Stop, Top-Two, Frank-Wolfe sampling, CombGame) hold one.
+
 Which function for which structure:
 
 * best arm: :func:`bandit_characteristic_time` (``K = 1``) and :func:`bai_optimal_weights`
@@ -78,6 +85,7 @@ from ..estimation._glr_unknown_variance import (
     kl_gaussian_unknown_variance,
     pair_glr_unknown_variance,
 )
+from ._arm_queries import ARM_STRUCTURES, ArmQuery, BestArmQuery, BestKQuery, ClassQuery, SwapQuery, arm_query
 from ._bandit import (
     BanditLowerBound,
     bai_optimal_weights,
@@ -120,6 +128,14 @@ __all__ = [
     # the task of a run and its yardstick
     "Query",
     "QUERY_KINDS",
+    # the answers of independent arms and their alternatives
+    "arm_query",
+    "ArmQuery",
+    "BestArmQuery",
+    "BestKQuery",
+    "SwapQuery",
+    "ClassQuery",
+    "ARM_STRUCTURES",
     # divergences, GLRs and thresholds
     "kl_gaussian",
     "kl_bernoulli",

@@ -103,7 +103,8 @@ from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, k
 from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
                                                 pair_glr_unknown_variance, variance_floor)
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
-from ..exceptions import InvalidParameterError, OracleError, StateError
+from ..exceptions import InvalidParameterError, StateError
+from ..identification._arm_queries import arm_query
 from ..identification._bandit import class_members
 from ..identification._query import Query
 from ._base import Batch, Exploration, Result, Solver
@@ -316,34 +317,9 @@ class GLRExploration(Exploration):
         noise = getattr(self.problem, "noise", None)
         kind = getattr(noise, "kind", "gaussian")
         self.eps = float(s.epsilon)
-        if dc is not None:
-            if getattr(dc, "n", None) != self.N:
-                raise InvalidParameterError(
-                    f"The decision class of {type(s).__name__} must have a ground set of the problem's {self.N} "
-                    f"arms. Got a class over {getattr(dc, 'n', None)} elements instead."
-                )
-            if not callable(getattr(dc, "argmax_excluding", None)):
-                raise param_error("decision_class", type(s).__name__, "a decision class with argmax_excluding", dc)
-            k = getattr(dc, "k", None)
-            if type(dc).__name__ == "TopK" and self.eps == 0.0 and k is not None and 1 <= int(k) < self.N:
-                self.structure, self.K, self.dc = ("bai" if int(k) == 1 else "topk"), int(k), None
-            elif self.eps == 0.0 and _is_matroid_bases(dc):
-                # bases of a matroid: a base is optimal iff no single exchange improves it, so
-                # Alt(S) is the union of the exchange half-spaces {lambda_j > lambda_i}
-                self.structure, self.dc = "swaps", dc
-                self.K = int(np.count_nonzero(dc.argmax(np.zeros(self.N))))
-            else:
-                self.structure, self.K, self.dc = "class", None, dc
-        else:
-            self.K = check_int(s.K, "K", owner=type(s).__name__, low=1, high=self.N - 1)
-            if self.K == 1:
-                self.structure, self.dc = "bai", None
-            elif self.eps == 0.0:
-                self.structure, self.dc = "topk", None
-            else:
-                from ..oracles import TopK
-
-                self.structure, self.dc = "class", TopK(self.N, self.K)
+        # the answers and their alternatives: best arm, Best-K, matroid bases by swaps, a class
+        self.query = arm_query(self.N, K=s.K, decision_class=dc, epsilon=self.eps, owner=type(s).__name__)
+        self.structure, self.K, self.dc = self.query.structure, self.query.K, self.query.decision_class
         div = s.divergence
         declared = s.sigma is not None or kind == "bernoulli" or getattr(noise, "sigma", 1.0) is not None
         if div == "auto":
@@ -420,10 +396,8 @@ class GLRExploration(Exploration):
         div = self.divergence
         kk = s.threshold == "valid-kk"  # the Kaufmann & Koolen forms instead of the normal mixtures
         kind = "heuristic" if s.threshold == "heuristic" else "valid"
-        if self.structure == "bai":
-            m, st = self.N - 1, "pairs" if kk else "pairs-mixture"
-        elif self.structure in ("topk", "swaps"):
-            m, st = max(self.K * (self.N - self.K), 1), "pairs" if kk else "pairs-mixture"
+        if self.structure != "class":  # a union over the query's pairs
+            m, st = self.query.n_alternatives, "pairs" if kk else "pairs-mixture"
         elif self._members is not None and not kk and not self._uv and kind == "valid":
             # listed members: one mixture per alternative, on the arms of its difference
             m, st = max(len(self._members) - 1, 1), "sets-mixture"
@@ -547,17 +521,7 @@ class GLRExploration(Exploration):
 
     # ------------------------------------------------------------------ structure
     def _compute_answer(self) -> Any:
-        mu = self.mu
-        if self.structure == "bai":
-            return int(np.argmax(mu))
-        if self.structure == "topk":
-            m = np.zeros(self.N, dtype=bool)
-            m[np.argsort(-mu, kind="stable")[: self.K]] = True
-            return m
-        m = np.asarray(self.dc.argmax(mu))
-        if m.shape != (self.N,):
-            raise OracleError(f"{type(self.dc).__name__}.argmax returned shape {m.shape}; expected ({self.N},).")
-        return m.astype(bool)
+        return self.query.answer(self.mu)
 
     def _pairs(self, ans: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """(I, J): i in the answer, j outside (flattened; cached for the last answer)."""
@@ -565,21 +529,7 @@ class GLRExploration(Exploration):
         cached = getattr(self, "_pairs_cache", None)
         if cached is not None and cached[0] == key:
             return cached[1], cached[2]
-        if self.structure == "bai":
-            J = np.flatnonzero(np.arange(self.N) != ans)
-            I = np.full(J.shape, ans, dtype=np.intp)
-        else:
-            ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
-            I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
-            if self.structure == "swaps":  # keep the exchanges that give a member
-                keep = np.zeros(I.size, dtype=bool)
-                for r in range(I.size):
-                    m = ans.copy()
-                    m[I[r]], m[J[r]] = False, True
-                    keep[r] = bool(self.dc.contains(m))
-                I, J = I[keep], J[keep]
-                if I.size == 0:  # the answer is the only base: compare it with itself (GLR inf)
-                    I, J = ins[:1], ins[:1]
+        I, J = self.query.pairs(ans)
         self._pairs_cache = (key, I, J)
         return I, J
 
@@ -1264,12 +1214,6 @@ class GLRExploration(Exploration):
         return out
 
 
-
-
-def _is_matroid_bases(dc: Any) -> bool:
-    from ..oracles._matroids import _MatroidBase
-
-    return isinstance(dc, _MatroidBase) and bool(getattr(dc, "base", False)) and callable(getattr(dc, "contains", None))
 
 
 def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
