@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import inspect
 import json
+import os
 import re
+import statistics
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -98,8 +102,6 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for spec in list_instances():
         print(f"  {spec.name:<20} [{spec.family}] {spec.summary}")
         if args.verbose:
-            import inspect
-
             params = ", ".join(k if v is inspect.Parameter.empty else f"{k}={v!r}"
                                for k, v in spec.parameters().items())
             print(f"  {'':<20} parameters: {params}")
@@ -107,8 +109,6 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _solver_for(name: str, sparams: dict[str, Any], params: dict[str, Any]) -> Any:
-    import inspect
-
     from .experiments import build_solver
     from .solvers import get_solver
 
@@ -122,9 +122,6 @@ def _solver_for(name: str, sparams: dict[str, Any], params: dict[str, Any]) -> A
 
 def _atomic_text(path: Path, text: str) -> None:
     """Replace ``path`` by ``text`` through a fresh temporary file (O_EXCL) and one rename."""
-    import os
-    import tempfile
-
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
@@ -218,8 +215,6 @@ DEFAULT_BUDGET = 10**8
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    import statistics
-
     from .experiments import check_instance_params, run_many
     from .experiments._runner import lower_bound_text
 
@@ -596,8 +591,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush does not complain."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

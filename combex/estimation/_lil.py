@@ -35,6 +35,7 @@ per arm.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -297,8 +298,6 @@ def lil_ucb_index(
     """
     owner = "lil_ucb_index"
     if delta is not None:
-        import warnings
-
         warnings.warn(
             "The 'delta' parameter of lil_ucb_index is deprecated; use 'lil_delta' (Lemma 2.1's constant).",
             DeprecationWarning,

@@ -12,8 +12,12 @@ several processes run).
 
 from __future__ import annotations
 
+import difflib
 import os
+import signal
 import sys
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
@@ -88,8 +92,6 @@ def _die_with_parent(parent_pid: int) -> None:
     On Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``; elsewhere a daemon thread polling the
     parent pid once a second. Either way, a worker whose parent is already gone exits now.
     """
-    import signal
-
     armed = False
     if sys.platform.startswith("linux"):
         try:
@@ -102,8 +104,6 @@ def _die_with_parent(parent_pid: int) -> None:
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
     if not armed:  # pragma: no cover - non-Linux
-        import threading
-        import time
 
         def watch() -> None:
             while True:
@@ -117,8 +117,6 @@ def _die_with_parent(parent_pid: int) -> None:
 def _worker_init(parent_pid: int) -> None:
     """Process-pool initializer: one BLAS thread, exit with the parent, and leave Ctrl-C to
     the parent (which stops the pool; a worker interrupted mid-run would print a traceback)."""
-    import signal
-
     limit_blas_threads()
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -182,8 +180,6 @@ def execute(
     if backend is None:
         backend = "dask" if scheduler is not None else ("processes" if jobs > 1 else "serial")
     if backend not in BACKENDS:
-        import difflib
-
         close = difflib.get_close_matches(str(backend), BACKENDS, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InvalidParameterError(

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import difflib
+import json
+import sys
 import numpy as np
 
 from ..exceptions import InvalidParameterError
@@ -34,8 +37,6 @@ def _plt() -> Any:
 
 
 def _interactive() -> bool:
-    import sys
-
     return "ipykernel" in sys.modules or hasattr(sys, "ps1")
 
 
@@ -61,7 +62,6 @@ def _column(df: Any, name: str, what: str) -> str:
             return pref + name
     if name == "time_per_round" and {"wall_seconds", "rounds"} <= set(df.columns):
         return name
-    import difflib
 
     close = difflib.get_close_matches(name, list(map(str, df.columns)), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -89,8 +89,6 @@ def summarize_table(results: Any, by: Sequence[str], y: str = "samples") -> Any:
 def _setting_columns(df: Any) -> list[str]:
     """The columns that define a setting: the instance, and every instance and solver
     parameter (the keys of the ``params`` / ``solver_params`` JSON of a results table)."""
-    import json
-
     keys: list[str] = []
     for col in ("params", "solver_params"):
         if col in df.columns:

@@ -9,11 +9,15 @@ the runs and writes through :class:`_Writer`; :func:`read_results` and
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from ..exceptions import InvalidParameterError, ResultsFileError
 
@@ -40,8 +44,6 @@ def canonical_json(obj: Any) -> str:
 
 
 def _json_default(obj: Any) -> Any:
-    import numpy as np
-
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, np.generic):
@@ -182,7 +184,6 @@ def _read_csv(p: Path) -> list[dict[str, Any]]:
             text = fh.read() if torn is None else fh.read(torn)
     except UnicodeDecodeError as exc:
         raise ResultsFileError(f"The results file {str(p)!r} is not text ({exc}).") from None
-    import io
 
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
@@ -340,7 +341,6 @@ class _Writer:
         elif self.fmt == "parquet":
             pd = _pandas()
             df = pd.DataFrame([_encode_row(r, self.columns) for r in self.rows], columns=self.columns)
-            import tempfile
 
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
             os.close(fd)
@@ -360,8 +360,6 @@ class _Writer:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    import tempfile
-
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:

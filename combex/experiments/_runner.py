@@ -10,8 +10,11 @@ depend on the number of jobs.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -54,8 +57,6 @@ class ProgressLine:
     the current leader (:meth:`Exploration.progress`), so a long run is never silent."""
 
     def __init__(self, desc: str, *, every: float = 2.0, stream: Any = None) -> None:
-        import sys
-
         self.desc = desc
         self.every = float(every)
         self.stream = stream if stream is not None else sys.stderr
@@ -92,9 +93,6 @@ def simulate(solver: Solver, env: Any, *, rng: Any = None, budget: int | None = 
     ends the run at the first check after it with status ``"budget_exhausted"``. Solvers
     whose ``run`` takes no ``callback`` run as is.
     """
-    import inspect
-    import sys
-
     if progress is None:
         progress = sys.stderr.isatty()
     if time_limit is not None:
@@ -217,8 +215,6 @@ class RunTask:
 
 
 def _accepts(name: str, setting: str) -> bool:
-    import inspect
-
     return setting in inspect.signature(get_solver(name).__init__).parameters
 
 
@@ -250,8 +246,6 @@ def _cached_solver(name: str, frozen: Any) -> Solver:
 
 def build_solver(name: str, settings: Mapping[str, Any] | None = None) -> Solver:
     """``get_solver(name)(**settings)`` with a clear error on unknown settings."""
-    import inspect
-
     cls = get_solver(name)
     settings = dict(settings or {})
     sig = inspect.signature(cls.__init__)
@@ -259,8 +253,6 @@ def build_solver(name: str, settings: Mapping[str, Any] | None = None) -> Solver
     renamed = getattr(cls, "renamed_params", {})  # deprecated aliases: the constructor warns and maps them
     unknown = [k for k in settings if (k not in sig.parameters and k not in renamed) or k == "self"]
     if unknown and not accepts_any:
-        import difflib
-
         known = [p for p in sig.parameters if p != "self"]
         close = difflib.get_close_matches(unknown[0], known, n=1)
         close = close or [k for k in known if k.lower() == unknown[0].lower()]

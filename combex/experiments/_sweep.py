@@ -38,6 +38,7 @@ file format, its reader and its one-at-a-time writer are :mod:`combex.experiment
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import itertools
 import json
@@ -154,8 +155,6 @@ class Sweep:
         allowed = {"name", "seed", "runs", "budget", "epsilon_correct", "solvers", "instances"}
         unknown = sorted(set(config) - allowed)
         if unknown:
-            import difflib
-
             close = difflib.get_close_matches(unknown[0], allowed, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ConfigError(

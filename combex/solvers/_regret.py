@@ -17,6 +17,7 @@ over them, and the one place where time is split into preprocessing, online and 
 from __future__ import annotations
 
 import time
+import warnings
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
@@ -71,8 +72,6 @@ class RegretResult:
     def seconds(self) -> float:
         """Deprecated alias of :attr:`wall_seconds` (the name used before the regret
         contract; every result family says ``wall_seconds``)."""
-        import warnings
-
         warnings.warn("RegretResult.seconds is deprecated; use RegretResult.wall_seconds.", DeprecationWarning,
                       stacklevel=2)
         return self.wall_seconds

@@ -91,8 +91,10 @@ from __future__ import annotations
 
 from abc import abstractmethod
 
+import importlib
 import math
 import time
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -183,7 +185,6 @@ class GLRSolver(Solver):
                 f"problems with semi-bandit feedback; this is a linear problem (it has features): use "
                 f"'lingame', 'rage', 'top-two', 'fw-sampling' or 'lingape'."
             )
-        import importlib
 
         if self.divergence == "bernoulli":
             raise InvalidParameterError(
@@ -971,7 +972,6 @@ class GLRExploration(Exploration):
         self._noise_record = chk
         if not chk["rejected"]:
             return False
-        import warnings
 
         from ..exceptions import NoiseScaleWarning
 

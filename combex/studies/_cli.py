@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -133,8 +134,6 @@ def _ticket(text: str, what: str) -> int:
 
 
 def _export(study: Any, out: str | None) -> None:
-    import os
-
     df = study.trials_dataframe()
     if not out:
         print(df.to_json(orient="records"))

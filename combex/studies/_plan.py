@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -397,8 +398,6 @@ def plan(
 
 
 def _cmd(args: Any) -> int:
-    import json
-
     from ..exceptions import InvalidParameterError
 
     def floats(text: str | None, option: str) -> tuple[float, ...] | None:

@@ -18,6 +18,7 @@ import hmac
 import io
 import json
 import math
+import os
 import secrets
 import time
 import warnings
@@ -1353,8 +1354,6 @@ def load_study(*, storage: Any, name: str) -> Study:
     """Open an existing study (:class:`StudyNotFoundError` when absent; a SQLite file that
     does not exist is not created)."""
     if isinstance(storage, str) or hasattr(storage, "__fspath__"):
-        import os
-
         text = os.fspath(storage)
         path = text[len("sqlite:///"):] if text.startswith("sqlite:///") else (None if "://" in text else text)
         if path and path != ":memory:" and not os.path.exists(path):

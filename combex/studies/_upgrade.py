@@ -13,6 +13,7 @@ in the format of the old schema) are dropped and rebuilt as the studies run.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from ..exceptions import SchemaVersionError, StorageError
@@ -44,8 +45,6 @@ def upgrade_storage(storage: Any, **kwargs: Any) -> dict[str, Any]:
     StorageError
         When it cannot be reached (nothing is changed on any error).
     """
-    import os
-
     from ._sql import SQLStorage, _sa
 
     sa = _sa()

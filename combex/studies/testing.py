@@ -8,8 +8,11 @@ PostgreSQL backends.
 
 from __future__ import annotations
 
+import heapq
 import time
 from typing import Any, Callable
+
+import numpy as np
 
 from ..exceptions import DuplicatedStudyError, StorageError, StudyNotFoundError
 from ._storage import AssistantRow, BaseStorage, StudyRecord, payload_checksum, row_checksum
@@ -251,10 +254,6 @@ def simulate_assistants(
         ``status``, ``answer`` (the recommendation), ``evaluations`` (told), ``empty_asks``
         (asks that got no ticket while the study ran), ``hours`` (simulated time).
     """
-    import heapq
-
-    import numpy as np
-
     from ..exceptions import StudyFinishedError
 
     rng = np.random.default_rng(rng)

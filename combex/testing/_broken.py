@@ -9,6 +9,7 @@ solver's own, so the copy looks like a correct solver until its error rate is me
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any
 
@@ -141,8 +142,6 @@ BROKEN_HOOKS: dict[str, Any] = {
 
 
 def _hook_for(exp_cls: type) -> tuple[type, Any] | None:
-    import importlib
-
     for key, hook in BROKEN_HOOKS.items():
         mod, name = key.split(":")
         base = getattr(importlib.import_module(mod), name)
