@@ -18,7 +18,10 @@ it to stop and to sample, and report their sample counts against it.
   swap decomposition), :func:`oracle_glr_lower_bound` (classes reached only through their
   oracles), :func:`pair_glr_unknown_variance` (Gaussian arms of unknown variances).
 * **Divergences.** :func:`kl_gaussian`, :func:`kl_bernoulli`,
-  :func:`kl_gaussian_unknown_variance`.
+  :func:`kl_gaussian_unknown_variance`; as objects for every query (the divergence of one
+  arm, the GLR of one pair and its gradients): :func:`make_divergence` gives a
+  :class:`GaussianDivergence`, :class:`BernoulliDivergence` or
+  :class:`UnknownVarianceDivergence`.
 * **Thresholds.** A run stops when the GLR exceeds a threshold valid at every time:
   :class:`GLRThreshold` (Kaufmann & Koolen 2021), :class:`UnknownVarianceThreshold` and
   :class:`ClassUnknownVarianceThreshold`, :func:`mixture_beta0` (the Gaussian mixture of
@@ -86,6 +89,14 @@ from ..estimation._glr_unknown_variance import (
     pair_glr_unknown_variance,
 )
 from ._arm_queries import ARM_STRUCTURES, ArmQuery, BestArmQuery, BestKQuery, ClassQuery, SwapQuery, arm_query
+from ._divergences import (
+    DIVERGENCE_NAMES,
+    BernoulliDivergence,
+    Divergence,
+    GaussianDivergence,
+    UnknownVarianceDivergence,
+    make_divergence,
+)
 from ._bandit import (
     BanditLowerBound,
     bai_optimal_weights,
@@ -136,6 +147,13 @@ __all__ = [
     "SwapQuery",
     "ClassQuery",
     "ARM_STRUCTURES",
+    # the reward models of independent arms
+    "make_divergence",
+    "Divergence",
+    "GaussianDivergence",
+    "BernoulliDivergence",
+    "UnknownVarianceDivergence",
+    "DIVERGENCE_NAMES",
     # divergences, GLRs and thresholds
     "kl_gaussian",
     "kl_bernoulli",

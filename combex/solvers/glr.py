@@ -101,13 +101,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
-from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, kl_bernoulli, pair_glr
-from ..estimation._glr_unknown_variance import (ClassUnknownVarianceThreshold, UnknownVarianceThreshold, kl_gaussian_unknown_variance,
-                                                pair_glr_unknown_variance, variance_floor)
+from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T
+from ..estimation._glr_unknown_variance import ClassUnknownVarianceThreshold, UnknownVarianceThreshold, variance_floor
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, StateError
 from ..identification._arm_queries import arm_query
 from ..identification._bandit import class_members
+from ..identification._divergences import UnknownVarianceDivergence, make_divergence
 from ..identification._query import Query
 from ._base import Batch, Exploration, Result, Solver
 from ._bisect import monotone_boundary, stopping_level
@@ -356,6 +356,8 @@ class GLRExploration(Exploration):
                     f"The problem has no noise model with a sigma; give the 'sigma' parameter of {type(s).__name__}."
                 )
             self.sigma = float(sig)
+        # the reward model: the divergence of one arm and the GLR of one pair
+        self.model = make_divergence(div, sigma=self.sigma if div == "gaussian" else None)
         # a small class lists its members: the class GLR is then an exact minimum over them
         self._members = class_members(self.dc, _CLASS_MEMBERS) if self.structure == "class" else None
         self._make_threshold(s.delta)
@@ -543,19 +545,10 @@ class GLRExploration(Exploration):
             c = self._uv_cache
             if c is not None and c[0] == key and c[1] is I:
                 return c[2], c[3], I, J
-            z, x = pair_glr_unknown_variance(self.mu[I], self.mu[J], w[I], w[J], self.var[I], self.var[J],
-                                             epsilon=self.eps)
+            z, x = self.model.pair(self.mu[I], self.mu[J], w[I], w[J], self.eps, self.var[I], self.var[J])
             self._uv_cache = (key, I, z, x)
             return z, x, I, J
-        if self.divergence == "gaussian":  # pair_glr's closed form, inlined (the same operations)
-            mi, mj, ni, nj = self.mu[I], self.mu[J], w[I], w[J]
-            eps = self.eps
-            gap = mi - mj + eps
-            x = (ni * mi + nj * (mj - eps)) / (ni + nj)
-            z = np.where(gap > 0, gap * gap / (2.0 * self.sigma * self.sigma * (1.0 / ni + 1.0 / nj)), 0.0)
-            return z, x, I, J
-        z, x = pair_glr(self.mu[I], self.mu[J], w[I], w[J], epsilon=self.eps, divergence=self.divergence,
-                        sigma=self.sigma)
+        z, x = self.model.pair(self.mu[I], self.mu[J], w[I], w[J], self.eps)
         return z, x, I, J
 
     def alternative_costs(self, w: Any) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
@@ -580,13 +573,7 @@ class GLRExploration(Exploration):
 
     def pair_gradients(self, x: Any, I: Any, J: Any) -> tuple[Any, Any]:
         """d Z / d w_i and d Z / d w_j (envelope theorem): d(mu_i, x), d(mu_j, x + eps)."""
-        if self.divergence == "gaussian":
-            s2 = 2.0 * self.sigma * self.sigma
-            return (self.mu[I] - x) ** 2 / s2, (self.mu[J] - x - self.eps) ** 2 / s2
-        if self._uv:
-            return (kl_gaussian_unknown_variance(self.mu[I], x, self.var[I]),
-                    kl_gaussian_unknown_variance(self.mu[J], x + self.eps, self.var[J]))
-        return kl_bernoulli(self.mu[I], x), kl_bernoulli(self.mu[J], x + self.eps)
+        return self.model.gradients(self.mu[I], self.mu[J], x, self.eps, self.var[I], self.var[J])
 
     # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
     def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: Any,
@@ -995,6 +982,7 @@ class GLRExploration(Exploration):
         self._uv = True
         self._min_pulls = 2
         self.sigma = math.nan
+        self.model = UnknownVarianceDivergence()
         self._make_threshold(self.solver.delta)
         self._refresh_terms(range(self.N))
         self._update_variances()
