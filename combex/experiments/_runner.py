@@ -23,8 +23,7 @@ import numpy as np
 
 from .._validation import check_float, check_int
 from ..exceptions import InvalidParameterError
-from ..solvers._base import Algorithm, Solver
-from ..solvers._registry import get_solver
+from ..solvers import Algorithm, Solver, get_solver
 from ._backends import execute
 from ._instances import make_instance
 

@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_int, param_error
 from ..exceptions import InvalidParameterError, OracleError
-from ..oracles._topk import TopK
+from ..oracles import TopK
 from ._swaps import exchange_pairs, is_matroid_base_class
 
 __all__ = ["ArmQuery", "BestArmQuery", "BestKQuery", "SwapQuery", "ClassQuery", "arm_query", "ARM_STRUCTURES"]

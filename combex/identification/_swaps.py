@@ -65,7 +65,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linear_sum_assignment, linprog
 
 from ..oracles._matroids import _MatroidBase
-from ..oracles._topk import TopK
+from ..oracles import TopK
 
 __all__ = ["is_matroid_base_class", "exchange_pairs", "SwapBound", "swap_glr_lower_bound",
            "swap_glr_lower_bound_of_size", "bases_at_distance", "topk_min_glr_of_size", "swap_T_star_lower_bound"]

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float
 from ..exceptions import InvalidParameterError
-from ..oracles._topk import TopK
+from ..oracles import TopK
 from ._linear import _lower_bound_info, check_features, lower_bound_model_note
 from ._moments import swap_T_star_moment_bound
 from ._swaps import exchange_pairs, is_matroid_base_class, swap_T_star_lower_bound

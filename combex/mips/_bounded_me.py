@@ -47,7 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_float, check_int, check_probability, check_rng
-from ..estimation._without_replacement import without_replacement_pulls
+from ..estimation import without_replacement_pulls
 from ..exceptions import InvalidParameterError
 
 __all__ = ["BoundedMERound", "bounded_me_schedule", "bounded_me", "BoundedMEOutcome"]

@@ -35,7 +35,7 @@ from .._state import load_state, restore_generator, save_state
 from .._validation import check_int, check_rng, param_error
 from ..estimation._variance import MIN_TESTED_DOF, DeclaredScaleWatch
 from ..exceptions import InvalidParameterError, NoiseScaleWarning, StateError, TieWarning
-from ..identification._query import Query
+from ..identification import Query
 from ._checks import _check_problem, check_family, problem_kind, warn_if_tied
 
 __all__ = ["Batch", "Result", "Algorithm", "Solver", "Exploration"]

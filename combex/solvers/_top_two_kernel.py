@@ -345,7 +345,7 @@ def applicable(exp: Any, env: Any) -> bool:
     are its own (no subclass changes them) and both generators numpy Generators; none of
     the exploration's methods in :data:`_REPLICATED` changed by a subclass."""
     from ..environments import GaussianArms
-    from ..environments._base import Environment
+    from ..environments import Environment
     from .optimal import _TopTwoExploration
 
     s = exp.solver

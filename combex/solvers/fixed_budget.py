@@ -94,7 +94,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_int, param_error
 from ..exceptions import InvalidParameterError, OracleError, StateError
-from ..identification._teams import true_noise_scale
+from ..identification import true_noise_scale
 from ._base import Batch, Exploration, Result, Solver
 from ._registry import register_solver
 

@@ -59,7 +59,7 @@ from .._validation import (
 from ..allocations import Tracker, balanced_topk_support, g_optimal_design, support_from_decision_class
 from ..estimation import LeastSquares, independent_radius, static_radius
 from ..exceptions import InvalidParameterError
-from ..identification._query import Query
+from ..identification import Query
 from ..oracles._dks import GreedyPeeling
 from ..oracles.quadratic import DKS_ORACLES, QuadraticMaximization, upper_bound_qp
 from ._base import Batch, Exploration, Solver

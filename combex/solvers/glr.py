@@ -105,10 +105,7 @@ from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, k
 from ..estimation._glr_unknown_variance import ClassUnknownVarianceThreshold, UnknownVarianceThreshold, variance_floor
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, StateError
-from ..identification._arm_queries import arm_query
-from ..identification._bandit import class_members
-from ..identification._divergences import UnknownVarianceDivergence, make_divergence
-from ..identification._query import Query
+from ..identification import Query, UnknownVarianceDivergence, arm_query, class_members, make_divergence
 from ._base import Batch, Exploration, Result, Solver
 from ._bisect import monotone_boundary, stopping_level
 from ._checks import warn_if_tied

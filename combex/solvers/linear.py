@@ -49,8 +49,7 @@ from ..allocations import apportion, l1_design, pairwise_differences, xy_optimal
 from ..environments import LinearBandit
 from ..estimation import STATIC_CONSTANTS, LeastSquares, log_binomial, self_normalized_radius, static_radius
 from ..exceptions import InvalidParameterError, StateError
-from ..identification._linear import characteristic_time, check_features
-from ..identification._query import Query
+from ..identification import Query, characteristic_time, check_features
 from ..oracles.quadratic import QuadraticMaximization
 from . import _lingape_kernel as _kernel
 from ._base import Batch, Exploration, Result, Solver

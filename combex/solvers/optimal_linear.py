@@ -71,7 +71,7 @@ from ..identification._linear_thresholds import (
     mixture_beta0,
     oracle_glr_lower_bound,
 )
-from ..identification._query import Query
+from ..identification import Query
 from ..identification._swaps import (
     bases_at_distance,
     exchange_pairs,
@@ -81,7 +81,7 @@ from ..identification._swaps import (
     topk_min_glr_of_size,
 )
 from ..identification._teams import _declared_scale, _team_arms, _TooLarge
-from ..oracles._topk import TopK
+from ..oracles import TopK
 from ._base import Batch, Exploration, Solver
 from ._bisect import stopping_level
 from ._registry import register_solver

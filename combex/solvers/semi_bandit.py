@@ -86,9 +86,9 @@ from .._validation import (
     check_probability,
     param_error,
 )
-from ..estimation._lil import LILRadius, check_lil_lemma, lil_c_epsilon
+from ..estimation import LILRadius, check_lil_lemma, lil_c_epsilon
 from ..exceptions import InvalidParameterError, OracleError, StateError
-from ..identification._query import Query
+from ..identification import Query
 from ._base import Batch, Exploration, Solver
 from ._registry import register_solver
 

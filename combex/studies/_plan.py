@@ -215,10 +215,10 @@ def _T_star(env: Any, team_size: int | None, epsilon: float, noise_sd: float) ->
     lower bound of :func:`~combex.identification.team_T_star_lower_bound`)."""
     try:
         if team_size is None:
-            from ..identification._bandit import bandit_characteristic_time
+            from ..identification import bandit_characteristic_time
 
             return float(bandit_characteristic_time(env.means(), sigma=noise_sd, epsilon=epsilon).T_star)
-        from ..identification._teams import team_T_star_lower_bound
+        from ..identification import team_T_star_lower_bound
 
         t, _ = team_T_star_lower_bound(env, epsilon=epsilon, sigma=noise_sd, method="lp")
         return float(t)

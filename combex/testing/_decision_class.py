@@ -27,7 +27,7 @@ def _fail(dc: Any, what: str) -> AssertionError:
 def _members(dc: Any) -> NDArray[np.bool_] | None:
     """All members as a (m, n) bool array, or None when the class is too large or does
     not enumerate."""
-    from ..oracles._base import DecisionClass
+    from ..oracles import DecisionClass
 
     size = dc.size
     if size is not None and size > _MAX_MEMBERS:
@@ -105,7 +105,7 @@ def check_decision_class(dc: Any, *, rng: Any = None, n_trials: int = 20) -> Non
     >>> from combex.testing import check_decision_class
     >>> check_decision_class(TopK(6, 2), rng=0)
     """
-    from ..oracles._base import DecisionClass
+    from ..oracles import DecisionClass
 
     if not isinstance(dc, DecisionClass):
         raise AssertionError(f"{dc!r} is not a combex.oracles.DecisionClass instance.")
