@@ -5,9 +5,11 @@ small subclass.
 
 :class:`GLRSolver` holds the settings shared by every rule (``K``, ``delta``, ``epsilon``,
 ``threshold``, ``divergence``, ``sigma``, ``decision_class``, ``batch_size``);
-:class:`GLRExploration` holds the data (counts ``T``, means ``mu``, variances), the answer
-of the query (best arm, Best-K, matroid bases, any decision class), the stopping rule for
-every structure and reward model, ask / tell, batches, save / resume and the simulated fast
+:class:`GLRExploration` holds the data (counts ``T``, means ``mu``, variances), the query
+(``self.query``, from :func:`combex.identification.arm_query`: the answer of best arm,
+Best-K, matroid bases or any decision class, and the pairs of its alternatives), the reward
+model (``self.model``, from :func:`combex.identification.make_divergence`: the divergence and
+the pair GLR), the stopping rule for every structure and reward model, ask / tell, batches, save / resume and the simulated fast
 path. A sampling rule gives :meth:`GLRExploration.next_arm` (and optionally
 :meth:`~GLRExploration.prepare_batch`, :meth:`~GLRExploration.init_rule`); the built-in
 rules (Track-and-Stop, Top-Two, Frank-Wolfe sampling, CombGame, oracle tracking) are in
@@ -83,8 +85,9 @@ where one is missing a :class:`~combex.exceptions.InvalidParameterError` says so
 Why one file of more than 1,000 lines: one exploration (counts, statistics, the GLR stopping
 rule for four structures and three reward models, the unknown-variance switch, save /
 resume, the fast path) that every sampling rule shares; splitting it by structure would put
-the same update and check sequence in several places. The theory it uses (T*, w*,
-thresholds) is in :mod:`combex.identification` and :mod:`combex.estimation`.
+the same update and check sequence in several places. The theory it uses (the queries, the
+reward models, T*, w*, thresholds) is in :mod:`combex.identification` and
+:mod:`combex.estimation`.
 """
 
 from __future__ import annotations
