@@ -120,14 +120,15 @@ def test_reads_read_a_bounded_part_of_the_log(tmp_path):
 
 
 def test_evaluations_left_says_when_the_budget_will_not_reach_a_certified_answer():
-    """The note beside the estimate: over the budget left -> says so and how to raise it; a
-    study stopped at its budget keeps the estimate of what a certified answer would need."""
+    """The note beside the estimate: none while the statistic is under 5% of its threshold
+    (too early: it says so); over the budget left -> says so and how to raise it; a study
+    stopped at its budget keeps the estimate of what a certified answer would need."""
     study = cs.create_study(name="s", problem=cs.problem_spec(workers=[f"w{i}" for i in range(6)], team_size=2,
                                                               score_range=(0, 100)),
-                            solver="top-two", solver_params={"delta": 0.1}, budget=60, seed=1)
+                            solver="top-two", solver_params={"delta": 0.1}, budget=150, seed=1)
     rng = np.random.default_rng(0)
     quality = np.array([30.0, 28, 20, 15, 10, 5])
-    notes = []
+    notes, early = [], []
     while study.best()["status"] == "running":
         t = study.ask()
         if t is None:
@@ -135,7 +136,11 @@ def test_evaluations_left_says_when_the_budget_will_not_reach_a_certified_answer
         study.tell(t, round(float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 15), 0, 100))))
         b = study.best()
         if isinstance(b["evaluations_left"], (int, float)) and b["status"] == "running":
-            notes.append((b["evaluations_left"], 60 - b["evaluations"], b["evaluations_left_note"]))
+            notes.append((b["evaluations_left"], 150 - b["evaluations"], b["evaluations_left_note"]))
+        elif b["status"] == "running" and b["threshold"] is not None and b["statistic"] < 0.05 * b["threshold"]:
+            early.append(b["evaluations_left_note"])
+    assert len(early) > 20 and all(n.startswith("too early to estimate: the stopping statistic is under 5%")
+                                   for n in early)
     over = [n for left, room, n in notes if left > room]
     assert over and all("more than the" in n and "budget leaves" in n and "set-budget" in n for n in over)
     b = study.best()

@@ -787,6 +787,18 @@ def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
         assert _text(browser, "#verdict .evaluations-left .card-note") == "none: the stopping rule holds"
 
 
+def test_early_on_the_evaluations_left_says_it_is_too_early(tmp_path, browser):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=30)
+    b = study.best()
+    assert b["evaluations_left"] is None and b["statistic"] < 0.05 * b["threshold"]
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        note = _wait(browser, lambda d: _text(d, "#verdict .evaluations-left .card-note"))
+        assert _text(browser, "#verdict .evaluations-left .card-value") == "-"
+        assert note.startswith("too early to estimate: the stopping statistic is under 5% of its threshold")
+
+
 def test_the_page_of_an_unknown_study_links_only_to_pages_that_exist(tmp_path, browser):
     db = str(tmp_path / "lab.db")
     lab_study(db)

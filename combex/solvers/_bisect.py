@@ -1,6 +1,7 @@
-"""Bisection on a monotone predicate: the one search behind ``delta_achieved`` (the smallest
-level at which a valid stopping rule holds) and the certified class statistic (the largest
-GLR value a certificate guarantees)."""
+"""Searches on a GLR stopping rule: bisection on a monotone predicate, the one search behind
+``delta_achieved`` (the smallest level at which a valid stopping rule holds) and the
+certified class statistic (the largest GLR value a certificate guarantees); and the
+fixed point behind ``evaluations_left`` (:func:`samples_left`)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,28 @@ def stopping_level(would_stop: Callable[[float], bool], *, atol: float, max_iter
         return math.exp(LOG_LEVEL_FLOOR)
     good, _ = monotone_boundary(lambda y: would_stop(math.exp(y)), good, bad, atol=atol, max_iter=max_iter)
     return math.exp(good)
+
+
+#: :func:`samples_left` extrapolates only once the statistic is at least this fraction of
+#: its threshold.
+LEFT_MIN_PROGRESS = 0.05
+
+
+def samples_left(z: float, beta: float, t: float, slope: float = 1.0, *,
+                 min_progress: float = LEFT_MIN_PROGRESS) -> float | None:
+    """An *estimate* of the samples a GLR rule still needs: ``t' - t`` with ``t' z / t = beta
+    + slope log(t' / t)`` -- the binding statistic ``z`` keeps growing linearly at its rate so
+    far and the threshold ``beta`` grows like ``slope log t`` (1 for the index pairs, ``d / 2``
+    for the linear mixture). None while ``z`` is below ``min_progress`` (default
+    :data:`LEFT_MIN_PROGRESS`) of ``beta``:
+    so early the rate is mostly noise. On the simulated lab case (12 workers, teams of 4,
+    noise 10, two runs of 7,998 and 6,226 sessions read every 100 sessions,
+    ``benchmarks/studies_evaluations_left.py``), with more than 1,000 sessions left, the
+    estimate was 3.8 to 600,000 times the sessions actually left below 5% (median 6.0, 10
+    readings) and 0.44 to 3.9 times above it (median 1.28, 111 readings)."""
+    if not (math.isfinite(z) and z > 0 and math.isfinite(beta)) or z < min_progress * beta:
+        return None
+    tp = t
+    for _ in range(8):
+        tp = max(t, t * (beta + slope * math.log(tp / t)) / z)
+    return float(max(tp - t, 0.0))

@@ -110,7 +110,7 @@ from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, StateError
 from ..identification import Query, UnknownVarianceDivergence, arm_query, class_members, make_divergence
 from ._base import Batch, Exploration, Result, Solver
-from ._bisect import monotone_boundary, stopping_level
+from ._bisect import monotone_boundary, samples_left, stopping_level
 from ._checks import warn_if_tied
 
 #: Decision classes with at most this many members are listed once: their GLR is then exact.
@@ -1108,18 +1108,16 @@ class GLRExploration(Exploration):
         """An *estimate* of the samples still needed: ``t' - t`` with ``t' Z / t =
         beta + log(t' / t)`` -- the binding statistic ``Z`` keeps growing at its current rate
         (for these samplers the rate approaches ``1 / T*`` at the current means) and each
-        pair threshold grows like ``log t``. None before the first check; 0 once the rule has
+        pair threshold grows like ``log t`` (:func:`~combex.solvers._bisect.samples_left`).
+        None before the first check and while the statistic is under 5% of its threshold
+        (too early to extrapolate); 0 once the rule has
         identified the answer (a run ended otherwise, e.g. by its budget, keeps the estimate
         of what a certified answer would still need)."""
         if self.status == "identified":
             return 0.0
-        z, beta, t = float(self._stat), float(self._beta_t), float(max(self.samples, 1))
-        if not (self._ready and math.isfinite(z) and z > 0 and math.isfinite(beta)):
+        if not self._ready:
             return None
-        tp = t
-        for _ in range(8):
-            tp = max(t, t * (beta + math.log(tp / t)) / z)
-        return float(max(tp - t, 0.0))
+        return samples_left(float(self._stat), float(self._beta_t), float(max(self.samples, 1)))
 
     def _challenger(self) -> Any:
         """The closest alternative answer of the last check (an index, or the member list)."""

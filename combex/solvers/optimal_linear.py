@@ -83,7 +83,7 @@ from ..identification._swaps import (
 from ..identification._teams import _declared_scale, _team_arms, _TooLarge
 from ..oracles import TopK
 from ._base import Batch, Exploration, Solver
-from ._bisect import stopping_level
+from ._bisect import samples_left, stopping_level
 from ._registry import register_solver
 from .linear import _PseudoInverse
 
@@ -1000,20 +1000,15 @@ class LinearGLRExploration(Exploration):
         """An *estimate* of the samples still needed: ``t' - t`` with ``t'`` solving ``t' Z_t
         / t = beta(t')``, i.e. the binding statistic keeps growing linearly at its current rate
         (for these samplers that rate approaches ``1 / T*`` at the current estimates) and the
-        threshold grows like the mixture's ``d/2 log t``. None before the first check or while
-        the statistic is 0; 0 once the rule has identified the answer (a run ended otherwise,
+        threshold grows like the mixture's ``d/2 log t`` (:func:`~combex.solvers._bisect.samples_left`).
+        None before the first check and while the statistic is under 5% of its threshold (too
+        early to extrapolate); 0 once the rule has identified the answer (a run ended otherwise,
         e.g. by its budget, keeps the estimate of what a certified answer would still need)."""
         last = getattr(self, "_last", None)
         if last is None or self.status == "identified":
             return None if last is None else 0.0
-        z, beta, t = last["binding"], last["threshold"], float(max(self.samples, 1))
-        if not (math.isfinite(z) and z > 0 and math.isfinite(beta)):
-            return None
-        d = float(self.X.shape[1])
-        tp = t
-        for _ in range(8):
-            tp = max(t, t * (beta + 0.5 * d * math.log(tp / t)) / z)
-        return float(max(tp - t, 0.0))
+        return samples_left(float(last["binding"]), float(last["threshold"]), float(max(self.samples, 1)),
+                            slope=0.5 * float(self.X.shape[1]))
 
     stops_when = "statistic > threshold"
 

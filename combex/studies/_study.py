@@ -177,10 +177,18 @@ def _from_arm(arm: Any) -> Any:
     return np.flatnonzero(a).tolist()
 
 
-def _left_note(rec: Any, left: Any) -> str:
-    """What the estimate of the evaluations left means for this study's state and budget."""
+def _left_note(rec: Any, left: Any, src: Any = None) -> str:
+    """What the estimate of the evaluations left means for this study's state and budget
+    (``src``: the solver's progress or result, for its statistic and threshold)."""
     if rec.status == "identified":
         return "none: the stopping rule holds"
+    from ..solvers._bisect import LEFT_MIN_PROGRESS  # the solvers' rule (studies import them lazily)
+
+    z, b = (src or {}).get("statistic"), (src or {}).get("threshold")
+    if (left is None and isinstance(z, (int, float)) and isinstance(b, (int, float)) and math.isfinite(z)
+            and math.isfinite(b) and b > 0 and z < LEFT_MIN_PROGRESS * b):
+        return (f"too early to estimate: the stopping statistic is under {LEFT_MIN_PROGRESS:.0%} of its threshold "
+                "(the plan, combex plan, gives the sessions a study needs)")
     if rec.status != "running":
         return (f"an estimate of the evaluations a certified answer would still need, the study having stopped: "
                 f"{rec.status.replace('_', ' ')}")
@@ -1056,7 +1064,7 @@ class Study:
             "statistic": src.get("statistic"), "threshold": src.get("threshold"),
             "stops_when": src.get("stops_when"), "delta_achieved": src.get("delta_achieved"),
             "evaluations_left": src.get("evaluations_left"),
-            "evaluations_left_note": _left_note(rec, src.get("evaluations_left")),
+            "evaluations_left_note": _left_note(rec, src.get("evaluations_left"), src),
             "evaluations": rec.n_told, "budget": rec.budget, "noise_check": src.get("noise_check"),
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
