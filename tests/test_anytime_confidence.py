@@ -68,6 +68,31 @@ def test_delta_achieved_from_its_guess_equals_the_bisection():
             assert exp.would_stop(fast) and abs(math.log(fast) - math.log(slow)) <= 5e-3 + 1e-12, (name, budget)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), budget=st.integers(20, 1500),
+       case=st.sampled_from([({}, 5), ({"K": 2}, 6), ({"decision_class": "matroid"}, 6)]))
+def test_delta_achieved_in_closed_form_is_the_smallest_level_where_the_rule_holds(seed, budget, case):
+    """Pairs with a known Gaussian scale: delta_achieved = max_ij m exp(h_i + h_j - Z_ij / r_ij),
+    no bisection; the rule holds there and fails 0.1% below (unless capped at 1)."""
+    from combex.oracles import PartitionMatroid
+
+    kw, n = case
+    if kw.get("decision_class") == "matroid":
+        kw = {"decision_class": PartitionMatroid([0, 0, 0, 1, 1, 1], [1, 1], base=True)}
+    env = GaussianArms(np.linspace(1.0, 0.0, n), sigma=0.5, rng=seed)  # about 40% of the cases below 1
+    exp = get_solver("top-two")(delta=0.05, **kw).start(env.problem, rng=seed)
+    while not exp.done and exp.samples < budget:
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    assert exp.stopping_threshold.name == "valid:pairs-mixture"
+    d = exp.delta_achieved()
+    assert 0 < d <= 1
+    if d < 1:  # 1: the rule does not hold even at level 1
+        assert exp.would_stop(d) and not exp.would_stop(d * 0.999)
+    slow = stopping_level(exp.would_stop, atol=5e-3, max_iter=40)
+    assert abs(math.log(d) - math.log(slow)) <= 5e-3 + 1e-9
+
+
 PEEKS = {int(1.15 ** k) for k in range(20, 60)}
 
 

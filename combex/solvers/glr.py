@@ -110,7 +110,7 @@ from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, StateError
 from ..identification import Query, UnknownVarianceDivergence, arm_query, class_members, make_divergence
 from ._base import Batch, Exploration, Result, Solver
-from ._bisect import monotone_boundary, samples_left, stopping_level
+from ._bisect import LOG_LEVEL_FLOOR, monotone_boundary, samples_left, stopping_level
 from ._checks import warn_if_tied
 
 #: Decision classes with at most this many members are listed once: their GLR is then exact.
@@ -699,12 +699,15 @@ class GLRExploration(Exploration):
         pairs: ``r_ij (log(m / delta) + log(1 + N_i / rho) / 2 + log(1 + N_j / rho) / 2)`` with
         ``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)``, ``q_a = 1/N_a + rho / N_a^2`` (the ordinary
         pair GLR over the one at the effective counts ``N^2 / (N + rho)``)."""
+        return self._mixture_ratio(I, J) * (self._pair_const + self._h[I] + self._h[J])
+
+    def _mixture_ratio(self, I: NDArray[np.intp], J: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)`` of :meth:`_mixture_pair_thresholds`."""
         rho = self.stopping_threshold.rho
         ni = self.T[I].astype(np.float64)
         nj = self.T[J].astype(np.float64)
         ii, ij = 1.0 / ni, 1.0 / nj
-        ratio = (ii + ij + rho * (ii * ii + ij * ij)) / (ii + ij)
-        return ratio * (self._pair_const + self._h[I] + self._h[J])
+        return (ii + ij + rho * (ii * ii + ij * ij)) / (ii + ij)
 
     def _arm_term(self, n: int) -> float:
         """``2 log(4 + log n)`` (Gaussian), ``3 log(1 + log n)`` (KL) or ``log(1 + n / rho) / 2``
@@ -1098,9 +1101,19 @@ class GLRExploration(Exploration):
         data-dependent time: the rule at level ``x`` errs only on an event of probability at
         most ``x`` covering every time at once (the thresholds are time-uniform), and holds at
         ``x`` whenever it holds at a smaller level, so ``P(exists t: delta_achieved_t <= x and
-        answer_t wrong) <= x``. Bisection on ``log x``."""
+        answer_t wrong) <= x``. Bisection on ``log x``; in closed form for the default
+        thresholds of pairs with a known Gaussian scale (``valid:pairs-mixture``): the rule at
+        level ``x`` is ``Z_ij >= r_ij (log(m / x) + h_i + h_j)`` for every pair, where only
+        ``log(m / x)`` depends on ``x``, so the smallest level is ``max_ij m exp(h_i + h_j -
+        Z_ij / r_ij)`` (capped at 1; a relative 1e-9 above it, so the rule holds there in
+        floating point too)."""
         if self.solver.threshold == "heuristic" or not self._ready:
             return None
+        if self._pair_mixture and self._pair_const is not None and self.structure != "class":
+            ans = self._answer if self._answer is not None else self._compute_answer()
+            z, _, I, J = self.pair_costs(self.T.astype(float), ans)
+            lx = float(np.max(math.log(self._m_alt) + self._h[I] + self._h[J] - z / self._mixture_ratio(I, J)))
+            return min(1.0, math.exp(max(lx, LOG_LEVEL_FLOOR)) * (1.0 + 1e-9))
         margin = self._stop_margin()  # thresholds grow like log(1 / delta): the level where the margin closes
         return stopping_level(self.would_stop, atol=5e-3, max_iter=30, guess=math.log(self.solver.delta) - margin)
 
