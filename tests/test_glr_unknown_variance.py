@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -507,3 +508,18 @@ def test_unknown_variance_refuses_rewards_of_two_values(cls):
     with pytest.raises(InvalidParameterError, match="'divergence'.*'bernoulli'"):
         cls(delta=0.05, divergence=UV).run(BernoulliArms([0.9, 0.4], rng=0), rng=0)
     assert cls(delta=0.05).run(BernoulliArms([0.9, 0.4], rng=0), rng=0).answer == 0  # auto: the KL rule
+
+
+@pytest.mark.parametrize("n_pairs", [1, 30])  # the scalar and the vectorized paths
+def test_a_tiny_gap_has_a_finite_pair_glr(n_pairs):
+    """A gap of 2.4e-151 (the cubic's discriminant overflowed); near 1e-12 of the variance the
+    small-gap form and the cubic agree."""
+    ones = np.ones(n_pairs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z, x = pair_glr_unknown_variance(2.4e-151 * ones, 0 * ones, ones, ones, ones, ones)
+    assert np.all(np.isfinite(z)) and np.all(z >= 0) and np.all(np.abs(x) <= 2.4e-151)
+    for D in (0.9e-6, 1.1e-6):  # either side of D^2 = 1e-12 var
+        z, x = pair_glr_unknown_variance(D * ones, 0 * ones, 3 * ones, 5 * ones, 2 * ones, 0.5 * ones)
+        gauss = D * D * (3 / 2) * (5 / 0.5) / (2 * (3 / 2 + 5 / 0.5))
+        assert np.allclose(z, gauss, rtol=1e-9, atol=0) and np.allclose(x, D * 1.5 / 11.5, rtol=1e-6)

@@ -159,9 +159,13 @@ def pair_glr_unknown_variance(
         return np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
     q = mj - epsilon
     D = mi - q
-    pos = D > 0
     z = np.zeros(D.shape)
     x = 0.5 * (mi + q)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        tiny = (D > 0) & (np.minimum(vi, vj) > _SMALL_GAP * D * D)
+    if tiny.any():
+        z[tiny], x[tiny] = _small_gap(D[tiny], q[tiny], a[tiny], b[tiny], vi[tiny], vj[tiny])
+    pos = (D > 0) & ~tiny
     if not pos.any():
         return z, x
     Dp, ap, bp, qp = D[pos], a[pos], b[pos], q[pos]
@@ -179,12 +183,28 @@ def pair_glr_unknown_variance(
     return z, x
 
 
+#: Gaps with ``D^2 < var / _SMALL_GAP`` (both arms) take :func:`_small_gap`.
+_SMALL_GAP = 1e12
+
+
+def _small_gap(D: Any, q: Any, a: Any, b: Any, vi: Any, vj: Any) -> tuple[Any, Any]:
+    """The pair GLR when the gap is tiny against both standard deviations (``y = D^2 / var
+    < 1e-12``): ``log(1 + y) = y`` to a relative ``y / 2``, so the cost is the Gaussian pair's
+    with variances ``vi``, ``vj``: ``Z = D^2 w_i w_j / (2 (w_i + w_j))``, ``w = n / var``, at
+    ``s = w_i / (w_i + w_j)``. (The cubic's coefficients grow like ``var / D^2`` and its
+    discriminant like their cube, which overflows for gaps near 1e-100.)"""
+    wi, wj = a / vi, b / vj
+    return 0.5 * D * D * wi * wj / (wi + wj), q + D * (wi / (wi + wj))
+
+
 def _pair_scalar(mi: float, mj: float, a: float, b: float, vi: float, vj: float, eps: float) -> tuple[float, float]:
     """One pair of :func:`pair_glr_unknown_variance` in plain float arithmetic."""
     q = mj - eps
     D = mi - q
     if not D > 0:
         return 0.0, 0.5 * (mi + q)
+    if min(vi, vj) > _SMALL_GAP * D * D:
+        return _small_gap(D, q, a, b, vi, vj)
     u, v = vi / (D * D), vj / (D * D)
     c3 = a + b
     p2, p1, p0 = -(a + 2.0 * b) / c3, (a * v + b * u + b) / c3, -(a * v) / c3
