@@ -181,7 +181,7 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
     """What the estimate of the evaluations left means for this study's state and budget
     (``src``: the solver's progress or result, for its statistic and threshold)."""
     if rec.status == "identified":
-        return "none: the stopping rule holds"
+        return "the stopping rule holds: no more evaluations are needed"
     from ..solvers._bisect import LEFT_MIN_PROGRESS  # the solvers' rule (studies import them lazily)
 
     z, b = (src or {}).get("statistic"), (src or {}).get("threshold")
