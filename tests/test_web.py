@@ -784,7 +784,8 @@ def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
         browser.get(f"{base}/study/lab")
         value = _wait(browser, lambda d: _text(d, "#verdict .evaluations-left .card-value"))
         assert value == "none"  # not "about 0"
-        assert _text(browser, "#verdict .evaluations-left .card-note") == "the stopping rule holds: no more evaluations are needed"
+        note = _text(browser, "#verdict .evaluations-left .card-note")
+        assert note == "the stopping rule holds: no more evaluations are needed"
 
 
 def test_early_on_the_evaluations_left_says_it_is_too_early(tmp_path, browser):

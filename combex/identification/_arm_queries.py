@@ -39,6 +39,7 @@ Examples
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ __all__ = ["ArmQuery", "BestArmQuery", "BestKQuery", "SwapQuery", "ClassQuery", 
 ARM_STRUCTURES = ("bai", "topk", "swaps", "class")
 
 
-class ArmQuery:
+class ArmQuery(ABC):
     """The identification task on ``n_arms`` independent arms (base class).
 
     Attributes
@@ -77,10 +78,10 @@ class ArmQuery:
     def __init__(self, n_arms: int) -> None:
         self.n_arms = int(n_arms)
 
+    @abstractmethod
     def answer(self, mu: NDArray[np.float64]) -> Any:
         """The answer of the means ``mu``: an arm index (best arm) or a bool mask of length
         ``n_arms`` (a set of arms)."""
-        raise NotImplementedError
 
     def pairs(self, answer: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """``(I, J)``: the pairs ``(I[r], J[r])``, ``I[r]`` in the answer and ``J[r]`` out,

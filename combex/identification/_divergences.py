@@ -35,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,7 @@ DIVERGENCE_NAMES = ("gaussian", "bernoulli", "unknown-variance")
 Pair = tuple[NDArray[np.float64], NDArray[np.float64]]
 
 
-class Divergence:
+class Divergence(ABC):
     """A reward model of independent arms (base class): :meth:`d` and :meth:`pair`.
 
     ``var`` arguments are the arms' empirical variances, read by the unknown-variance model
@@ -62,16 +63,16 @@ class Divergence:
 
     name: str = ""
 
+    @abstractmethod
     def d(self, mu: Any, x: Any, var: Any = None) -> Any:
         """The divergence ``d(mu, x)`` of one arm from mean ``mu`` to ``x`` (vectorized)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def pair(self, mu_i: Any, mu_j: Any, n_i: Any, n_j: Any, epsilon: float = 0.0,
              var_i: Any = None, var_j: Any = None) -> Pair:
         """``(Z, x)``: the GLR of "arm i is epsilon-good against arm j" at weights ``n_i``,
         ``n_j`` (counts or proportions) and the alternative's ``lambda_i = x``
         (vectorized over pairs)."""
-        raise NotImplementedError
 
     def gradients(self, mu_i: Any, mu_j: Any, x: Any, epsilon: float = 0.0,
                   var_i: Any = None, var_j: Any = None) -> tuple[Any, Any]:
