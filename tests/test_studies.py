@@ -613,6 +613,38 @@ def test_assistants_holding_tickets_at_once_get_different_teams():
     assert rounds == 40 and clashes == 0
 
 
+def test_an_overdue_tickets_team_is_not_handed_to_the_next_assistant():
+    """Scores typed in quickly (a backlog entered in a minute) make the recent time-to-tell
+    tiny, so a ticket held for a few seconds is overdue; its team may still be in session,
+    so the next assistants get other teams all the same."""
+    workers = [f"w{i}" for i in range(12)]
+    quality = np.array([14, 9, 20, 12, 17, 8, 19, 11, 15, 10, 18, 13], dtype=float)
+    study = cs.create_study(name="lab", problem=cs.problem_spec(workers=workers, team_size=4, score_range=(0, 100)),
+                            solver="top-two", solver_params={"delta": 0.1, "epsilon": 5}, seed=3)
+    clock = [1000.0]
+    study.clock = lambda: clock[0]
+    rng = np.random.default_rng(0)
+
+    def score(t):
+        return round(float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 10), 0, 100)))
+
+    clashes = 0
+    for _ in range(10):
+        for _ in range(40):  # a backlog typed in: each score told 10 ms after its ask
+            t = study.ask()
+            clock[0] += 0.01
+            study.tell(t.id, score(t))
+        held = []
+        for _ in range(3):
+            held.append(study.ask())
+            clock[0] += 5.0  # five seconds between the assistants: the earlier tickets are overdue
+        assert [t.overdue for t in study.pending() if t.id == held[0].id] == [True]
+        clashes += len({tuple(t.arm) for t in held}) < 3
+        for t in held:
+            study.tell(t.id, score(t))
+    assert clashes == 0
+
+
 def test_a_batch_study_does_not_wait_for_a_held_ticket_until_its_lease_ends():
     """Batch policy: once a held ticket is overdue (3x the median time-to-tell), the next
     idle assistant gets its evaluation again; the study ends well within the one-day lease

@@ -32,7 +32,8 @@ when they declare it): each told ticket is folded at once, in told order. New ti
 from ``exploration.propose(n, pending, rng)``: the arms the sampling rule wants given the
 evaluations still out (``rng`` derived from the seed and the told count, so the replay
 never depends on proposals). An overdue ticket does not count as out: a held ticket
-neither blocks nor biases the study. The confidence bounds of these solvers hold for any
+neither blocks nor biases the study (its arm, a team perhaps still in session, is still
+kept from the next tickets while the rule has another use for them). The confidence bounds of these solvers hold for any
 sampling rule adapted to the told history, so the error guarantee is kept.
 
 **Leases, overdue tickets, release.** A ticket's lease (default one day: an assistant may

@@ -629,7 +629,9 @@ class Study:
     def _distinct_proposals(self, rp: _Replay, want: int, pending_arms: list[Any], held: list[Any],
                             seed: int, n_told: int) -> list[Any]:
         """The next ``want`` arms of the sampling rule (:meth:`Exploration.propose` from the
-        told counts plus the held tickets), preferring arms no held ticket has: a team cannot
+        told counts plus the held tickets), preferring arms no pending ticket has (overdue ones
+        included: an overdue ticket no longer steers the rule, yet its team may still be in
+        session): a team cannot
         run two sessions at once, so when the rule's next choice is already out, the
         following choices of the same simulated sequence (up to :data:`DISTINCT_LOOKAHEAD`
         further) come first, then the rule's leader and challenger, and repeats only when
@@ -685,7 +687,9 @@ class Study:
             if want <= 0:
                 return out
             pending_arms = [_to_arm(t.arm, self.problem.n_arms) for t in outstanding]
-            for a in self._distinct_proposals(rp, want, pending_arms, [t.arm for t in outstanding],
+            # an overdue ticket does not steer the rule, but its team may still be in session:
+            # other teams come first all the same
+            for a in self._distinct_proposals(rp, want, pending_arms, [t.arm for t in pend],
                                               int(tx.study.seed), n_told):
                 add(a, 1, -1, 0)  # one evaluation (one session) per ticket
             return out
