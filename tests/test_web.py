@@ -430,6 +430,7 @@ def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path,
         _wait(browser, lambda d: "Recorded 75 for ticket" in _text(d, ".flash"))
         row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{tid}']")
         assert "75" in row.text and "Ravi" in row.text
+        assert row.text.startswith(f"9 #{tid} ")  # the session's number in told order, then its ticket
         assert study.summary()["evaluations"] == 9 and study.pending() == []
         told = study.trials_dataframe().set_index("id").loc[tid]
         assert (told["asked_by"], told["told_by"], told["reward_sum"]) == ("Ravi", "Ravi", 75.0)  # who wrote
@@ -833,6 +834,24 @@ def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser)
         assert red > 100  # the dashed red threshold line is drawn
         cap = _text(browser, "#chart-caption")
         assert "Top-Two" in cap and "'top-two'" in cap and "threshold" in cap and "stops when" in cap
+
+
+def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=5)
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        assert _wait(browser, lambda d: _text(d, "#chart")) == (
+            "No statistic yet: the stopping rule's first check comes after the solver's initial sessions.")
+        gen = np.random.default_rng(1)
+        while not study.history():
+            t = study.ask()
+            study.tell(t.id, session_score(t, gen))
+        first = study.history()[0]["evaluation"]
+        browser.get(f"{base}/study/lab")
+        cap = _wait(browser, lambda d: "One check" in _text(d, "#chart-caption") and _text(d, "#chart-caption"))
+        assert cap.endswith(f"One check so far: the first comes after {first} evaluations (the solver's initial "
+                            "sessions), more come as scores are told.")
 
 
 def test_a_team_study_shows_names(tmp_path, browser):

@@ -116,7 +116,7 @@
     var box = document.getElementById("chart");
     if (!h.available || !h.evaluations.length) {
       if (chart) { chart.destroy(); chart = null; }
-      fill("chart", h.available ? el("p", {cls: "muted", text: "No statistic yet: it appears after the first told evaluations."})
+      fill("chart", h.available ? el("p", {cls: "muted", text: "No statistic yet: the stopping rule's first check comes after the solver's initial sessions."})
                                 : unavailable(h));
       caption.textContent = "";
       return;
@@ -127,7 +127,9 @@
       "') after each told evaluation (solid blue) and the stopping threshold (dashed red)" +
       (op ? "; the study stops when " + op + "." : ".") +
       (h.statistic.every(function (v) { return v === null; }) ? " " + s.solver_title +
-        " has reported no statistic so far: only the threshold is drawn." : "");
+        " has reported no statistic so far: only the threshold is drawn." : "") +
+      (h.evaluations.length === 1 ? " One check so far: the first comes after " + h.evaluations[0] +
+        " evaluations (the solver's initial sessions), more come as scores are told." : "");
     var data = [h.evaluations, h.statistic, h.threshold];
     var key = statName + "|" + box.clientWidth + "|" + (h.evaluations.length <= 40);
     if (chart && chartKey === key) {

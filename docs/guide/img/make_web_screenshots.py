@@ -62,6 +62,7 @@ def main() -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     tmp = Path(tempfile.mkdtemp(prefix="combex-shots-"))
     db = str(tmp / "lab.db")
@@ -94,7 +95,7 @@ def main() -> None:
         d.find_element(By.ID, "token").send_keys(tokens["Ravi"])
         d.find_element(By.ID, "signin").click()
         d.find_element(By.ID, "ask").click()
-        tid = d.find_element(By.CSS_SELECTOR, ".ticket").get_attribute("data-ticket")
+        tid = WebDriverWait(d, 30).until(lambda b: b.find_element(By.CSS_SELECTOR, ".ticket")).get_attribute("data-ticket")
         d.find_element(By.ID, f"score-{tid}").send_keys("7.5")
         d.set_window_size(1100, 900)
         shot("web-assistant.png", 900)
