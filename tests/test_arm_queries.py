@@ -115,3 +115,49 @@ def test_a_class_declaring_matroid_bases_is_a_swap_query():
 def test_bad_input_names_the_argument_and_the_value(kwargs, msg):
     with pytest.raises(CombexError, match=msg):
         arm_query(owner="Top-Two", **kwargs)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), eps=st.sampled_from([0.0, 0.05]), per_arm=st.booleans())
+def test_class_costs_are_the_gaussian_glr_of_each_other_member(seed, eps, per_arm):
+    """The cost of a member is the minimum over its half-space {lambda(S') >= lambda(S) + eps}
+    of sum_a w_a (mu_a - lambda_a)^2 / (2 v_a) (closed form by Lagrange, checked against a
+    direct minimization along the only direction that matters); the listed alternatives are
+    every member but the answer; the gradient matches finite differences."""
+    rng = np.random.default_rng(seed)
+    dc = _graph_class(seed)
+    n = dc.n
+    mu, w = rng.normal(size=n), rng.uniform(1.0, 20.0, size=n)
+    v = rng.uniform(0.2, 3.0, size=n) if per_arm else np.full(n, 0.7 ** 2)
+    q = ClassQuery(dc)
+    ans = q.answer(mu)
+    alts = q.other_members(ans)
+    members = {m.tobytes() for m in _members(dc)}
+    assert {m.tobytes() for m in alts} == members - {ans.tobytes()} and len(alts) == len(members) - 1
+    kw = {"variances": v} if per_arm else {"sigma": 0.7}
+    F, D, V = q.costs(mu, w, ans, alts, eps, **kw)
+    for r, alt in enumerate(alts):
+        sign = ans.astype(float) - alt.astype(float)  # lambda moves along +-1 on D only
+        g = float(sign @ mu) + eps
+        # lambda = mu - t * sign * v / w; the constraint is active at t = g / V: the cost there
+        t = max(g, 0.0) / float(np.sum(np.abs(sign) * v / w))
+        lam = mu - t * sign * v / w
+        cost = float(np.sum(w * (mu - lam) ** 2 / (2 * v)))
+        assert np.isclose(F[r], cost, rtol=1e-9, atol=1e-12)
+        assert float(sign @ lam) + eps <= 1e-9  # lam is in the alternative's half-space
+        assert set(np.flatnonzero(D[r])) == set(np.flatnonzero(sign))
+        grad = q.cost_gradient(w, F, D, V, r, **({"variances": v} if per_arm else {}))
+        if F[r] > 0:
+            for a in np.flatnonzero(D[r])[:2]:
+                h = 1e-6 * w[a]
+                wp = w.copy()
+                wp[a] += h
+                Fp = q.costs(mu, wp, ans, alts[r:r + 1], eps, **kw)[0][0]
+                assert np.isclose((Fp - F[r]) / h, grad[a], rtol=1e-3, atol=1e-9)
+
+
+def test_a_class_too_large_to_list_has_no_members():
+    q = ClassQuery(TopK(16, 8))  # 12,870 members
+    assert q.members is None and ClassQuery(TopK(16, 8), max_members=20_000).members.shape == (12_870, 16)
+    with pytest.raises(CombexError, match="more than max_members=4096 members"):
+        q.other_members(np.arange(16) < 8)

@@ -88,7 +88,16 @@ from ..estimation._glr_unknown_variance import (
     kl_gaussian_unknown_variance,
     pair_glr_unknown_variance,
 )
-from ._arm_queries import ARM_STRUCTURES, ArmQuery, BestArmQuery, BestKQuery, ClassQuery, SwapQuery, arm_query
+from ._arm_queries import (
+    ARM_STRUCTURES,
+    CLASS_MEMBERS_LIMIT,
+    ArmQuery,
+    BestArmQuery,
+    BestKQuery,
+    ClassQuery,
+    SwapQuery,
+    arm_query,
+)
 from ._divergences import (
     DIVERGENCE_NAMES,
     BernoulliDivergence,
@@ -147,6 +156,7 @@ __all__ = [
     "SwapQuery",
     "ClassQuery",
     "ARM_STRUCTURES",
+    "CLASS_MEMBERS_LIMIT",
     # the reward models of independent arms
     "make_divergence",
     "Divergence",

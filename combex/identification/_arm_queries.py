@@ -48,10 +48,15 @@ from numpy.typing import NDArray
 from .._validation import check_int, param_error
 from ..exceptions import InvalidParameterError, OracleError
 from ..oracles import TopK
+from ._bandit import class_members
 from ._swaps import exchange_pairs, is_matroid_base_class
 
-__all__ = ["ArmQuery", "BestArmQuery", "BestKQuery", "SwapQuery", "ClassQuery", "arm_query", "ARM_STRUCTURES"]
+__all__ = ["ArmQuery", "BestArmQuery", "BestKQuery", "SwapQuery", "ClassQuery", "arm_query", "ARM_STRUCTURES",
+           "CLASS_MEMBERS_LIMIT"]
 
+#: A decision class with at most this many members is listed once (:attr:`ClassQuery.members`):
+#: its GLR is then an exact minimum over the members.
+CLASS_MEMBERS_LIMIT = 4096
 #: The structures of the arm queries, as :attr:`ArmQuery.structure` names them.
 ARM_STRUCTURES = ("bai", "topk", "swaps", "class")
 
@@ -182,18 +187,98 @@ class SwapQuery(_SetQuery):
 
 class ClassQuery(ArmQuery):
     """The best member of a decision class (``decision_class.argmax``); its alternatives are
-    the other members (the class GLR of
-    :func:`~combex.identification.class_glr_lower_bound`)."""
+    the other members.
+
+    A class of at most ``max_members`` members is listed once (:attr:`members`, through
+    :func:`~combex.identification.class_members`) and the GLR against the closest
+    alternative is the exact minimum of :meth:`costs` over :meth:`other_members`; a larger
+    class has ``members`` None, and its alternatives come from the oracle (the certified
+    lower bound of :func:`~combex.identification.class_glr_lower_bound`).
+
+    The cost of an alternative ``S'`` of the answer ``S`` at weights ``w`` (counts or
+    proportions) is the Gaussian GLR of the half-space ``{lambda(S') >= lambda(S) +
+    epsilon}``: with ``D = S xor S'`` and ``g = mu(S) - mu(S') + epsilon``,
+    ``f(S') = g^2 / (2 sum_{a in D} v_a / w_a)`` for ``g > 0`` (0 otherwise), ``v_a`` the
+    arms' variances (``sigma^2`` for all arms, or one per arm).
+
+    >>> import numpy as np
+    >>> from combex.oracles import TopK
+    >>> q = ClassQuery(TopK(4, 2))
+    >>> S = q.answer(np.array([0.1, 0.9, 0.5, 0.3]))
+    >>> len(q.members), len(q.other_members(S))
+    (6, 5)
+    >>> F, D, V = q.costs(np.array([0.1, 0.9, 0.5, 0.3]), np.full(4, 10.0), S, q.other_members(S))
+    >>> round(float(F.min()), 3)  # the closest member swaps arm 2 (0.5) for arm 3 (0.3)
+    0.1
+    """
 
     structure = "class"
 
-    def __init__(self, decision_class: Any) -> None:
+    def __init__(self, decision_class: Any, max_members: int = CLASS_MEMBERS_LIMIT) -> None:
         super().__init__(int(decision_class.n))
         self.decision_class = decision_class
         self.K = int(decision_class.k) if isinstance(decision_class, TopK) else None
+        self.max_members = check_int(max_members, "max_members", owner="ClassQuery", low=0)
+        self._members: Any = _UNLISTED
+        self._others: Any = None
 
     def answer(self, mu: NDArray[np.float64]) -> NDArray[np.bool_]:
         return _class_answer(self.decision_class, mu, self.n_arms)
+
+    @property
+    def members(self) -> NDArray[np.bool_] | None:
+        """Every member as an ``(m, n_arms)`` bool array, or None when the class has more
+        than ``max_members`` (or declines to be listed); listed on first use."""
+        if self._members is _UNLISTED:
+            self._members = class_members(self.decision_class, self.max_members) if self.max_members else None
+        return self._members
+
+    def other_members(self, answer: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """The listed members other than ``answer`` (cached for the last answer)."""
+        members = self.members
+        if members is None:
+            raise InvalidParameterError(
+                f"The class of this ClassQuery has more than max_members={self.max_members} members: it is not "
+                f"listed; its alternatives come from combex.identification.class_glr_lower_bound."
+            )
+        key = np.asarray(answer, dtype=bool).tobytes()
+        if self._others is None or self._others[0] != key:
+            self._others = (key, members[np.any(members != np.asarray(answer, dtype=bool)[None, :], axis=1)])
+        return self._others[1]
+
+    @staticmethod
+    def costs(mu: NDArray[np.float64], w: NDArray[np.float64], answer: NDArray[np.bool_], alternatives: Any,
+              epsilon: float = 0.0, *, sigma: float = 1.0, variances: Any = None) -> tuple[Any, Any, Any]:
+        """``(F, D, V)``: the Gaussian GLR ``F`` of each alternative (a list of masks or an
+        ``(m, n)`` bool array) at weights ``w``, the arms ``D = S xor S'`` each involves, and
+        ``V = sum_D v_a / w_a``. The variances: ``sigma^2`` for every arm, or the per-arm
+        ``variances`` (then ``sigma`` is not used)."""
+        if isinstance(alternatives, np.ndarray):
+            D = alternatives ^ answer[None, :]
+            g = float(mu[answer].sum()) - alternatives @ mu + epsilon
+        else:
+            D = np.array([answer ^ m for m in alternatives], dtype=bool)
+            g = float(mu[answer].sum()) - np.array([float(mu[m].sum()) for m in alternatives]) + epsilon
+        if variances is not None:
+            V = D @ (variances / w)
+            return np.where(g > 0, g * g / (2.0 * V), 0.0), D, V
+        V = D @ (1.0 / w)
+        return np.where(g > 0, g * g / (2.0 * sigma ** 2 * V), 0.0), D, V
+
+    @staticmethod
+    def cost_gradient(w: NDArray[np.float64], F: Any, D: Any, V: Any, r: int, *,
+                      variances: Any = None) -> NDArray[np.float64]:
+        """``d F[r] / d w`` (the weights of the arms of ``D[r]``: ``F v_a / (w_a^2 V)``), from
+        the output of :meth:`costs` with the same ``variances``."""
+        if variances is not None:
+            return F[r] * D[r] * (variances / w ** 2) / V[r]
+        return F[r] * D[r] * (1.0 / w ** 2) / V[r]
+
+    def __repr__(self) -> str:
+        return f"ClassQuery({type(self.decision_class).__name__}, n_arms={self.n_arms})"
+
+
+_UNLISTED = object()
 
 
 def arm_query(n_arms: int, *, K: int = 1, decision_class: Any = None, epsilon: float = 0.0,

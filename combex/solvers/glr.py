@@ -108,13 +108,10 @@ from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, k
 from ..estimation._glr_unknown_variance import ClassUnknownVarianceThreshold, UnknownVarianceThreshold, variance_floor
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, StateError
-from ..identification import Query, UnknownVarianceDivergence, arm_query, class_members, make_divergence
+from ..identification import Query, UnknownVarianceDivergence, arm_query, make_divergence
 from ._base import Batch, Exploration, Result, Solver
 from ._bisect import LOG_LEVEL_FLOOR, monotone_boundary, samples_left, stopping_level
 from ._checks import warn_if_tied
-
-#: Decision classes with at most this many members are listed once: their GLR is then exact.
-_CLASS_MEMBERS = 4096
 
 __all__ = ["GLRSolver", "GLRExploration", "LINEAR_DISPATCH"]
 
@@ -359,7 +356,7 @@ class GLRExploration(Exploration):
         # the reward model: the divergence of one arm and the GLR of one pair
         self.model = make_divergence(div, sigma=self.sigma if div == "gaussian" else None)
         # a small class lists its members: the class GLR is then an exact minimum over them
-        self._members = class_members(self.dc, _CLASS_MEMBERS) if self.structure == "class" else None
+        self._members = self.query.members if self.structure == "class" else None
         self._make_threshold(s.delta)
         self.sq = np.zeros(self.N)  # sums of squared rewards (kept for saved states)
         # per-arm sums of squared deviations (Welford, centred: stable for large rewards) and the
@@ -387,7 +384,6 @@ class GLRExploration(Exploration):
         self._answer: Any = None
         self._closest: Any = None
         self._pool: list[NDArray[np.bool_]] = []
-        self._alts_key: Any = None
         self._cert: Any = None
         self.init_rule()
 
@@ -575,29 +571,19 @@ class GLRExploration(Exploration):
         """d Z / d w_i and d Z / d w_j (envelope theorem): d(mu_i, x), d(mu_j, x + eps)."""
         return self.model.gradients(self.mu[I], self.mu[J], x, self.eps, self.var[I], self.var[J])
 
-    # class alternatives (Gaussian): support D = S xor S', gap g = mu(S) - mu(S') + eps
+    # class alternatives (Gaussian): the costs of ClassQuery, at the loop's reward model
     def class_costs(self, w: NDArray[np.float64], ans: NDArray[np.bool_], alts: Any,
                     var: Any = None) -> tuple[Any, Any, Any]:
-        """Gaussian GLR against each alternative (a list of masks or an ``(m, n)`` bool array);
-        unknown variances: per-arm variances ``var`` (default the variance UCBs ``_svar``),
-        ``V = sum_D var_a / w_a`` and unit sigma."""
-        if isinstance(alts, np.ndarray):
-            D = alts ^ ans[None, :]
-            g = float(self.mu[ans].sum()) - alts @ self.mu + self.eps
-        else:
-            D = np.array([ans ^ m for m in alts], dtype=bool)
-            g = float(self.mu[ans].sum()) - np.array([float(self.mu[m].sum()) for m in alts]) + self.eps
+        """:meth:`ClassQuery.costs <combex.identification.ClassQuery.costs>` at the empirical
+        means: the Gaussian GLR against each alternative (a list of masks or an ``(m, n)``
+        bool array) with the loop's sigma; unknown variances: per-arm variances ``var``
+        (default the variance UCBs ``_svar``)."""
         if self._uv:
-            V = D @ ((self._svar if var is None else var) / w)
-            return np.where(g > 0, g * g / (2.0 * V), 0.0), D, V
-        V = D @ (1.0 / w)
-        F = np.where(g > 0, g * g / (2.0 * self.sigma ** 2 * V), 0.0)
-        return F, D, V
+            return self.query.costs(self.mu, w, ans, alts, self.eps, variances=self._svar if var is None else var)
+        return self.query.costs(self.mu, w, ans, alts, self.eps, sigma=self.sigma)
 
     def class_gradient(self, w: NDArray[np.float64], F: Any, D: Any, V: Any, a: int) -> NDArray[np.float64]:
-        if self._uv:
-            return F[a] * D[a] * (self._svar / w ** 2) / V[a]
-        return F[a] * D[a] * (1.0 / w ** 2) / V[a]
+        return self.query.cost_gradient(w, F, D, V, a, variances=self._svar if self._uv else None)
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:
         """The pool of alternatives (members found by the oracle), refreshed through the
@@ -605,7 +591,7 @@ class GLRExploration(Exploration):
         other member when the class lists its members."""
         key = ans.tobytes()
         if self._members is not None:
-            return self._other_members(ans)
+            return self.query.other_members(ans)
         known = [m for m in self._pool if not np.array_equal(m, ans)]
         last = getattr(self, "_pool_round", -10 ** 9)
         if known and getattr(self, "_pool_key", None) == key and self.rounds - last < max(8, self.rounds // 20):
@@ -622,13 +608,6 @@ class GLRExploration(Exploration):
                 keys.add(m.tobytes())
         self._pool = pool[-40:]
         return [m for m in self._pool if not np.array_equal(m, ans)] or res["candidates"]
-
-    def _other_members(self, ans: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        """The listed members other than ``ans`` (cached for the last answer)."""
-        key = ans.tobytes()
-        if self._alts_key is None or self._alts_key[0] != key:
-            self._alts_key = (key, self._members[np.any(self._members != ans[None, :], axis=1)])
-        return self._alts_key[1]
 
     def _class_counts(self) -> tuple[NDArray[np.float64], Any]:
         """The counts and variance bounds the class GLR is taken at: the effective counts
@@ -734,7 +713,7 @@ class GLRExploration(Exploration):
             beta = math.inf
         if self.structure == "class" and self._members is not None:  # exact: the minimum over the members
             counts, ucb = self._class_counts()
-            alts = self._other_members(ans)
+            alts = self.query.other_members(ans)
             if not len(alts):
                 self._stat, self._closest, stop = math.inf, None, True
             else:
@@ -1064,7 +1043,7 @@ class GLRExploration(Exploration):
             beta = float(self.stopping_threshold(t, self.T))
             counts, ucb = self._class_counts()
             if self._members is not None:
-                alts = self._other_members(ans)
+                alts = self.query.other_members(ans)
                 if not len(alts):
                     return math.inf
                 F, D, _ = self.class_costs(counts, ans, alts, ucb)
