@@ -79,6 +79,31 @@ def test_thresholds_are_calibrated_under_the_null_long(structure, N):
     assert (beta_dist.ppf(0.025, k, runs - k + 1) if k else 0.0) <= delta
 
 
+@pytest.mark.parametrize("structure", ["pairs", "pairs-kl", "pairs-mixture", "sets-mixture", "all-arms-mixture",
+                                       "all-arms-gaussian", "all-arms"])
+def test_a_threshold_is_its_constant_plus_the_terms_of_the_arms_involved(structure):
+    """One formula per structure: the pair thresholds are r_ij (constant + h(N_i) + h(N_j))
+    (r_ij = 1 but for the normal mixture), the set thresholds constant + the terms of the arms
+    of S xor S', the all-arms ones constant + every arm's term; the solvers keep h(N_a) per
+    arm and use the same pieces."""
+    th = GLRThreshold(0.01, structure=structure, n_alternatives=12, n_arms=4)
+    counts = np.array([3, 170, 58, 1000])
+    h = np.array([th.arm_term(int(n)) for n in counts])
+    if structure.startswith("pairs"):
+        I, J = np.array([0, 1, 1]), np.array([2, 3, 0])
+        want = th.pair_ratio(counts[I], counts[J]) * (th.constant + h[I] + h[J])
+        assert np.array_equal(th.pairs_from_terms(h[I], h[J], counts[I], counts[J]), want)
+        np.testing.assert_allclose(th.pairs(counts[I], counts[J]), want, rtol=1e-15)
+        if structure != "pairs-mixture":
+            assert np.all(th.pair_ratio(counts[I], counts[J]) == 1.0)
+    elif structure == "sets-mixture":
+        D = np.array([[True, False, True, False], [False, True, True, True]])
+        np.testing.assert_allclose(th.sets(D, counts), th.constant + D @ h, rtol=1e-14)
+    else:
+        assert th(counts.sum(), counts) == pytest.approx(th.constant + h.sum(), rel=1e-14)
+    assert th.arm_term(0) == th.arm_term(1)  # a count below 1 counts as 1
+
+
 # ----------------------------------------------------------------------------- normal mixtures
 def test_normal_mixture_pair_threshold_formula_and_below_kaufmann_koolen():
     """``"pairs-mixture"``: r_ij (log(m/delta) + log(1 + N_i/rho)/2 + log(1 + N_j/rho)/2) with

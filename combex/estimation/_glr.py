@@ -454,9 +454,51 @@ class GLRThreshold:
         return self._const + 3.0 * float(np.log1p(np.log(n)).sum())
 
 
+    @property
+    def constant(self) -> float:
+        """The part of the threshold that does not depend on the counts: ``log(m/delta)``
+        (``"pairs-mixture"``, ``"sets-mixture"``), ``2 C_G(log(m/delta)/2)`` (``"pairs"``),
+        ``2 T(log(m/delta)/2)`` (``"pairs-kl"``), ``log(1/delta)`` (``"all-arms-mixture"``),
+        ``N C_G(log(1/delta)/N)`` / ``N T(log(1/delta)/N)`` (``"all-arms-gaussian"`` /
+        ``"all-arms"``)."""
+        return self._const
+
+    def arm_term(self, n: int) -> float:
+        """The term one arm with ``n`` samples adds to the threshold of an alternative it is
+        part of: ``log(1 + n/rho)/2`` (the normal mixtures), ``2 log(4 + log n)`` (``"pairs"``,
+        ``"all-arms-gaussian"``: Theorem 9), ``3 log(1 + log n)`` (``"pairs-kl"``,
+        ``"all-arms"``: Theorem 7); ``n`` below 1 counts as 1. Scalar (the C library's
+        ``log`` / ``log1p``): the solvers keep one term per arm and update it with the arm's
+        count."""
+        n = max(n, 1)
+        if self.structure in ("pairs-mixture", "sets-mixture", "all-arms-mixture"):
+            return 0.5 * math.log1p(n / self.rho)
+        lg = math.log(n)
+        return 3.0 * math.log1p(lg) if self.structure in ("pairs-kl", "all-arms") else 2.0 * math.log(4.0 + lg)
+
+    def pair_ratio(self, n_i: Any, n_j: Any) -> Any:
+        """``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)`` with ``q_a = 1/N_a + rho/N_a^2``
+        (``"pairs-mixture"``: the ordinary pair GLR over the one at the effective counts
+        ``N^2/(N + rho)``, module docstring); 1 for the other structures."""
+        if self.structure != "pairs-mixture":
+            return np.ones(np.broadcast(np.asarray(n_i), np.asarray(n_j)).shape)
+        rho = self.rho
+        ii = 1.0 / np.asarray(n_i, dtype=np.float64)
+        ij = 1.0 / np.asarray(n_j, dtype=np.float64)
+        return (ii + ij + rho * (ii * ii + ij * ij)) / (ii + ij)
+
+    def pairs_from_terms(self, h_i: Any, h_j: Any, n_i: Any, n_j: Any) -> NDArray[np.float64]:
+        """:meth:`pairs` from the arms' terms ``h = arm_term(N)`` kept by a solver:
+        ``r_ij (constant + h_i + h_j)`` (``"pairs-mixture"``) or ``constant + h_i + h_j``."""
+        if self.structure == "pairs-mixture":
+            return self.pair_ratio(n_i, n_j) * (self._const + h_i + h_j)
+        return self._const + h_i + h_j
+
     def pairs(self, n_i: Any, n_j: Any, t: float | None = None) -> NDArray[np.float64]:
         """Valid threshold of each pair (i, j) from the two arms' counts, on the scale of the
-        ordinary pair GLR (:func:`pair_glr` at counts N; vectorized).
+        ordinary pair GLR (:func:`pair_glr` at counts N; vectorized):
+        ``r_ij (constant + arm_term(N_i) + arm_term(N_j))`` (:meth:`pair_ratio`,
+        :meth:`arm_term`).
 
         ``"pairs-mixture"``: ``r_ij (log(m/delta) + log(1 + N_i/rho)/2 + log(1 + N_j/rho)/2)``
         (module docstring); ``"pairs"``: ``2 C_G(log(m/delta)/2) + 2 log(4 + log N_i) + 2 log(4
@@ -468,18 +510,16 @@ class GLRThreshold:
         if self.kind == "heuristic":
             tt = float(t) if t is not None else float(np.max(ni + nj))
             return np.full(np.broadcast(ni, nj).shape, self(tt))
-        if self.structure == "pairs-mixture":
-            r = self.rho
-            ratio = (1.0 / ni + r / (ni * ni) + 1.0 / nj + r / (nj * nj)) / (1.0 / ni + 1.0 / nj)
-            return ratio * (self._const + 0.5 * (np.log1p(ni / r) + np.log1p(nj / r)))
-        if self.structure == "pairs":
-            return self._const + 2.0 * (np.log(4.0 + np.log(ni)) + np.log(4.0 + np.log(nj)))
-        if self.structure == "pairs-kl":
-            return self._const + 3.0 * (np.log1p(np.log(ni)) + np.log1p(np.log(nj)))
-        raise InvalidParameterError(
-            f"GLRThreshold.pairs needs a pair structure ('pairs', 'pairs-kl', 'pairs-mixture'). "
-            f"Got structure={self.structure!r} instead."
-        )
+        if self.structure not in ("pairs", "pairs-kl", "pairs-mixture"):
+            raise InvalidParameterError(
+                f"GLRThreshold.pairs needs a pair structure ('pairs', 'pairs-kl', 'pairs-mixture'). "
+                f"Got structure={self.structure!r} instead."
+            )
+        ni, nj = np.broadcast_arrays(ni, nj)
+        counts, inv = np.unique(np.concatenate([ni.ravel(), nj.ravel()]), return_inverse=True)
+        h = np.array([self.arm_term(float(c)) for c in counts])[inv]
+        hi, hj = h[:ni.size].reshape(ni.shape), h[ni.size:].reshape(nj.shape)
+        return np.asarray(self.pairs_from_terms(hi, hj, ni, nj), dtype=np.float64)
 
     def sets(self, differences: Any, counts: Any, t: float | None = None) -> NDArray[np.float64]:
         """Valid threshold of each alternative from the arms of its difference with the

@@ -68,7 +68,8 @@ I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TES
 
 
 def _arm_term(n: int, mixture: bool, rho: float) -> float:
-    """:meth:`GLRExploration._arm_term` (Gaussian): the same C library calls."""
+    """:meth:`GLRThreshold.arm_term <combex.identification.GLRThreshold.arm_term>` of the Gaussian
+    pair thresholds: the same C library calls."""
     m = n if n > 1 else 1
     if mixture:
         return 0.5 * math.log1p(m / rho)
@@ -334,7 +335,7 @@ def log_table(n: int) -> Any:
 #: changes one of them (a threshold scaled by a test harness, ...) keeps the Python path.
 _REPLICATED = ("next_arm", "_select_one", "prepare_batch", "_ids_leader", "_leader_probability", "pair_costs",
                "pair_costs_now", "_pairs", "_compute_answer", "_check_stop", "_pair_thresholds",
-               "_mixture_pair_thresholds", "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
+               "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
                "_test_declared_scale", "_untested_scale", "stop")
 
 
@@ -344,14 +345,15 @@ def applicable(exp: Any, env: Any) -> bool:
     (``"valid"`` or ``"valid-kk"``), no trace; ``env`` a :class:`GaussianArms` whose pulls
     are its own (no subclass changes them) and both generators numpy Generators; none of
     the exploration's methods in :data:`_REPLICATED` changed by a subclass."""
-    from ..environments import GaussianArms
-    from ..environments import Environment
+    from ..environments import Environment, GaussianArms
+    from ..estimation._glr import GLRThreshold
     from .optimal import _TopTwoExploration
 
     s = exp.solver
     own = all(getattr(type(exp), m) is getattr(_TopTwoExploration, m) for m in _REPLICATED)
     return (HAVE_NUMBA and own and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
             and exp._pair_const is not None and not exp._pair_kl and not exp.record_trace
+            and type(exp.stopping_threshold) is GLRThreshold
             and (s.beta == "ids" or not isinstance(s.beta, str))
             and isinstance(env, GaussianArms) and _gaussian_draws(type(env))
             and type(env).pull_many is Environment.pull_many

@@ -104,7 +104,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, param_error
-from ..estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T
+from ..estimation._glr import GLRThreshold, class_glr_lower_bound
 from ..estimation._glr_unknown_variance import ClassUnknownVarianceThreshold, UnknownVarianceThreshold, variance_floor
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, StateError
@@ -416,13 +416,9 @@ class GLRExploration(Exploration):
                                                  means="kk" if kk else "mixture")
         else:
             self.stopping_threshold = GLRThreshold(delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
-            # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
-            if kind == "valid" and st == "pairs":
-                self._pair_const = 2.0 * kk_C_gauss(math.log(m / delta) / 2.0)
-            elif kind == "valid" and st == "pairs-kl":
-                self._pair_const = 2.0 * kk_T(math.log(m / delta) / 2.0)
-            elif kind == "valid" and st == "pairs-mixture":
-                self._pair_const = math.log(m / delta)
+            if kind == "valid" and st in ("pairs", "pairs-kl", "pairs-mixture"):
+                # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
+                self._pair_const = self.stopping_threshold.constant
         self._m_alt = m
 
     def init_rule(self) -> None:
@@ -666,35 +662,14 @@ class GLRExploration(Exploration):
         per-pair form stops earlier with the same guarantee (it gains most on arms sampled
         little, e.g. the N - K bad arms of Best-K).
         """
-        if self._pair_mixture:
-            return self._mixture_pair_thresholds(I, J)
-        return self._pair_const + self._h[I] + self._h[J]
-
-    def _mixture_pair_thresholds(self, I: NDArray[np.intp], J: NDArray[np.intp]) -> NDArray[np.float64]:
-        """The default valid threshold of each pair, ``"pairs-mixture"``
-        (:meth:`~combex.estimation._glr.GLRThreshold.pairs`, proved in
-        :mod:`combex.estimation._glr`): Robbins' normal mixture (prior precision ``rho``) on
-        each of the two arms, Ville's inequality on their product, a union over the ``m``
-        pairs: ``r_ij (log(m / delta) + log(1 + N_i / rho) / 2 + log(1 + N_j / rho) / 2)`` with
-        ``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)``, ``q_a = 1/N_a + rho / N_a^2`` (the ordinary
-        pair GLR over the one at the effective counts ``N^2 / (N + rho)``)."""
-        return self._mixture_ratio(I, J) * (self._pair_const + self._h[I] + self._h[J])
-
-    def _mixture_ratio(self, I: NDArray[np.intp], J: NDArray[np.intp]) -> NDArray[np.float64]:
-        """``r_ij = (q_i + q_j) / (1/N_i + 1/N_j)`` of :meth:`_mixture_pair_thresholds`."""
-        rho = self.stopping_threshold.rho
-        ni = self.T[I].astype(np.float64)
-        nj = self.T[J].astype(np.float64)
-        ii, ij = 1.0 / ni, 1.0 / nj
-        return (ii + ij + rho * (ii * ii + ij * ij)) / (ii + ij)
+        return self.stopping_threshold.pairs_from_terms(self._h[I], self._h[J], self.T[I], self.T[J])
 
     def _arm_term(self, n: int) -> float:
-        """``2 log(4 + log n)`` (Gaussian), ``3 log(1 + log n)`` (KL) or ``log(1 + n / rho) / 2``
-        (normal mixture), n >= 1."""
-        if self._pair_mixture:
-            return 0.5 * math.log1p(max(n, 1) / self.stopping_threshold.rho)
-        lg = math.log(max(n, 1))
-        return 3.0 * math.log1p(lg) if self._pair_kl else 2.0 * math.log(4.0 + lg)
+        """The threshold's term of an arm with ``n`` samples
+        (:meth:`GLRThreshold.arm_term <combex.identification.GLRThreshold.arm_term>`; 0 for the
+        unknown-variance thresholds, whose pair thresholds take the counts)."""
+        term = getattr(self.stopping_threshold, "arm_term", None)
+        return term(n) if term is not None else 0.0
 
     def _refresh_terms(self, arms: Any) -> None:
         for a in arms:
@@ -1091,7 +1066,8 @@ class GLRExploration(Exploration):
         if self._pair_mixture and self._pair_const is not None and self.structure != "class":
             ans = self._answer if self._answer is not None else self._compute_answer()
             z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-            lx = float(np.max(math.log(self._m_alt) + self._h[I] + self._h[J] - z / self._mixture_ratio(I, J)))
+            r = self.stopping_threshold.pair_ratio(self.T[I], self.T[J])
+            lx = float(np.max(math.log(self._m_alt) + self._h[I] + self._h[J] - z / r))
             return min(1.0, math.exp(max(lx, LOG_LEVEL_FLOOR)) * (1.0 + 1e-9))
         margin = self._stop_margin()  # thresholds grow like log(1 / delta): the level where the margin closes
         return stopping_level(self.would_stop, atol=5e-3, max_iter=30, guess=math.log(self.solver.delta) - margin)
