@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import param_error
 from ..exceptions import AllocationError, ConvergenceWarning
 
 __all__ = ["DOptimalProblem", "XYOptimalProblem", "default_solver", "get_xy_problem"]
@@ -52,7 +53,6 @@ def _check_solver(solver: str | None, owner: str) -> str:
     cp = _cp()
     if solver is None:
         return default_solver()
-    from .._validation import param_error
 
     if not isinstance(solver, str) or solver.upper() not in cp.installed_solvers():
         raise param_error("solver", owner, f"an installed cvxpy solver, one of {sorted(cp.installed_solvers())}", solver)

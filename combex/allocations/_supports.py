@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_int, check_rng
+from .._validation import check_int, check_matrix, check_rng
 from ..exceptions import AllocationError, InvalidParameterError
 
 __all__ = [
@@ -241,7 +241,6 @@ def max_g_value_topk(A: Any, k: int, *, limit: int = 200_000) -> float:
     InvalidParameterError
         ``C(n, k) > limit`` (enumeration refused) or bad ``A``/``k``.
     """
-    from .._validation import check_matrix
     from ._design import _inv_psd
 
     Aa = check_matrix(A, "A", owner="max_g_value_topk", symmetric=True)

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from .._validation import check_int, param_error
 from ..datasets import QUIZ_DOMAINS, load_quiz
 from ..exceptions import InvalidParameterError
+from ..oracles import TopK
 from ._base import ArmType, Environment, NoiseModel
 
 __all__ = ["CrowdData", "CrowdQuiz", "load_crowd_quiz", "CROWD_DATASETS", "CROWD_FOLDER"]
@@ -206,7 +207,6 @@ class CrowdQuiz(Environment):
             self._origin = {"dataset": self.data.name}
         self.n_arms = self.data.n_workers
         self.k = check_int(k, "k", owner=owner, low=1, high=self.n_arms)
-        from ..oracles import TopK  # lazy: oracles may import environments
 
         self.decision_class = TopK(self.n_arms, self.k)
         self.noise = NoiseModel(kind="data", sigma=0.5, bound=1.0, independent=False)

@@ -16,20 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ..environments import CrowdQuiz
+from ..solvers.full_bandit import ICB, SAFOA, SAQM
+from ..solvers.optimal_linear import LinearTopTwo
 
 __all__ = ["demo"]
 
 
 def _environment(quick: bool) -> tuple[Any, str]:
-    from ..environments import CrowdQuiz
-
     env = CrowdQuiz("ITMANAGE", k=10)
     return env, "real data: Li et al. (2017) quiz, domain ITMANAGE (25 questions, 36 workers; CC BY 4.0)"
 
 
 def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
-    from ..solvers.full_bandit import ICB, SAFOA, SAQM
-    from ..solvers.optimal_linear import LinearTopTwo
     from ._runner import lower_bound_text
     env, source = _environment(quick)
     mu = env.means()

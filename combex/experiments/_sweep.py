@@ -51,6 +51,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .._validation import check_float, check_int
 from ..exceptions import CombexError, ConfigError, InvalidParameterError, ResultsFileError
+from ..solvers import get_solver
 from ._backends import execute
 from ._instances import check_instance_params
 from ._runner import RunTask, build_solver, execute_task
@@ -222,13 +223,10 @@ class Sweep:
 
     def has_regret_solvers(self) -> bool:
         """Whether a solver of the sweep minimizes regret (its rows carry REGRET_COLUMNS)."""
-        from ..solvers import get_solver
-
         return any(get_solver(n).contract == "regret" for n, _ in self.solvers)
 
     def columns(self) -> list[str]:
         extra = REGRET_COLUMNS if self.has_regret_solvers() else []
-        from ..solvers import get_solver
 
         pac = any(get_solver(n).contract != "regret" for n, _ in self.solvers)
         return (RESULT_COLUMNS[:7] + list(self.param_columns().values()) + RESULT_COLUMNS[7:] + extra

@@ -43,6 +43,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .._state import generator_state, restore_generator
+from ..environments import Environment, GaussianArms
+from ..estimation._glr import GLRThreshold
+from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP, scale_check_dict
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
            "applicable", "advance"]
@@ -345,8 +348,6 @@ def applicable(exp: Any, env: Any) -> bool:
     (``"valid"`` or ``"valid-kk"``), no trace; ``env`` a :class:`GaussianArms` whose pulls
     are its own (no subclass changes them) and both generators numpy Generators; none of
     the exploration's methods in :data:`_REPLICATED` changed by a subclass."""
-    from ..environments import Environment, GaussianArms
-    from ..estimation._glr import GLRThreshold
     from .optimal import _TopTwoExploration
 
     s = exp.solver
@@ -364,8 +365,6 @@ def applicable(exp: Any, env: Any) -> bool:
 def _gaussian_draws(cls: type) -> bool:
     """Whether ``cls`` draws its rewards as :class:`GaussianArms` does (no class between it
     and GaussianArms redefines the draw)."""
-    from ..environments import GaussianArms
-
     mro = cls.__mro__
     return all("_pull_many" not in vars(c) for c in mro[:mro.index(GaussianArms)])
 
@@ -385,7 +384,6 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     fn = compiled_steps()
     if fn is None:
         return False
-    from ..estimation._variance import _L_UP, NOISE_CHECK_ALPHA, scale_check_dict
 
     s = exp.solver
     N = exp.N

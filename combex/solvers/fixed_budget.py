@@ -93,8 +93,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_choice, check_int, param_error
+from ..allocations import apportion, balanced_topk_support, g_optimal_design, support_from_decision_class
+from ..estimation import LeastSquares
 from ..exceptions import InvalidParameterError, OracleError, StateError
 from ..identification import true_noise_scale
+from ..oracles import TopK
 from ._base import Batch, Exploration, Result, Solver
 from ._registry import register_solver
 
@@ -1144,14 +1147,9 @@ class _UniformExploration(_DesignExploration):
             raise s._budget_error(self.n, f"at least the {self.n} members' qualities to estimate")
 
     def _init_extra(self) -> None:
-        from ..estimation import LeastSquares
-
         self.ls = LeastSquares(self.n)
 
     def _support(self) -> tuple[NDArray[np.bool_], str]:
-        from ..allocations import balanced_topk_support, support_from_decision_class
-        from ..oracles import TopK
-
         s = self.solver
         B = int(s.budget)
         if s.design in ("auto", "all"):
@@ -1186,8 +1184,6 @@ class _UniformExploration(_DesignExploration):
         return {"ls": self.ls.state_dict(), "design_name": self.design_name}
 
     def _load_extra(self, state: dict[str, Any]) -> None:
-        from ..estimation import LeastSquares
-
         self.ls = LeastSquares.from_state(state["ls"])
         self.design_name = str(state["design_name"])
 
@@ -1324,9 +1320,6 @@ class _ODLinBAIExploration(_DesignExploration):
         return np.ascontiguousarray(vt[:rank].T)
 
     def _begin_phase(self) -> None:
-        from ..allocations import apportion
-        from ..estimation import LeastSquares
-
         self.V = self._basis()
         Z = self.X[self.cand] @ self.V
         w = _cached_design(Z)
@@ -1372,8 +1365,6 @@ class _ODLinBAIExploration(_DesignExploration):
         return {"cand": self.cand.copy(), "V": self.V.copy(), "ls": self.ls_phase.state_dict()}
 
     def _load_extra(self, state: dict[str, Any]) -> None:
-        from ..estimation import LeastSquares
-
         self.cand = np.array(state["cand"], dtype=np.intp)
         self.V = np.array(state["V"], dtype=np.float64)
         self.ls_phase = LeastSquares.from_state(state["ls"])
@@ -1393,8 +1384,6 @@ def _cached_design(Z: NDArray[np.float64]) -> NDArray[np.float64]:
     """A G-optimal design over the rows of ``Z`` (Frank-Wolfe,
     :func:`~combex.allocations.g_optimal_design`) reduced to at most ``d (d + 1) / 2``
     support points (:func:`caratheodory_reduce`)."""
-    from ..allocations import g_optimal_design
-
     key = Z.shape[0].to_bytes(8, "little") + np.ascontiguousarray(Z).tobytes()
     w = _DESIGN_MEMO.get(key)
     if w is None:
@@ -1528,8 +1517,6 @@ class _FullBanditCSARExploration(_DesignExploration):
         self.n_phases = self.n
 
     def _init_extra(self) -> None:
-        from ..estimation import LeastSquares
-
         self.ls = LeastSquares(self.n)
         self.accepted = np.zeros(self.n, dtype=bool)
         self.rejected = np.zeros(self.n, dtype=bool)
@@ -1541,9 +1528,6 @@ class _FullBanditCSARExploration(_DesignExploration):
         """Teams containing the accepted members and avoiding the rejected ones: for top-k
         the balanced cyclic support over the undecided members, else the spanning members of
         the restricted class; a single team when the class leaves no choice."""
-        from ..allocations import balanced_topk_support, support_from_decision_class
-        from ..oracles import TopK
-
         und = self._undecided()
         acc, rej = np.flatnonzero(self.accepted), np.flatnonzero(self.rejected)
         if isinstance(self.dc, TopK):
@@ -1595,8 +1579,6 @@ class _FullBanditCSARExploration(_DesignExploration):
         return {"ls": self.ls.state_dict(), "accepted": self.accepted.copy(), "rejected": self.rejected.copy()}
 
     def _load_extra(self, state: dict[str, Any]) -> None:
-        from ..estimation import LeastSquares
-
         self.ls = LeastSquares.from_state(state["ls"])
         self.accepted = np.array(state["accepted"], dtype=bool)
         self.rejected = np.array(state["rejected"], dtype=bool)

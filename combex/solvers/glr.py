@@ -103,11 +103,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_choice, check_float, check_int, check_probability, param_error
+from .._validation import check_choice, check_float, check_int, check_probability, check_rng, param_error
+from ..environments import GaussianArms
 from ..estimation._glr import GLRThreshold, class_glr_lower_bound
 from ..estimation._glr_unknown_variance import ClassUnknownVarianceThreshold, UnknownVarianceThreshold, variance_floor
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
-from ..exceptions import InvalidParameterError, StateError
+from ..exceptions import InvalidParameterError, NoiseScaleWarning, StateError
 from ..identification import Query, UnknownVarianceDivergence, arm_query, make_divergence
 from ._base import Batch, Exploration, Result, Solver
 from ._bisect import LOG_LEVEL_FLOOR, monotone_boundary, samples_left, stopping_level
@@ -270,8 +271,6 @@ def _fast_simulator(env: Any) -> bool:
     """Whether :meth:`GLRSolver._simulate` may run ``env``: a
     :class:`~combex.environments.GaussianArms` (finite rewards, pulled at once) with index
     arms and no features. Only its public ``pull_many`` is used."""
-    from ..environments import GaussianArms
-
     return (isinstance(env, GaussianArms) and getattr(env, "arm_type", "index") == "index"
             and getattr(env, "features", None) is None)
 
@@ -917,8 +916,6 @@ class GLRExploration(Exploration):
         if not chk["rejected"]:
             return False
 
-        from ..exceptions import NoiseScaleWarning
-
         switch = self._single
         warnings.warn(
             f"{type(self.solver).__name__}: the observations contradict the declared noise scale {chk['declared']:.4g} "
@@ -1131,8 +1128,6 @@ class GLRExploration(Exploration):
         the told counts plus the pending ones, on a virtual copy (this exploration does not
         change; ``rng`` draws the rule's coins)."""
         import copy
-
-        from .._validation import check_rng
 
         n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
         if n == 0:

@@ -43,6 +43,7 @@ from ..allocations import AdaHedge, simplex_maxmin
 from ..estimation._glr import kl_bernoulli
 from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance
 from ..exceptions import InvalidParameterError
+from ..identification import bandit_characteristic_time, true_noise_scale
 from ..identification._bandit import _maxmin_weights, bai_optimal_weights, pair_maxmin_weights
 from . import _top_two_kernel
 from ._base import Exploration
@@ -653,7 +654,6 @@ class OracleTracking(GLRSolver):
         if not callable(means):
             raise InvalidParameterError("OracleTracking needs the proportions: give weights=... or a simulated "
                                         "environment (with means()).")
-        from ..identification import bandit_characteristic_time, true_noise_scale
 
         dc = self.decision_class if self.decision_class is not None else getattr(env, "decision_class", None)
         k = self.K if dc is None else 1

@@ -31,6 +31,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validation import check_float, check_int, check_probability, param_error
+from ..environments import FullBandit, GaussianArms
+from ..exceptions import InvalidParameterError
+from ..solvers import get_solver
 
 __all__ = ["plan", "StudyPlan"]
 
@@ -199,8 +202,6 @@ def _fmt_list(v: Sequence[float]) -> str:
 
 
 def _instance(qualities: np.ndarray, team_size: int | None, noise_sd: float, known_noise: bool, rng: Any) -> Any:
-    from ..environments import FullBandit, GaussianArms
-
     if team_size is None:
         env = GaussianArms(qualities, sigma=noise_sd, rng=rng)
         if not known_noise:
@@ -228,7 +229,6 @@ def _T_star(env: Any, team_size: int | None, epsilon: float, noise_sd: float) ->
 
 def _one_run(args: tuple) -> dict[str, Any]:
     (name, params, eps, deltas, budgets, qualities, team_size, noise_sd, known_noise, seed, max_sessions) = args
-    from ..solvers import get_solver
 
     env = _instance(qualities, team_size, noise_sd, known_noise, rng=np.random.default_rng([seed, 0]))
     solver = get_solver(name)(delta=min(deltas), epsilon=eps, **params)
@@ -365,7 +365,6 @@ def plan(
         if epsilons is None else tuple(check_float(e, "epsilons", owner=owner, low=0.0) for e in epsilons)
     budgets = tuple(check_int(b, "budgets", owner=owner, low=1) for b in budgets)
     solvers = tuple(str(s) for s in solvers)
-    from ..solvers import get_solver
 
     params = dict(solver_params or {})
     for name in solvers:
@@ -398,8 +397,6 @@ def plan(
 
 
 def _cmd(args: Any) -> int:
-    from ..exceptions import InvalidParameterError
-
     def floats(text: str | None, option: str) -> tuple[float, ...] | None:
         if text is None:
             return None

@@ -25,7 +25,10 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_choice, check_float, check_int, param_error
-from ..exceptions import InvalidParameterError
+from ..environments import NoiseModel, Problem
+from ..exceptions import InvalidParameterError, TicketError
+from ..oracles import make_decision_class
+from ..solvers import Solver, get_solver
 
 __all__ = ["problem_spec", "build_problem", "solver_spec", "build_solver", "NOISE_KINDS", "MAX_NAME_LENGTH"]
 
@@ -85,8 +88,6 @@ def _range(value: Any, what: str) -> tuple[float, float]:
 
 
 def _noise_dict(noise: Any, noise_scale: Any, team: bool) -> dict[str, Any]:
-    from ..environments import NoiseModel
-
     kinds = f"one of the noise kinds {list(NOISE_KINDS)} (a name, a dict with 'kind', or a NoiseModel)"
     if noise_scale is not None:
         check_float(noise_scale, "noise_scale", owner="problem_spec", low=0.0, closed="neither")
@@ -288,9 +289,6 @@ def problem_spec(
 
 def build_problem(spec: dict[str, Any]) -> Any:
     """The :class:`~combex.environments.Problem` of a spec (decision class rebuilt by name)."""
-    from ..environments import NoiseModel, Problem
-    from ..oracles import make_decision_class
-
     dc = None
     if spec.get("decision_class"):
         d = spec["decision_class"]
@@ -306,8 +304,6 @@ def build_problem(spec: dict[str, Any]) -> Any:
 
 def solver_spec(solver: Any, params: dict | None = None) -> tuple[str, dict[str, Any]]:
     """``(name, JSON settings)`` of a solver given by name (+ params) or as an instance."""
-    from ..solvers import Solver, get_solver
-
     if isinstance(solver, str):
         cls = get_solver(solver)
         if getattr(cls, "contract", None) != "pac":
@@ -333,8 +329,6 @@ def solver_spec(solver: Any, params: dict | None = None) -> tuple[str, dict[str,
 
 
 def build_solver(name: str, params: dict[str, Any]) -> Any:
-    from ..solvers import get_solver
-
     cls = get_solver(name)
     try:
         return cls(**params)
@@ -361,8 +355,6 @@ def check_reward(spec: dict[str, Any], arm: Any, count: int, value: Any, owner: 
     number (not a bool or a str), finite, within :func:`reward_bounds`, and an integer of
     the right parity for sums of {0, 1} or {-1, 1} observations. The error is a
     :class:`TicketError` naming ``owner`` (e.g. "ticket 3")."""
-    from ..exceptions import TicketError
-
     what = "reward_sum"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise TicketError(str(param_error(what, owner, "a real number (not a bool or a str)", value)))

@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 from typing import Any, Iterator
 
+from .._validation import check_float
 from ..exceptions import InvalidParameterError
 from ..exceptions import DuplicatedStudyError, SchemaVersionError, StorageError, StudyNotFoundError
 from ._storage import (
@@ -426,7 +427,6 @@ class SQLStorage(BaseStorage):
                  idle_in_transaction_timeout: float | None = 20.0, statement_timeout: float | None = 60.0,
                  durability: str = "full", allow_foreign_tables: bool = False,
                  engine_kwargs: dict | None = None) -> None:
-        from .._validation import check_float
 
         sa = self.sa = _sa()
         if not isinstance(url, str) and not hasattr(url, "__fspath__"):

@@ -31,6 +31,8 @@ from .._state import join_arrays, split_arrays
 from .._validation import check_int, param_error
 from ..exceptions import CombexWarning, InvalidParameterError, StateError
 from ..exceptions import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
+from ..solvers import Batch
+from ..solvers._bisect import LEFT_MIN_PROGRESS
 from ._problem import (
     build_problem,
     build_solver,
@@ -182,7 +184,6 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
     (``src``: the solver's progress or result, for its statistic and threshold)."""
     if rec.status == "identified":
         return "the stopping rule holds: no more evaluations are needed"
-    from ..solvers._bisect import LEFT_MIN_PROGRESS  # the solvers' rule (studies import them lazily)
 
     z, b = (src or {}).get("statistic"), (src or {}).get("threshold")
     if (left is None and isinstance(z, (int, float)) and isinstance(b, (int, float)) and math.isfinite(z)
@@ -314,8 +315,6 @@ class _Replay:
         return self.exp.ask()
 
     def _recorded(self, b: int, source: Callable[[int], Any] | None) -> Any:
-        from ..solvers import Batch
-
         mine = self.exp.ask()
         if not self.diverged or source is None:
             return mine

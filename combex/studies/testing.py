@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..exceptions import DuplicatedStudyError, StorageError, StudyNotFoundError
+from ..exceptions import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError
 from ._storage import AssistantRow, BaseStorage, StudyRecord, payload_checksum, row_checksum
 
 __all__ = ["check_storage", "simulate_assistants"]
@@ -254,8 +254,6 @@ def simulate_assistants(
         ``status``, ``answer`` (the recommendation), ``evaluations`` (told), ``empty_asks``
         (asks that got no ticket while the study ran), ``hours`` (simulated time).
     """
-    from ..exceptions import StudyFinishedError
-
     rng = np.random.default_rng(rng)
     now = [0.0]
     study.clock = lambda: now[0]

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_int, check_rng
 from ..exceptions import InvalidParameterError
+from ..oracles import DecisionClass
 
 __all__ = ["check_decision_class"]
 
@@ -27,8 +28,6 @@ def _fail(dc: Any, what: str) -> AssertionError:
 def _members(dc: Any) -> NDArray[np.bool_] | None:
     """All members as a (m, n) bool array, or None when the class is too large or does
     not enumerate."""
-    from ..oracles import DecisionClass
-
     size = dc.size
     if size is not None and size > _MAX_MEMBERS:
         return None
@@ -105,8 +104,6 @@ def check_decision_class(dc: Any, *, rng: Any = None, n_trials: int = 20) -> Non
     >>> from combex.testing import check_decision_class
     >>> check_decision_class(TopK(6, 2), rng=0)
     """
-    from ..oracles import DecisionClass
-
     if not isinstance(dc, DecisionClass):
         raise AssertionError(f"{dc!r} is not a combex.oracles.DecisionClass instance.")
     n_trials = check_int(n_trials, "n_trials", owner="check_decision_class", low=1)

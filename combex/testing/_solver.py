@@ -22,7 +22,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_bool, check_int, check_rng
+from ..environments import (
+    BernoulliArms,
+    BinaryRewardLists,
+    FullBandit,
+    GaussianArms,
+    LinearBandit,
+    LinearInstance,
+    RewardLists,
+)
 from ..exceptions import CombexError, InvalidParameterError, NoiseScaleWarning, StateError
+from ..oracles import TopK
+from ..solvers import Solver, get_solver
 
 __all__ = ["check_solver", "yield_solver_checks", "solver_family", "solver_families", "clopper_pearson", "CaseReport",
            "SequentialRule", "FAST_RULE", "SLOW_RULE", "FAMILIES", "CHECKS"]
@@ -297,8 +308,6 @@ class CaseReport:
 
 # ====================================================================== families
 def _as_solver(solver_or_name: Any) -> Any:
-    from ..solvers import Solver, get_solver
-
     if isinstance(solver_or_name, str):
         cls = get_solver(solver_or_name)
         if getattr(cls, "contract", None) != "pac":
@@ -411,8 +420,6 @@ class _Case:
 
 
 def _semi_cases(solver: Any) -> dict[str, _Case]:
-    from ..environments import BernoulliArms, GaussianArms
-
     K = int(getattr(solver, "K", 1) or 1)
     n = K + 4
 
@@ -460,9 +467,6 @@ def _semi_cases(solver: Any) -> dict[str, _Case]:
 
 
 def _full_cases(solver: Any) -> dict[str, _Case]:
-    from ..environments import FullBandit
-    from ..oracles import TopK
-
     dc = getattr(solver, "decision_class", None)
     n = dc.n if dc is not None else 5
     k_default = 2
@@ -511,8 +515,6 @@ def _full_cases(solver: Any) -> dict[str, _Case]:
 
 
 def _linear_cases(solver: Any) -> dict[str, _Case]:
-    from ..environments import LinearBandit, LinearInstance
-
     X3 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.7, 0.7, 0.0]])
 
     def env(X: Any, theta: Any, **kw: Any) -> Callable[[Any], Any]:
@@ -546,8 +548,6 @@ def _linear_cases(solver: Any) -> dict[str, _Case]:
 
 
 def _mips_cases(solver: Any) -> dict[str, _Case]:
-    from ..environments import BinaryRewardLists, RewardLists
-
     k = int(getattr(solver, "k", 1) or 1)
     n, N = k + 5, 2000
 
@@ -613,8 +613,6 @@ def _wrong_family_env(families: tuple[str, ...], rng: Any) -> Any:
     """A problem of a family the solver does not take (linear first, then full-bandit, then
     semi-bandit arms), or None when it takes every kind (e.g. ``top-two``: semi-bandit,
     linear and full-bandit; the check then does not apply)."""
-    from ..environments import FullBandit, GaussianArms, LinearBandit
-
     if "linear" not in families:
         return LinearBandit(np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.6]]), [1.0, 0.0], rng=rng)
     if "full-bandit" not in families:

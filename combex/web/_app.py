@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._validation import check_float, param_error
+from ..studies import get_all_study_names, get_storage, load_study
 from ._data import Scrubber, studies_list, study_snapshot, told_row
 from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token
 
@@ -90,8 +92,6 @@ class _StudyHandle:
     the last snapshot (kept ``ttl`` seconds, dropped at every write)."""
 
     def __init__(self, storage: Any, name: str) -> None:
-        from ..studies import load_study
-
         self.name = name
         self.reader = load_study(storage=storage, name=name)
         self.writer = load_study(storage=storage, name=name)
@@ -105,7 +105,6 @@ class WebApp:
 
     def __init__(self, storage: Any, *, interval: float, remote: bool, owner_token: str | None,
                  clock: Any = time.time) -> None:
-        from ..studies import get_storage
 
         self.storage_arg = storage
         self.storage = get_storage(storage)
@@ -150,8 +149,6 @@ class WebApp:
         return told_row(self.handle(name).reader, ticket)
 
     def names(self) -> list[str]:
-        from ..studies import get_all_study_names
-
         return get_all_study_names(self.storage)
 
     def studies(self) -> list[dict[str, Any]]:
@@ -195,8 +192,6 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
     from starlette.templating import Jinja2Templates
-
-    from .._validation import check_float, param_error
 
     interval = check_float(interval, "interval", owner="create_app", low=0.1, high=3600.0)
     if owner_token is not None and (not isinstance(owner_token, str) or len(owner_token) < 16):

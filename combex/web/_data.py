@@ -16,6 +16,8 @@ import math
 import os
 import re
 from typing import Any
+from ..exceptions import CombexError
+from ..studies import get_all_study_names
 
 __all__ = ["Scrubber", "study_snapshot", "studies_list", "unavailable", "team_names", "score_range",
            "iso_time", "age_text", "solver_title"]
@@ -84,8 +86,6 @@ def _read(study: Any, method: str, scrub: Scrubber, *args: Any, **kwargs: Any) -
 
 
 def _is_combex_error(exc: BaseException) -> bool:
-    from ..exceptions import CombexError
-
     return isinstance(exc, CombexError)
 
 
@@ -454,8 +454,6 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
 
 def studies_list(storage: Any, study_for: Any, scrub: Scrubber) -> list[dict[str, Any]]:
     """One line per study of the storage: name, status, evaluations, leader names."""
-    from ..studies import get_all_study_names
-
     out = []
     for name in get_all_study_names(storage):
         study = study_for(name)

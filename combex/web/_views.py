@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from ..exceptions import CombexError
+from ..studies import StudyNotFoundError
 from ._app import WebApp, accepts_assistant, fmt_score, parse_score
 from ._data import LOG_ROWS, team_names
 from ._security import new_token, same_origin, tokens_equal
@@ -148,8 +150,6 @@ class Views:
         return form, who
 
     def exception_handlers(self) -> dict[Any, Any]:
-        from ..studies import StudyNotFoundError
-
         async def not_found(request: Any, exc: Exception) -> Any:
             return self._refused(request, 404, "No study of that name in this storage.")
 
@@ -301,8 +301,6 @@ class Views:
     async def _write(self, name: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """Run a write under the study's write lock; (True, result) or (False, message).
         ``what`` (who did what) goes to the server's log."""
-        from ..exceptions import CombexError
-
         h = self.web.handle(name)
 
         def call() -> Any:
