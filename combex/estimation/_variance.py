@@ -174,6 +174,8 @@ class ResidualVariance:
         self.n = 0  # normalized observations
         self.active = False
         self.ucb: tuple[float, int, float] | None = None  # (alpha, n, U) of the last reusable bound
+        # the residual statistics that bound was computed from: (rss, log_terms)
+        self.ucb_data: tuple[float, NDArray[np.float64]] | None = None
         self.rss = 0.0  # recursive (ridge) residual sum of squares R_t since start()
         self.log_terms = np.zeros(_L_LOW.shape[0])
         self.dof = 0.0  # sum of the weights w_s since start()
@@ -189,6 +191,7 @@ class ResidualVariance:
         self.log_terms = np.zeros(_L_LOW.shape[0])
         self.dof = 0.0
         self.ucb = None
+        self.ucb_data = None
         self.active = True
 
     def add(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
@@ -232,7 +235,21 @@ class ResidualVariance:
         U = variance_upper_bound(self.rss, self.log_terms, alpha)
         if reuse > 0:
             self.ucb = (float(alpha), int(self.n), float(U))
+            self.ucb_data = (float(self.rss), self.log_terms.copy())
         return U
+
+    def upper_as_reused(self, alpha: float) -> float:
+        """The bound at level ``alpha`` from the same observations as the reusable bound of
+        :meth:`upper` in use (``upper(alpha', reuse=...)``; the current observations when
+        there is none). A rule that reuses its bound at ``alpha'`` and asks at which other
+        levels it would hold must ask this: at ``alpha = alpha'`` it is that bound exactly,
+        and it decreases in ``alpha`` (valid for the same reason: the event covers every
+        time, so a bound from earlier observations still holds)."""
+        if not self.active:
+            return math.inf
+        if self.ucb_data is None:
+            return variance_upper_bound(self.rss, self.log_terms, alpha)
+        return variance_upper_bound(self.ucb_data[0], self.ucb_data[1], alpha)
 
     def ols_rss(self, A: NDArray[np.float64], b: NDArray[np.float64]) -> float:
         """The least-squares residual sum of squares ``min_theta sum (z - u^T theta)^2`` from

@@ -300,10 +300,14 @@ class LinearGLRExploration(Exploration):
         ``delta / 2`` when the answer is wrong. The union is at most delta."""
         if not self.uv:
             return float(self.sigma)
-        d = self.solver.delta if delta is None else delta
         # the run's own level: recomputed when the observations grew by 1% (an earlier U is
-        # still a valid bound now: the event holds at every time)
-        U = self._rv.upper(d / 2.0, reuse=0.01 if delta is None else 0.0)
+        # still a valid bound now: the event holds at every time); another level (what
+        # would_stop asks) from the same observations, so the rule at the run's delta is
+        # the rule the run applies
+        if delta is None:
+            U = self._rv.upper(self.solver.delta / 2.0, reuse=0.01)
+        else:
+            U = self._rv.upper_as_reused(delta / 2.0)
         return math.sqrt(U) if math.isfinite(U) else math.inf
 
     def _observe(self, X: NDArray[np.float64], reward_sums: Any, counts: Any) -> None:
@@ -476,6 +480,8 @@ class LinearGLRExploration(Exploration):
         if rv.active:
             st.update({"rss": rv.rss, "dof": rv.dof, "log_terms": rv.log_terms.copy(), "V_inv": rv.V_inv.copy(),
                        "theta": rv.theta.copy()})
+        if rv.ucb_data is not None:
+            st["ucb_data"] = [rv.ucb_data[0], rv.ucb_data[1].copy()]
         return st
 
     def _load_noise_state(self, st: dict[str, Any] | None) -> None:
@@ -487,6 +493,8 @@ class LinearGLRExploration(Exploration):
         self._noise_n = int(st["tested_at"])
         self._noise_record = None if st["check"] is None else dict(st["check"])
         rv.ucb = None if st.get("ucb") is None else (float(st["ucb"][0]), int(st["ucb"][1]), float(st["ucb"][2]))
+        u = st.get("ucb_data")  # states saved without it: the other levels from the current observations
+        rv.ucb_data = None if u is None else (float(u[0]), np.asarray(u[1], dtype=np.float64).copy())
         if rv.active:
             rv.rss, rv.dof = float(st["rss"]), float(st["dof"])
             rv.log_terms = np.asarray(st["log_terms"], dtype=np.float64).copy()
