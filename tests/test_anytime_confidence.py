@@ -323,3 +323,23 @@ def test_combex_plan_command(tmp_path, capsys):
     assert doc["setting"]["team_size"] == 2 and len(doc["summary"]) == 3 and doc["budgets"][0]["budget"] == 30
     assert out.exists() and out.stat().st_size > 1000
     assert main(["plan", "--budget", "1.5", "--runs", "1"]) == 2
+
+
+def test_the_plan_figure_draws_every_series_with_one_delta_too():
+    """One delta (the guide's plan): each series is a point with its 10-90% bar and the bound
+    a bar-shaped marker (a dashed line through one point draws nothing), the budget dotted."""
+    import matplotlib
+
+    import combex.studies as cs
+
+    matplotlib.use("Agg")
+    p = cs.plan(workers=6, team_size=2, gap=10, noise_sd=5, delta=0.1, epsilon=5, deltas=(0.1,),
+                epsilons=(5, 10), budgets=(30,), runs=2, rng=0)
+    ax = p.figure().axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["T* log(1/delta), epsilon 5", "T* log(1/delta), epsilon 10", "budget",
+                      "top-two, epsilon 5 (10-90%)", "top-two, epsilon 10 (10-90%)"]
+    assert len(ax.containers) == 2  # the error bars
+    bounds = [ln for ln in ax.lines if ln.get_marker() == "_" and ln.get_label().startswith("T*")]
+    assert len(bounds) == 2 and all(len(ln.get_xdata()) == 1 for ln in bounds)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.1"]

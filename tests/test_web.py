@@ -839,15 +839,26 @@ def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser)
 def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=5)
+    b = study.best()
+    assert b["first_check_pending"] and b["statistic"] is None
+    assert b["certificate_text"].startswith("After 5 evaluations the top-two rule has not checked yet: the solver's "
+                                            "initial sessions come first")
     with served(db) as base:
         browser.get(f"{base}/study/lab")
         assert _wait(browser, lambda d: _text(d, "#chart")) == (
             "No statistic yet: the stopping rule's first check comes after the solver's initial sessions.")
+        # no leader yet (the solver's starting point is not a reading of the data), and the
+        # cards say when the leader, the challenger and the confidence come
+        assert _text(browser, "#verdict .leader .card-value") == "-"
+        for name in ("leader", "challenger", "delta-achieved"):
+            assert _text(browser, f"#verdict .{name} .card-note") == (
+                "after the solver's initial sessions (its stopping rule has not checked yet)")
         gen = np.random.default_rng(1)
         while not study.history():
             t = study.ask()
             study.tell(t.id, session_score(t, gen))
         first = study.history()[0]["evaluation"]
+        assert not study.best()["first_check_pending"]
         browser.get(f"{base}/study/lab")
         cap = _wait(browser, lambda d: "One check" in _text(d, "#chart-caption") and _text(d, "#chart-caption"))
         assert cap.endswith(f"One check so far: the first comes after {first} evaluations (the solver's initial "

@@ -155,7 +155,8 @@ class StudyPlan:
 
     def figure(self, path: Any = None) -> Any:
         """Sessions against delta (median with the 10-90% band), one line per solver and
-        epsilon, the lower bound ``T* log(1/delta)`` dashed; log axes. Saved to ``path`` when
+        epsilon, the lower bound ``T* log(1/delta)`` dashed, the budgets dotted; log axes (one
+        delta: error bars, and the bound as a bar). Saved to ``path`` when
         given; returns the matplotlib Figure."""
         import matplotlib
 
@@ -174,11 +175,26 @@ class StudyPlan:
                       if r["solver"] == name and r["epsilon"] == eps] for j in range(len(self.deltas))]
             lo = [np.percentile(s, 10) for s in stops]
             hi = [np.percentile(s, 90) for s in stops]
-            ax.fill_between(d, lo, hi, color=c, alpha=0.15, linewidth=0)
-            ax.plot(d, [r["median"] for r in rs], "o-", color=c, label=f"{name}, epsilon {eps:g}")
-            ax.plot(d, [r["T_star_log"] for r in rs], "--", color=c, linewidth=1,
-                    label=f"T* log(1/delta), epsilon {eps:g}")
+            med = [r["median"] for r in rs]
+            if len(d) > 1:
+                ax.fill_between(d, lo, hi, color=c, alpha=0.15, linewidth=0)
+                ax.plot(d, med, "o-", color=c, label=f"{name}, epsilon {eps:g}")
+                ax.plot(d, [r["T_star_log"] for r in rs], "--", color=c, linewidth=1,
+                        label=f"T* log(1/delta), epsilon {eps:g}")
+            else:  # one delta: the band as an error bar, the bound as a bar-shaped marker
+                ax.errorbar(d, med, yerr=[[m - a for m, a in zip(med, lo)], [b - m for m, b in zip(med, hi)]],
+                            fmt="o", color=c, capsize=5, label=f"{name}, epsilon {eps:g} (10-90%)")
+                ax.plot(d, [r["T_star_log"] for r in rs], "_", color=c, markersize=22, markeredgewidth=2,
+                        label=f"T* log(1/delta), epsilon {eps:g}")
+        for k, b in enumerate(self.budgets):
+            ax.axhline(b, color="0.4", linestyle=":", linewidth=1, label="budget" if k == 0 else None)
         ax.set_xscale("log")
+        if len(self.deltas) == 1:
+            from matplotlib.ticker import NullFormatter
+
+            ax.set_xlim(self.deltas[0] / 4.0, min(self.deltas[0] * 4.0, 1.0))
+            ax.set_xticks(list(self.deltas), [f"{x:g}" for x in self.deltas])
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_yscale("log")
         ax.set_xlabel("delta (error probability)")
         ax.set_ylabel("sessions to the stop")

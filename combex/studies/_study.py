@@ -1053,7 +1053,10 @@ class Study:
             ``delta_achieved`` (the smallest delta at which the rule would stop now, or
             None); ``evaluations_left`` (an **estimate**, or None); ``evaluations``;
             ``budget``; ``noise_check``; ``certificate`` (at the stop); ``certificate_text``
-            (one paragraph in words); ``answer`` / ``labels`` (the leader's arm and names).
+            (one paragraph in words); ``answer`` / ``labels`` (the leader's arm and names);
+            ``first_check_pending`` (True while scores are told but the solver's stopping
+            rule has not checked yet: its initial sessions come first, and until then the
+            leader is only the solver's starting point, not a reading of the data).
         """
         rec, prog = self._read_state()
         src = rec.result if rec.status != "running" and rec.result is not None else prog
@@ -1072,6 +1075,8 @@ class Study:
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
         }
+        out["first_check_pending"] = bool(rec.status == "running" and rec.n_told > 0 and out["statistic"] is None
+                                          and str(out["stops_when"] or "").startswith("statistic"))
         out["certificate_text"] = self._certificate_text(rec, out)
         return _js(out)
 
@@ -1097,6 +1102,10 @@ class Study:
         budget = f" The budget is {rec.budget} evaluations." if rec.budget else ""
         if rec.n_told == 0 and rec.status == "running":
             return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
+        if b.get("first_check_pending"):
+            return (f"After {rec.n_told} evaluations the {rec.solver} rule has not checked yet: the solver's initial "
+                    f"sessions come first, then the study has a leader and runs until the rule certifies a choice "
+                    f"{conf.strip() or 'at its delta'}.{budget}")
         if rec.status == "identified":
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")

@@ -233,6 +233,7 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "noise_check": _noise_check(best.get("noise_check")),
         "certificate_text": best.get("certificate_text"),
         "has_certificate": bool(best.get("certificate")),
+        "first_check_pending": bool(best.get("first_check_pending")),
     }
 
 

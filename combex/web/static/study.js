@@ -88,8 +88,9 @@
     var stopped = sm.available && sm.status !== "running";
     var ev = sm.available ? sm.evaluations : b.evaluations;
     var early = !ev ? "after the first evaluations" : null;  // nothing told yet: no solver has these
-    cards.push(card(stopped ? "Answer" : "Leader", names(b.leader), b.leader && b.leader.length ? null : early,
-      "leader"));
+    if (b.first_check_pending) early = "after the solver's initial sessions (its stopping rule has not checked yet)";
+    cards.push(card(stopped ? "Answer" : "Leader", b.first_check_pending ? "-" : names(b.leader),
+      b.leader && b.leader.length && !b.first_check_pending ? null : early, "leader"));
     cards.push(card("Challenger", b.challenger ? names(b.challenger) : "-",
       b.challenger ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
       "challenger"));
