@@ -337,7 +337,7 @@ def log_table(n: int) -> Any:
 #: The methods of the exploration whose arithmetic the kernel repeats: a subclass that
 #: changes one of them (a threshold scaled by a test harness, ...) keeps the Python path.
 _REPLICATED = ("next_arm", "_select_one", "prepare_batch", "_ids_leader", "_leader_probability", "pair_costs",
-               "pair_costs_now", "_pairs", "_compute_answer", "_check_stop", "_pair_thresholds",
+               "pair_costs_now", "_pairs", "_compute_answer", "_check_stop", "_binding_pairs", "_pair_thresholds",
                "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
                "_test_declared_scale", "_untested_scale", "stop")
 

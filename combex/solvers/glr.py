@@ -419,6 +419,11 @@ class GLRExploration(Exploration):
                 # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
                 self._pair_const = self.stopping_threshold.constant
         self._m_alt = m
+        # how the stopping rule finds the binding alternative (see _check_stop)
+        if self.structure != "class":
+            self._stop_route = "pairs_uv" if self._uv else "pairs"
+        else:
+            self._stop_route = "members" if self._members is not None else "certificate"
 
     def init_rule(self) -> None:
         """The sampling rule's own state (subclass hook; also run on resume, before the saved
@@ -675,81 +680,96 @@ class GLRExploration(Exploration):
             self._h[a] = self._arm_term(int(self.T[a]))
 
     def _check_stop(self) -> None:
+        """The stopping rule: the GLR of the answer's closest alternative against its
+        threshold, by the route of :attr:`_stop_route` (set with the threshold)."""
         ans = self._compute_answer()
         self._answer = ans
-        t = int(self.T.sum())
-        if self._uv and self.structure != "class":  # pair-dependent thresholds, set below
-            beta = math.nan
-        elif self.structure == "class" or self._pair_const is None:
-            beta = self.stopping_threshold(t, self.T)
-            self._beta_t = beta
-        else:  # set below from the binding pair
-            beta = math.inf
-        if self.structure == "class" and self._members is not None:  # exact: the minimum over the members
-            counts, ucb = self._class_counts()
-            alts = self.query.other_members(ans)
-            if not len(alts):
-                self._stat, self._closest, stop = math.inf, None, True
-            else:
-                F, D, _ = self.class_costs(counts, ans, alts, ucb)
-                if self._class_sets:  # one threshold per alternative
-                    b = self.stopping_threshold.sets(D, self.T)
-                    k = int(np.argmin(F - b))
-                    self._beta_t = beta = float(b[k])
-                else:
-                    k = int(np.argmin(F))
-                self._stat, self._closest = float(F[k]), alts[k]
-                stop = self._stat >= beta
-        elif self.structure == "class":
-            # the all-arms normal mixture compares the GLR at the effective counts N^2 / (N + rho);
-            # unknown variances: the variance upper bounds U_a, with the counts of the means' bound
-            counts, ucb = self._class_counts()
-            if self._uv:
-                self._ucb_used = ucb
-            known = [m for m in self._pool if not np.array_equal(m, ans)]
-            if known:
-                # necessary condition first (cheap): every known alternative's exact GLR >= beta
-                F, _, _ = self.class_costs(counts, ans, known, ucb)
-                if float(F.min()) < beta:
-                    self._stat = float(F.min())
-                    if self.record_trace:
-                        self.record(glr=self._stat, threshold=beta)
-                    return
-            res = class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps,
-                                        sigma=self.sigma, beta=beta, variances=ucb)
-            self._closest = res["closest"]
-            self._stat = float(res["glr"])
-            self._margin = float(res["lower"])
-            for m in res["candidates"]:
-                if not any(np.array_equal(m, p) for p in self._pool):
-                    self._pool.append(m)
-            self._pool = self._pool[-40:]
-            stop = bool(res["stop"])
-        elif self._uv:  # pair-dependent thresholds beta_ij(N_i, N_j)
-            z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-            b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
-            k = int(np.argmin(z - b))
-            self._stat = float(z[k])
-            self._beta_t = beta = float(b[k])
-            self._closest = (int(I[k]), int(J[k]))
-            stop = self._stat >= beta
-        else:
-            z, x, I, J = self.pair_costs(self.T.astype(float), ans)
-            self._zc = (z, x, I, J)
-            if self._pair_const is None:
-                k = int(np.argmin(z))
-            else:  # valid thresholds: one per pair, from the two arms' counts only
-                bij = self._pair_thresholds(I, J)
-                k = int(np.argmin(z - bij))
-                beta = float(bij[k])
-                self._beta_t = beta
-            self._stat = float(z[k])
-            self._closest = (int(I[k]), int(J[k]))
-            stop = self._stat >= beta
+        binding = getattr(self, "_binding_" + self._stop_route)(ans, int(self.T.sum()))
+        if binding is None:  # the certificate's cheap necessary condition failed
+            return
+        beta, stop = binding
         if self.record_trace:
             self.record(glr=self._stat, threshold=beta)
         if stop and not self._untested_scale():
             self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.stopping_threshold.name})")
+
+    def _binding_pairs(self, ans: Any, t: int) -> tuple[float, bool]:
+        """Pair queries, a known scale: the pair GLRs against one valid threshold per pair
+        (from the two arms' counts), or against the scalar threshold (heuristic)."""
+        z, x, I, J = self.pair_costs(self.T.astype(float), ans)
+        self._zc = (z, x, I, J)
+        if self._pair_const is None:
+            beta = self.stopping_threshold(t, self.T)
+            k = int(np.argmin(z))
+        else:  # valid thresholds: one per pair, from the two arms' counts only
+            bij = self._pair_thresholds(I, J)
+            k = int(np.argmin(z - bij))
+            beta = float(bij[k])
+        self._beta_t = beta
+        self._stat = float(z[k])
+        self._closest = (int(I[k]), int(J[k]))
+        return beta, self._stat >= beta
+
+    def _binding_pairs_uv(self, ans: Any, t: int) -> tuple[float, bool]:
+        """Pair queries, unknown variances: pair-dependent thresholds ``beta_ij(N_i, N_j)``."""
+        z, _, I, J = self.pair_costs(self.T.astype(float), ans)
+        b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
+        k = int(np.argmin(z - b))
+        self._stat = float(z[k])
+        self._beta_t = beta = float(b[k])
+        self._closest = (int(I[k]), int(J[k]))
+        return beta, self._stat >= beta
+
+    def _binding_members(self, ans: Any, t: int) -> tuple[float, bool]:
+        """A listed class: the exact minimum over the other members, each against its own
+        threshold (``sets-mixture``) or the scalar one."""
+        beta = self.stopping_threshold(t, self.T)
+        self._beta_t = beta
+        counts, ucb = self._class_counts()
+        alts = self.query.other_members(ans)
+        if not len(alts):
+            self._stat, self._closest = math.inf, None
+            return beta, True
+        F, D, _ = self.class_costs(counts, ans, alts, ucb)
+        if self._class_sets:  # one threshold per alternative
+            b = self.stopping_threshold.sets(D, self.T)
+            k = int(np.argmin(F - b))
+            self._beta_t = beta = float(b[k])
+        else:
+            k = int(np.argmin(F))
+        self._stat, self._closest = float(F[k]), alts[k]
+        return beta, self._stat >= beta
+
+    def _binding_certificate(self, ans: Any, t: int) -> tuple[float, bool] | None:
+        """A class too large to list: the Lagrangian certificate of
+        :func:`~combex.identification.class_glr_lower_bound` at the all-arms mixture's
+        effective counts N^2 / (N + rho) (unknown variances: the variance upper bounds U_a,
+        with the counts of the means' bound), after a cheap necessary condition on the pool
+        of members found so far (None when it fails)."""
+        beta = self.stopping_threshold(t, self.T)
+        self._beta_t = beta
+        counts, ucb = self._class_counts()
+        if self._uv:
+            self._ucb_used = ucb
+        known = [m for m in self._pool if not np.array_equal(m, ans)]
+        if known:
+            # necessary condition first (cheap): every known alternative's exact GLR >= beta
+            F, _, _ = self.class_costs(counts, ans, known, ucb)
+            if float(F.min()) < beta:
+                self._stat = float(F.min())
+                if self.record_trace:
+                    self.record(glr=self._stat, threshold=beta)
+                return None
+        res = class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps,
+                                    sigma=self.sigma, beta=beta, variances=ucb)
+        self._closest = res["closest"]
+        self._stat = float(res["glr"])
+        self._margin = float(res["lower"])
+        for m in res["candidates"]:
+            if not any(np.array_equal(m, p) for p in self._pool):
+                self._pool.append(m)
+        self._pool = self._pool[-40:]
+        return beta, bool(res["stop"])
 
     # ------------------------------------------------------------------ ask / tell
     def _next_batch(self) -> Batch:
@@ -1011,10 +1031,10 @@ class GLRExploration(Exploration):
             return -math.inf
         ans = self._answer if self._answer is not None else self._compute_answer()
         t = int(self.T.sum())
-        if self.structure == "class":
+        if self._stop_route in ("members", "certificate"):
             beta = float(self.stopping_threshold(t, self.T))
             counts, ucb = self._class_counts()
-            if self._members is not None:
+            if self._stop_route == "members":
                 alts = self.query.other_members(ans)
                 if not len(alts):
                     return math.inf
@@ -1026,7 +1046,7 @@ class GLRExploration(Exploration):
             return float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
                                                beta=beta, variances=ucb)["lower"])
         z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-        if self._uv:
+        if self._stop_route == "pairs_uv":
             b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
         elif self._pair_const is not None:
             b = self._pair_thresholds(I, J)
