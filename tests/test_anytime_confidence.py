@@ -343,3 +343,49 @@ def test_the_plan_figure_draws_every_series_with_one_delta_too():
     bounds = [ln for ln in ax.lines if ln.get_marker() == "_" and ln.get_label().startswith("T*")]
     assert len(bounds) == 2 and all(len(ln.get_xdata()) == 1 for ln in bounds)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.1"]
+
+
+def test_evaluations_left_follows_the_ratio_over_the_last_half_of_the_run():
+    """samples_left with the ratio statistic / threshold at about t / 2: (1 - z / beta) /
+    rate; the trace keeps a point when the samples grew by 5% and finds the one at or
+    before t / 2; a ratio that did not grow falls back to the rate since the start."""
+    from combex.solvers._bisect import ProgressTrace, samples_left
+
+    tr = ProgressTrace()
+    for t in range(1, 2001):
+        tr.record(t, 0.001 * t, 10.0)  # the ratio grows by 1e-4 a sample
+    assert all(b >= 1.05 * a for a, b in zip(tr.t, tr.t[1:])) and len(tr.t) < 200
+    th, r = tr.at_half(2000.0)
+    assert th <= 1000 and th >= 1000 / 1.05 and r == pytest.approx(th * 1e-4)
+    left = samples_left(2.0, 10.0, 2000.0, since=(th, r))
+    assert left == pytest.approx((1 - 0.2) / 1e-4)  # 8,000 more at the same rate
+    assert samples_left(2.0, 10.0, 2000.0, since=(th, 0.5)) == samples_left(2.0, 10.0, 2000.0)  # no growth
+    assert samples_left(0.4, 10.0, 2000.0, since=(th, r)) is None  # under 5% of the threshold
+    assert ProgressTrace().at_half(100.0) is None
+    tr2 = ProgressTrace()
+    tr2.load(tr.state())
+    assert tr2.t == tr.t and tr2.r == tr.r
+    tr2.load(None)
+    assert tr2.t == []
+
+
+@pytest.mark.parametrize("loop", ["index", "team"])
+def test_evaluations_left_is_the_same_after_save_and_resume(loop):
+    """The ratio's trace is part of the saved state: a resumed exploration (a study rebuilt
+    from its snapshot) gives the estimate the running one gives."""
+    if loop == "index":
+        env = GaussianArms([1.0, 0.8, 0.6, 0.4], sigma=1.0, rng=0)
+        solver = get_solver("top-two")(delta=0.01)
+    else:
+        from combex.environments._instances_full import lab_teams
+
+        env = lab_teams(rng=0)
+        solver = get_solver("top-two")(delta=0.1, epsilon=5.0)
+    exp = solver.start(env.problem, rng=1)
+    while exp.samples < 300 and not exp.done:
+        batch = exp.ask()
+        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+    left = exp.evaluations_left()
+    assert left is not None and left > 0
+    again = solver.resume(exp.state_dict(), env.problem)
+    assert again.evaluations_left() == left

@@ -67,7 +67,7 @@ CHUNK = 4096
 STOPPED, STEPS_DONE, SCALE_TEST = 0, 1, 2
 
 # slots of the integer state vector
-I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TESTS, I_STEPS = range(10)
+I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TESTS, I_STEPS, I_TRACE = range(11)
 
 
 def _arm_term(n: int, mixture: bool, rho: float) -> float:
@@ -152,12 +152,16 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
 def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any, mu: Any, m2: Any, h: Any,
                   inv: Any, snap: Any, mask: Any, ist: Any, fst: Any, topk: bool, K: int, ids: bool, beta: float,
                   eps: float, s2x2: float, mixture: bool, rho: float, pconst: float, two: float, do_test: bool,
-                  lgrid: Any, lcoef: Any, s0sq: float, target: float, logtab: Any, max_steps: int) -> int:
+                  lgrid: Any, lcoef: Any, s0sq: float, target: float, logtab: Any, max_steps: int,
+                  tr_t: Any, tr_r: Any, growth: float) -> int:
     """Up to ``max_steps`` samples of Top-Two from the state of a step boundary (the
     answer of the last check in ``mask``, and in ``ist[I_ANSWER]`` for the best arm).
     ``T``, ``sums``, ``mu``, ``m2``, ``h`` (the exploration's arrays) and ``inv``
     (``1.0 / T``) change in place; ``ist`` / ``fst`` hold the integer / float scalars (slots
-    ``I_*``; ``fst``: the last check's statistic and threshold). Returns :data:`STOPPED`
+    ``I_*``; ``fst``: the last check's statistic and threshold, and the samples of the last
+    point of the progress trace). The checks' points of
+    :class:`~combex.solvers._bisect.ProgressTrace` (samples, statistic / threshold, kept when
+    the samples grew by ``growth``) go to ``tr_t`` / ``tr_r`` (``ist[I_TRACE]`` of them). Returns :data:`STOPPED`
     (the rule holds after the last sample), :data:`STEPS_DONE`, or :data:`SCALE_TEST` (the
     last sample is folded in, and the test of the declared scale is due and might reject:
     the caller runs the test and the check). ``logtab[n] = np.log(n)`` must cover twice the
@@ -295,6 +299,15 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         kp = _argmin(vp, P)
         fst[0] = zv[ks]
         fst[1] = bv[ks]
+        # ProgressTrace.record: a point when the samples grew by `growth` since the last one
+        zk, bk = zv[ks], bv[ks]
+        if (zk - zk == 0.0) and (bk - bk == 0.0) and bk > 0.0:
+            tk = float(ist[I_SAMPLES])
+            if fst[2] < 0.0 or tk >= growth * fst[2]:
+                tr_t[ist[I_TRACE]] = tk
+                tr_r[ist[I_TRACE]] = zk / bk
+                ist[I_TRACE] += 1
+                fst[2] = tk
         ist[I_CI] = ins[ks // NO]
         ist[I_CJ] = outs[ks % NO]
         if zv[ks] >= bv[ks] and not (dof < 5):
@@ -401,9 +414,13 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     mask = np.asarray(ans, dtype=bool).copy() if topk else np.zeros(N, dtype=bool)
     if not topk:
         mask[int(ans)] = True
-    ist = np.array([exp._n_obs, exp._noise_n, exp.samples, exp.rounds, -1 if topk else int(ans), -1, -1, -1, 0, 0],
+    ist = np.array([exp._n_obs, exp._noise_n, exp.samples, exp.rounds, -1 if topk else int(ans), -1, -1, -1, 0, 0, 0],
                    dtype=np.int64)
-    fst = np.zeros(2)
+    trace = exp._progress_trace
+    fst = np.array([0.0, 0.0, trace.t[-1] if trace.t else -1.0])
+    cap = int(math.log((exp.samples + steps + 1.0) / max(trace.t[-1] if trace.t else 1.0, 1.0))
+              / math.log(trace.GROWTH)) + 3
+    tr_t, tr_r = np.zeros(cap), np.zeros(cap)
     inv = 1.0 / exp.T.astype(np.float64)
     snap = np.zeros(N)
     for name in ("T", "sums", "mu", "m2", "_h"):  # changed in place: contiguous, of the kernel's types
@@ -420,7 +437,10 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     code = fn(exp.rng, env_gen, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2, exp._h, inv, snap, mask,
               ist, fst, topk, int(exp.K), s.beta == "ids", beta, exp.eps, 2.0 * sigma * sigma, bool(exp._pair_mixture),
               float(exp.stopping_threshold.rho) if exp._pair_mixture else 1.0, float(exp._pair_const), 2.0, do_test,
-              _L_UP, 0.5 * np.log1p(-2.0 * _L_UP), sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), logtab, steps)
+              _L_UP, 0.5 * np.log1p(-2.0 * _L_UP), sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), logtab, steps,
+              tr_t, tr_r, trace.GROWTH)
+    trace.t.extend(tr_t[:ist[I_TRACE]].tolist())
+    trace.r.extend(tr_r[:ist[I_TRACE]].tolist())
     env_state["rng"] = generator_state(env_gen)
     env.load_state_dict(env_state)
     exp._zc = None

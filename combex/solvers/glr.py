@@ -111,7 +111,7 @@ from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, NoiseScaleWarning, StateError
 from ..identification import Query, UnknownVarianceDivergence, arm_query, make_divergence
 from ._base import Batch, Exploration, Result, Solver
-from ._bisect import LOG_LEVEL_FLOOR, monotone_boundary, samples_left, stopping_level
+from ._bisect import LOG_LEVEL_FLOOR, ProgressTrace, monotone_boundary, samples_left, stopping_level
 from ._checks import warn_if_tied
 
 __all__ = ["GLRSolver", "GLRExploration", "LINEAR_DISPATCH"]
@@ -383,6 +383,7 @@ class GLRExploration(Exploration):
         self._answer: Any = None
         self._closest: Any = None
         self._pool: list[NDArray[np.bool_]] = []
+        self._progress_trace = ProgressTrace()  # statistic / threshold at the checks (evaluations_left)
         self._cert: Any = None
         self.init_rule()
 
@@ -453,6 +454,7 @@ class GLRExploration(Exploration):
             "pool": [np.asarray(m, dtype=np.int8) for m in self._pool],
             "pool_key": None if pk is None else np.frombuffer(pk, dtype=bool).astype(np.int8),
             "pool_round": int(getattr(self, "_pool_round", -10 ** 9)),
+            "progress_trace": self._progress_trace.state(),
             "arrays": {k: np.asarray(getattr(self, k), dtype=np.float64).copy() for k in self._saved_arrays},
             "scalars": self._extra_scalars(),
         }
@@ -511,6 +513,7 @@ class GLRExploration(Exploration):
         if st["pool_key"] is not None:
             self._pool_key = arr(st["pool_key"], "pool_key", np.int8).astype(bool).tobytes()
         self._pool_round = int(st["pool_round"])
+        self._progress_trace.load(st.get("progress_trace"))
         for k in self._saved_arrays:
             setattr(self, k, arr(st["arrays"][k], k, np.float64))
         for k, v in st["scalars"].items():
@@ -688,6 +691,7 @@ class GLRExploration(Exploration):
         if binding is None:  # the certificate's cheap necessary condition failed
             return
         beta, stop = binding
+        self._progress_trace.record(self.samples, self._stat, beta)
         if self.record_trace:
             self.record(glr=self._stat, threshold=beta)
         if stop and not self._untested_scale():
@@ -1090,10 +1094,12 @@ class GLRExploration(Exploration):
         return stopping_level(self.would_stop, atol=5e-3, max_iter=30, guess=math.log(self.solver.delta) - margin)
 
     def evaluations_left(self) -> float | None:
-        """An *estimate* of the samples still needed: ``t' - t`` with ``t' Z / t =
-        beta + log(t' / t)`` -- the binding statistic ``Z`` keeps growing at its current rate
-        (for these samplers the rate approaches ``1 / T*`` at the current means) and each
-        pair threshold grows like ``log t`` (:func:`~combex.solvers._bisect.samples_left`).
+        """An *estimate* of the samples still needed (:func:`~combex.solvers._bisect.samples_left`):
+        the ratio of the binding statistic to its threshold keeps growing at its rate over the
+        last half of the run (from the checks' :class:`~combex.solvers._bisect.ProgressTrace`);
+        before that, ``t' - t`` with ``t' Z / t = beta + log(t' / t)`` (the statistic grows at
+        its rate so far, for these samplers about ``1 / T*`` at the current means, and each
+        pair threshold like ``log t``).
         None before the first check and while the statistic is under 5% of its threshold
         (too early to extrapolate); 0 once the rule has
         identified the answer (a run ended otherwise, e.g. by its budget, keeps the estimate
@@ -1102,7 +1108,8 @@ class GLRExploration(Exploration):
             return 0.0
         if not self._ready:
             return None
-        return samples_left(float(self._stat), float(self._beta_t), float(max(self.samples, 1)))
+        t = float(max(self.samples, 1))
+        return samples_left(float(self._stat), float(self._beta_t), t, since=self._progress_trace.at_half(t))
 
     def _challenger(self) -> Any:
         """The closest alternative answer of the last check (an index, or the member list)."""

@@ -83,7 +83,7 @@ from ..identification._swaps import (
 from ..identification._teams import _declared_scale, _team_arms, _TooLarge
 from ..oracles import TopK
 from ._base import Batch, Exploration, Solver
-from ._bisect import samples_left, stopping_level
+from ._bisect import ProgressTrace, samples_left, stopping_level
 from ._registry import register_solver
 from .linear import _PseudoInverse
 
@@ -272,6 +272,7 @@ class LinearGLRExploration(Exploration):
         self.uv = div == "unknown-variance"
         self.sigma = self.declared if self.declared is not None else 1.0
         self._rv = ResidualVariance(self.X.shape[1])
+        self._progress_trace = ProgressTrace()  # statistic / threshold at the checks (evaluations_left)
         if self.uv:
             self._rv.start()
         self._sig = self.sigma if not self.uv else math.inf  # the stopping rule's scale, set at each check
@@ -417,6 +418,9 @@ class LinearGLRExploration(Exploration):
             "checkpoint": int(getattr(self, "_fd_m", 0)),
             "design_broken": int(getattr(self, "_fd_broken", -1)),
             "noise": self._noise_state(),
+            "progress_trace": self._progress_trace.state(),
+            "last_check": None if getattr(self, "_last", None) is None else {
+                k: (None if v is None else float(v)) for k, v in self._last.items()},
         }
         learners = getattr(self, "learners", None)
         if learners is not None:
@@ -430,6 +434,10 @@ class LinearGLRExploration(Exploration):
 
     def _load_extra_state(self, st: dict[str, Any]) -> None:
         self._structure(self.solver)
+        self._progress_trace.load(st.get("progress_trace"))
+        last = st.get("last_check")  # the statistic and threshold of the last check (states saved without: None)
+        if last is not None:
+            self._last = {k: (None if v is None else (int(v) if k == "challenger" else float(v))) for k, v in last.items()}
         if st.get("arms") is not None:
             self.masks = np.asarray(st["arms"]).astype(bool)
             self.X = self.masks.astype(np.float64)
@@ -700,6 +708,7 @@ class LinearGLRExploration(Exploration):
         zmin = float(np.min(np.where(np.isfinite(g.Z), g.Z, np.inf)))
         self._last = {"stat": zmin if g.Z.size > 1 else math.inf, "threshold": float(g.beta[g.challenger]),
                       "binding": float(g.Z[g.challenger]), "challenger": int(g.challenger), "sig": self._sig}
+        self._progress_trace.record(self.samples, self._last["binding"], self._last["threshold"])
         if self.record_trace:
             self.record(t=self.samples, Z=zmin, margin=g.margin, best=g.best)
         if g.stop and not self._untested_scale():
@@ -737,6 +746,7 @@ class LinearGLRExploration(Exploration):
         self._stop_bound = info["stop_bound"]
         self._last = {"stat": float(L), "threshold": float(beta), "binding": float(L), "challenger": None,
                       "sig": self._sig}
+        self._progress_trace.record(self.samples, float(L), float(beta))
         if self.record_trace:
             self.record(t=self.samples, Z=L, margin=L / beta, best=best,
                         upper_margin=info.get("upper_margin", math.nan))
@@ -1015,8 +1025,9 @@ class LinearGLRExploration(Exploration):
         last = getattr(self, "_last", None)
         if last is None or self.status == "identified":
             return None if last is None else 0.0
-        return samples_left(float(last["binding"]), float(last["threshold"]), float(max(self.samples, 1)),
-                            slope=0.5 * float(self.X.shape[1]))
+        t = float(max(self.samples, 1))
+        return samples_left(float(last["binding"]), float(last["threshold"]), t, slope=0.5 * float(self.X.shape[1]),
+                            since=self._progress_trace.at_half(t))
 
     stops_when = "statistic > threshold"
 
