@@ -161,3 +161,15 @@ def test_a_class_too_large_to_list_has_no_members():
     assert q.members is None and ClassQuery(TopK(16, 8), max_members=20_000).members.shape == (12_870, 16)
     with pytest.raises(CombexError, match="more than max_members=4096 members"):
         q.other_members(np.arange(16) < 8)
+
+
+def test_the_alternative_answer_of_a_pair_or_a_member():
+    mu = np.array([0.9, 0.5, 0.7, 0.1])
+    q = arm_query(4)
+    assert q.alternative_answer(q.answer(mu), (0, 2)) == 2
+    q = arm_query(4, K=2)
+    S = q.answer(mu)
+    assert np.flatnonzero(q.alternative_answer(S, (2, 1))).tolist() == [0, 1] and S.tolist() == [True, False, True, False]
+    q = ClassQuery(TopK(4, 2))
+    member = np.array([False, True, True, False])
+    assert q.alternative_answer(q.answer(mu), member).tolist() == member.tolist()

@@ -104,6 +104,17 @@ class ArmQuery(ABC):
         pairs)."""
         return 1
 
+    def alternative_answer(self, answer: Any, closest: Any) -> Any:
+        """The answer that wins in the alternative ``closest`` of ``answer``: for a pair
+        ``(i, j)``, ``j`` (best arm) or the set with ``i`` exchanged for ``j``; for a class, the
+        member itself (a bool mask)."""
+        if isinstance(closest, tuple):
+            i, j = closest
+            m = np.asarray(answer, dtype=bool).copy()
+            m[int(i)], m[int(j)] = False, True
+            return m
+        return np.asarray(closest, dtype=bool)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_arms={self.n_arms}, K={self.K})"
 
@@ -121,6 +132,9 @@ class BestArmQuery(ArmQuery):
     def pairs(self, answer: Any) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         J = np.flatnonzero(np.arange(self.n_arms) != answer)
         return np.full(J.shape, answer, dtype=np.intp), J
+
+    def alternative_answer(self, answer: Any, closest: Any) -> int:
+        return int(closest[1])
 
     @property
     def n_alternatives(self) -> int:

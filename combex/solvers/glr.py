@@ -1116,14 +1116,8 @@ class GLRExploration(Exploration):
         c, ans = self._closest, self._answer
         if c is None or ans is None:
             return None
-        if isinstance(c, tuple):
-            i, j = c
-            if self.structure == "bai":
-                return int(j)
-            m = np.asarray(ans, dtype=bool).copy()
-            m[i], m[j] = False, True
-            return np.flatnonzero(m).tolist()
-        return np.flatnonzero(np.asarray(c, dtype=bool)).tolist()
+        alt = self.query.alternative_answer(ans, c)
+        return alt if isinstance(alt, int) else np.flatnonzero(alt).tolist()
 
     stops_when = "statistic >= threshold"
 
