@@ -853,6 +853,9 @@ def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path
         for name in ("leader", "challenger", "delta-achieved"):
             assert _text(browser, f"#verdict .{name} .card-note") == (
                 "after the solver's initial sessions (its stopping rule has not checked yet)")
+        _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, "tr.member-row"))
+        assert not browser.find_elements(_by().CSS_SELECTOR, "tr.member-row.in-leader")  # no team leads yet
+        assert "no team leads yet" in _text(browser, "#estimates-validity")
         gen = np.random.default_rng(1)
         while not study.history():
             t = study.ask()
@@ -863,6 +866,10 @@ def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path
         cap = _wait(browser, lambda d: "One check" in _text(d, "#chart-caption") and _text(d, "#chart-caption"))
         assert cap.endswith(f"One check so far: the first comes after {first} evaluations (the solver's initial "
                             "sessions), more come as scores are told.")
+        assert len(browser.find_elements(_by().CSS_SELECTOR, "tr.member-row.in-leader")) == 4
+        # whole evaluations on the x axis: its tick steps are whole numbers
+        splits = browser.execute_script("return window.combexChart.axes[0]._splits")
+        assert splits and all(float(v).is_integer() for v in splits), splits
 
 
 def test_a_team_study_shows_names(tmp_path, browser):

@@ -144,7 +144,8 @@
       width: width, height: 280,
       scales: {x: {time: false}},
       axes: [
-        {label: "evaluations told", stroke: "#333", grid: {stroke: "#eee"}},
+        {label: "evaluations told", stroke: "#333", grid: {stroke: "#eee"},
+         incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 1e6]},
         {label: statName, stroke: "#333", grid: {stroke: "#eee"}, size: 60}
       ],
       series: [
@@ -177,7 +178,8 @@
     if (noScale) { lo = 0; hi = 1; }
     var W = 260;
     function X(v) { return 6 + (W - 12) * (v - lo) / (hi - lo); }
-    var leader = s.best.available ? s.best.leader : [];
+    var pending = s.best.available && s.best.first_check_pending;  // no leader yet: nothing to mark
+    var leader = s.best.available && !pending ? s.best.leader : [];
     var tbody = el("tbody");
     rows.forEach(function (r) {
       var bar = svg("svg", {width: W, height: 14, "class": "interval"});
@@ -201,7 +203,8 @@
     fill("estimates", table);
     document.getElementById("estimates-validity").textContent =
       (e.validity ? "What the intervals mean: " + e.validity : "") +
-      (s.problem.team ? " Members of the leading team are marked." : "");
+      (s.problem.team ? (pending ? " Until the solver's initial sessions are told the estimates rest on a few " +
+        "teams, and no team leads yet." : " Members of the leading team are marked.") : "");
   }
 
   function renderCertificate(s) {
