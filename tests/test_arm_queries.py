@@ -154,6 +154,9 @@ def test_class_costs_are_the_gaussian_glr_of_each_other_member(seed, eps, per_ar
                 wp[a] += h
                 Fp = q.costs(mu, wp, ans, alts[r:r + 1], eps, **kw)[0][0]
                 assert np.isclose((Fp - F[r]) / h, grad[a], rtol=1e-3, atol=1e-9)
+    rows = q.cost_gradient(w, F, D, V, **({"variances": v} if per_arm else {}))  # every row at once
+    assert np.array_equal(rows, np.array([q.cost_gradient(w, F, D, V, r, **({"variances": v} if per_arm else {}))
+                                          for r in range(len(alts))]))
 
 
 def test_a_class_too_large_to_list_has_no_members():

@@ -501,6 +501,29 @@ def test_unknown_variance_class_sampling_does_not_starve_arms():
     assert res.status == "identified" and res.samples < 20_000 and np.all(res.pulls > 2)
 
 
+def test_frank_wolfe_class_gradients_are_the_derivatives_of_its_costs_with_unknown_variances():
+    """FW sampling on a decision class moves along the gradients of the costs it compares:
+    with unknown variances the costs use the variance upper bounds, so must the gradient
+    rows (finite differences of ``class_costs`` at the proportions)."""
+    env = GaussianArms([1.0, 0.8, 0.6, 0.5, 0.3, 0.2], sigma=1.0, rng=0)
+    exp = FWSampling(K=2, epsilon=0.1, delta=0.05, divergence=UV).start(env.problem, rng=0)
+    for _ in range(300):
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+    assert exp.structure == "class" and not np.allclose(exp._svar, exp._svar[0])
+    exp.prepare_batch()
+    cv = exp.T.astype(float)
+    x = cv / cv.sum()
+    F, G = exp._values_grads(x)
+    for r in range(len(F)):
+        for a in np.flatnonzero(G[r]):
+            h = 1e-6 * x[a]
+            xp = x.copy()
+            xp[a] += h
+            Fp = exp.class_costs(xp, exp._answer, exp._alts)[0][r]
+            assert np.isclose((Fp - F[r]) / h, G[r, a], rtol=1e-3, atol=1e-12)
+
+
 @pytest.mark.parametrize("cls", [TopTwo, CombGame, FWSampling, TrackAndStop])
 def test_unknown_variance_refuses_rewards_of_two_values(cls):
     """Bernoulli rewards are not Gaussian: a run of equal rewards has variance 0 with nothing

@@ -280,13 +280,15 @@ class ClassQuery(ArmQuery):
         return np.where(g > 0, g * g / (2.0 * sigma ** 2 * V), 0.0), D, V
 
     @staticmethod
-    def cost_gradient(w: NDArray[np.float64], F: Any, D: Any, V: Any, r: int, *,
+    def cost_gradient(w: NDArray[np.float64], F: Any, D: Any, V: Any, r: int | None = None, *,
                       variances: Any = None) -> NDArray[np.float64]:
         """``d F[r] / d w`` (the weights of the arms of ``D[r]``: ``F v_a / (w_a^2 V)``), from
-        the output of :meth:`costs` with the same ``variances``."""
-        if variances is not None:
-            return F[r] * D[r] * (variances / w ** 2) / V[r]
-        return F[r] * D[r] * (1.0 / w ** 2) / V[r]
+        the output of :meth:`costs` with the same ``variances``; ``r`` None: every row (an
+        array of shape ``(len(F), n)``)."""
+        scale = (1.0 / w ** 2) if variances is None else (variances / w ** 2)
+        if r is None:
+            return F[:, None] * D * scale[None, :] / V[:, None]
+        return F[r] * D[r] * scale / V[r]
 
     def __repr__(self) -> str:
         return f"ClassQuery({type(self.decision_class).__name__}, n_arms={self.n_arms})"

@@ -585,7 +585,9 @@ class GLRExploration(Exploration):
             return self.query.costs(self.mu, w, ans, alts, self.eps, variances=self._svar if var is None else var)
         return self.query.costs(self.mu, w, ans, alts, self.eps, sigma=self.sigma)
 
-    def class_gradient(self, w: NDArray[np.float64], F: Any, D: Any, V: Any, a: int) -> NDArray[np.float64]:
+    def class_gradient(self, w: NDArray[np.float64], F: Any, D: Any, V: Any, a: int | None = None) -> NDArray[np.float64]:
+        """:meth:`ClassQuery.cost_gradient <combex.identification.ClassQuery.cost_gradient>` of
+        :meth:`class_costs`' output (row ``a``, or every row), with the same variances."""
         return self.query.cost_gradient(w, F, D, V, a, variances=self._svar if self._uv else None)
 
     def _class_alternatives(self, ans: NDArray[np.bool_], w: NDArray[np.float64], beta: float) -> list[NDArray[np.bool_]]:

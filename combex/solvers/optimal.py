@@ -440,8 +440,7 @@ class _FWExploration(GLRExploration):
         ans = self._answer
         if self.structure == "class":
             F, D, V = self.class_costs(x, ans, self._alts)
-            G = F[:, None] * D * (1.0 / x ** 2)[None, :] / V[:, None]
-            return F, G
+            return F, self.class_gradient(x, F, D, V)
         z, xx, I, J = self.pair_costs(x, ans)
         gi, gj = self.pair_gradients(xx, I, J)
         G = np.zeros((z.shape[0], self.N))
