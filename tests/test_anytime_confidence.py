@@ -29,6 +29,45 @@ def test_delta_achieved_at_the_stop_is_at_most_delta():
         assert 0 < r.certificate["delta_achieved"] <= 0.05, name
 
 
+@pytest.mark.parametrize("name, env_kw, kw", [
+    ("top-two", {"kind": "bernoulli"}, {}),
+    ("top-two", {"kind": "gaussian"}, {"divergence": "unknown-variance"}),
+    ("fw-sampling", {"kind": "gaussian"}, {"K": 2, "epsilon": 0.1}),  # a class listing its members
+    ("track-and-stop", {"kind": "gaussian"}, {"threshold": "valid-kk"}),
+    ("comb-game", {"kind": "gaussian"}, {"K": 2, "divergence": "unknown-variance"}),
+    ("top-two", {"kind": "teams"}, {"epsilon": 0.5}),  # the linear loop (its noise level unknown)
+])
+def test_reading_delta_achieved_during_a_run_never_changes_it(name, env_kw, kw):
+    """``delta_achieved`` (and ``would_stop`` at other levels, as the plan reads them) probes
+    the rule at other error probabilities on the exploration itself; reading it after every
+    sample must leave the run exactly as without reading (a study reads it after every
+    score). The same seeds give the same samples, answer and statistic."""
+    from combex.environments import BernoulliArms
+
+    means = [0.8, 0.6, 0.5, 0.3, 0.2]
+
+    def loop(read: bool):
+        if env_kw["kind"] == "teams":
+            env = FullBandit([1.0, 0.8, 0.6, 0.3, 0.2, 0.1], k=2, noise="gaussian", sigma=0.5,
+                             noise_level="observation", noise_known=False, rng=3)
+        else:
+            env = (BernoulliArms(means, rng=3) if env_kw["kind"] == "bernoulli"
+                   else GaussianArms(means, sigma=0.5, rng=3))
+        exp = get_solver(name)(delta=0.05, **kw).start(env.problem, rng=1)
+        levels = []
+        while not exp.done and exp.samples < 20_000:
+            b = exp.ask()
+            exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+            if read and not exp.done and exp.rounds % 3 == 0:
+                levels.append(exp.delta_achieved())
+                exp.would_stop(0.5)
+        return exp.samples, np.asarray(exp.answer).tolist(), exp.status, exp.stopping_statistic(), levels
+
+    plain, read = loop(False), loop(True)
+    assert read[:4] == plain[:4] and plain[2] == "identified"
+    assert any(x is not None and x < 1 for x in read[4])  # the reading did probe levels below 1
+
+
 def test_with_unknown_noise_delta_achieved_reaches_delta_only_when_the_rule_holds():
     """The lab case with the noise level unknown: at every told session near the stop,
     ``delta_achieved <= delta`` exactly when the rule the run applies holds (the variance

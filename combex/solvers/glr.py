@@ -1063,12 +1063,14 @@ class GLRExploration(Exploration):
     def would_stop(self, delta: float) -> bool:
         """Whether the stopping rule at error probability ``delta`` holds on the data so far."""
         x = float(delta)
-        saved = {k: self.__dict__.get(k) for k in ("beta", "_pair_const", "_pair_kl", "_pair_mixture",
-                                                   "_class_mixture", "_class_sets", "_m_alt")}
+        # everything the threshold at level x touches (the threshold object, its constants and
+        # route, the margin's caches) is put back: reading the level never changes the rule
+        saved = dict(self.__dict__)
         try:
             self._make_threshold(min(max(x, 1e-300), 1.0 - 1e-12))
             return self._stop_margin() >= 0.0
         finally:
+            self.__dict__.clear()
             self.__dict__.update(saved)
 
     def delta_achieved(self) -> float | None:
