@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta as beta_dist
 
-from combex.environments import CrowdQuiz, FullBandit, NoiseModel
+from combex.environments import CrowdQuiz, FullBandit, GaussianArms, NoiseModel
+from combex.exceptions import CombexError
 from combex.identification import exchange_pairs, glr_team_sigma, is_matroid_base_class, swap_glr_lower_bound
 from combex.oracles import PartitionMatroid, SpanningTrees, TopK
-from combex.solvers import LinearFWSampling, LinearTopTwo, LinGame
+from combex.solvers import LinearFWSampling, LinearTopTwo, LinGame, RandomDesign
 from combex.solvers.full_bandit import team_sigma
 from combex.testing._solver import _loop
 
@@ -444,6 +445,78 @@ def test_top_two_hands_unknown_variance_and_sigma_to_team_problems():
     assert r.info["divergence"] == "unknown-variance" and r.info["sigma"] is None
     r = get_solver("top-two")(delta=0.1, epsilon=0.2, sigma=3.0).run(env, rng=0, budget=50)
     assert r.info["divergence"] == "gaussian" and r.info["sigma"] == 3.0
+
+
+def test_random_design_draws_teams_at_every_class_size_and_answers_with_its_last_checkpoint():
+    """``random-design`` takes the oracle-randomized design and the fixed-design stop on a
+    class small enough to enumerate (35 teams). Before the first checkpoint it reports no
+    statistic; between checkpoints the answer, statistic and threshold are the last
+    checkpoint's (so a budget stop there answers with the team the statistic is about)."""
+    env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
+    exp = RandomDesign(delta=0.05).start(env.problem, rng=0)
+    assert exp.oblivious_design and exp.threshold == "fixed-design"
+    seen = {}
+    while not exp.done:
+        b = exp.ask()
+        exp.tell_batch(b, env.pull_many(b.arms, b.counts))
+        stat, beta = exp.stopping_statistic()
+        m = getattr(exp, "_fd_m", 0)
+        if m == 0:
+            assert math.isnan(stat) and exp.delta_achieved() is None
+            continue
+        ans = tuple(np.flatnonzero(exp.answer))
+        if m in seen:
+            assert seen[m] == (ans, stat, beta)
+        seen[m] = (ans, stat, beta)
+    res = exp.result()
+    assert res.status == "identified" and res.info["threshold"] == "fixed-design"
+    assert env.is_correct(res.answer, 0.0) and len(seen) >= 2
+    with pytest.raises(CombexError, match="semi-bandit|full-bandit"):
+        RandomDesign().start(GaussianArms([1.0, 0.5, 0.0], rng=0).problem, rng=0)
+
+
+def test_random_design_keeps_its_threshold_when_blind_tells_come_in_any_order():
+    """A caller handing out the design's proposals to several people and telling the
+    scores in the order they come back (a study) sets ``blind_tells``: the fixed-design
+    threshold stays; without it a batch the design did not ask for switches the run to the
+    mixture threshold."""
+    for blind in (True, False):
+        env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=1)
+        exp = RandomDesign(delta=0.05).start(env.problem, rng=0)
+        exp.blind_tells = blind
+        gen = np.random.default_rng(3)
+        while not exp.done:
+            exp.ask()
+            arms = exp.propose(3, rng=gen)
+            for a in arms[::-1]:
+                if exp.done:
+                    break
+                exp.tell(a, float(env.pull_many(np.asarray([a]), np.array([1]))[0]))
+        res = exp.result()
+        assert res.status == "identified" and env.is_correct(res.answer, 0.0)
+        assert res.info["threshold"] == ("fixed-design" if blind else "mixture")
+
+
+@pytest.mark.slow
+def test_random_design_error_rate_with_unknown_noise_on_lab_sized_near_ties():
+    """100 seeded runs of ``random-design`` on 12 workers in teams of 4 with the noise level
+    unknown (a study's default), delta = 0.2, workers in a random order: odd seeds a near
+    tie (the best two teams 1 apart against a session noise of 10, epsilon 0), even seeds an
+    exact tie with epsilon 2. Error rate <= delta (Clopper-Pearson)."""
+    delta, runs = 0.2, 100
+    errors = 0
+    for s in range(runs):
+        rng = np.random.default_rng(7000 + s)
+        tie = s % 2 == 0
+        q = np.array([20.0, 19.0, 18.0, 17.0 if tie else 16.0, 17.0, 12, 11, 10, 9, 8, 7, 6])
+        eps = 2.0 if tie else 0.0
+        env = FullBandit(q[rng.permutation(12)], k=4, noise="gaussian", sigma=10.0, noise_level="observation",
+                         noise_known=False, rng=rng)
+        r = RandomDesign(delta=delta, epsilon=eps).run(env, rng=s, budget=3_000_000)
+        assert r.info["threshold"] == "fixed-design" and r.status == "identified"
+        errors += not env.is_correct(r.answer, eps)
+    lower = 0.0 if errors == 0 else float(beta_dist.ppf(0.05, errors, runs - errors + 1))
+    assert lower <= delta, (errors, runs)
 
 
 def test_a_told_batch_other_than_the_design_leaves_the_fixed_design_threshold(tmp_path):

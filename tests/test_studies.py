@@ -613,6 +613,40 @@ def test_assistants_holding_tickets_at_once_get_different_teams():
     assert rounds == 40 and clashes == 0
 
 
+def test_a_random_design_study_keeps_its_fixed_design_threshold_with_three_assistants(tmp_path):
+    """``random-design`` in a study: three assistants hold tickets at once and tell them in
+    the reverse order; every ticket is a draw of the design, so the fixed-design threshold
+    stays (also after the study is opened again from its storage) and the study identifies
+    the best team, with different teams out at once and no statistic before the first
+    checkpoint (10 n = 120 sessions)."""
+    workers = [f"w{i}" for i in range(12)]
+    quality = np.array([20, 19, 18, 17, 15, 14, 13, 12, 11, 10, 9, 8], dtype=float)
+    url = str(tmp_path / "lab.db")
+    study = cs.create_study(storage=url, name="lab", problem=cs.problem_spec(workers=workers, team_size=4,
+                                                                          score_range=(0, 100)),
+                            solver="random-design", solver_params={"delta": 0.1, "epsilon": 5}, seed=3)
+    for name in ("a", "b", "c"):
+        study.add_assistant(name)
+    rng = np.random.default_rng(0)
+    clashes = 0
+    while study.status == "running":
+        held = [study.ask(assistant=name) for name in ("a", "b", "c")]
+        held = [t for t in held if t is not None]
+        clashes += len({tuple(t.arm) for t in held}) < len(held)
+        for t in held[::-1]:
+            if study.status != "running":
+                break
+            score = float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 10), 0, 100))
+            study.tell(t.id, round(score, 1))
+        b = study.best()
+        if b["evaluations"] < 120:
+            assert b["statistic"] is None and b["first_check_pending"]
+    best = cs.load_study(storage=url, name="lab").best()
+    assert best["status"] == "identified" and best["leader"]["names"] == ["w0", "w1", "w2", "w3"]
+    assert clashes == 0 and best["delta_achieved"] <= 0.1
+    assert cs.load_study(storage=url, name="lab").exploration_state().exp.threshold == "fixed-design"
+
+
 def test_an_overdue_tickets_team_is_not_handed_to_the_next_assistant():
     """Scores typed in quickly (a backlog entered in a minute) make the recent time-to-tell
     tiny, so a ticket held for a few seconds is overdue; its team may still be in session,

@@ -15,7 +15,8 @@ samples (a :class:`Solver` whose ``run`` needs a ``budget``).
 * linear (Xu et al. 2018): :class:`LinGapE`, :class:`LinGapEOracle`, :class:`XYStatic`,
   :class:`XYAdaptive`, :class:`XYOracle` -- :mod:`combex.solvers.linear`;
 * asymptotically optimal linear / full-bandit (GLR stopping): :class:`LinGame`,
-  :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling` -- :mod:`combex.solvers.optimal_linear`,
+  :class:`RAGE`, :class:`LinearTopTwo`, :class:`LinearFWSampling`, :class:`RandomDesign` (teams
+  drawn at random, the fixed-design stop) -- :mod:`combex.solvers.optimal_linear`,
   sampling rules on its shared loop (:class:`LinearGLRSolver`, :class:`LinearGLRExploration`),
   which takes a new rule as a small subclass;
 * MIPS (Liu et al. 2019): :class:`BoundedME` -- :mod:`combex.solvers.mips`;
@@ -55,7 +56,7 @@ _ALGORITHMS = {
     "BoundedME": "mips",
     "SubElim": "sublinear", "SubTS": "sublinear", "LinElim": "sublinear", "LinTS": "sublinear",
     "LinGame": "optimal_linear", "RAGE": "optimal_linear", "LinearTopTwo": "optimal_linear",
-    "LinearFWSampling": "optimal_linear", "LinearGLRSolver": "optimal_linear",
+    "LinearFWSampling": "optimal_linear", "RandomDesign": "optimal_linear", "LinearGLRSolver": "optimal_linear",
     "LinearGLRExploration": "optimal_linear",
     "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
     "GLRSolver": "glr", "GLRExploration": "glr",

@@ -241,6 +241,7 @@ class _Replay:
         self.problem = problem
         self.solver = solver
         self.exp = solver.start(problem, rng=np.random.default_rng(record.seed))
+        self._blind_tells()
         self.seq = 0
         self.batch_no = 0
         self.buffer: dict[int, dict[int, float]] = {}
@@ -250,6 +251,13 @@ class _Replay:
         self.checks: dict[int, dict[str, Any]] = {}
         self.add_corrections(corrections)
         self._after_fold()
+
+    def _blind_tells(self) -> None:
+        """A design that never looks at the scores (``random-design``) keeps its fixed-design
+        threshold in a study: every ticket is a draw of the design (:meth:`Study.ask`), and the
+        order in which scores come back depends on the sessions, not on the scores."""
+        if getattr(self.exp, "oblivious_design", False):
+            self.exp.blind_tells = True
 
     # ------------------------------------------------------------------ corrections
     def add_corrections(self, rows: Any) -> None:
@@ -274,6 +282,7 @@ class _Replay:
         self = cls.__new__(cls)
         self.record, self.problem, self.solver = record, problem, solver
         self.exp = solver.resume(d["exp"], problem)
+        self._blind_tells()
         self.seq = int(d["seq"])
         self.batch_no = int(d["batch_no"])
         self.diverged = bool(d.get("diverged", False))
@@ -651,7 +660,9 @@ class Study:
             k = _arm_key(a)
             (repeats if k in taken else fresh).append(a)
             taken.add(k)
-        if len(fresh) < want:  # the rule keeps to arms already out: its leader and challenger are useful too
+        if len(fresh) < want and not getattr(rp.exp, "oblivious_design", False):
+            # the rule keeps to arms already out: its leader and challenger are useful too (not
+            # for a design blind to the scores: they are chosen from the scores)
             prog = rp.exp.progress()
             for a in (prog.get("leader"), prog.get("challenger")):
                 if a is not None and _arm_key(a) not in taken and np.ndim(a) == np.ndim(seq[0] if seq else a):
