@@ -486,8 +486,10 @@ def test_budget_of_the_lab_case_from_the_cli(tmp_path, capsys):
 def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
     """set_budget raises or lowers the budget of a running study (recorded in its history;
     never below the evaluations told); equal to them it stops now with the leader, its
-    delta_achieved and the pending tickets cancelled; stop() is that; a replay of the log
-    stops at the same place; create_study(load_if_exists=True) with the first budget loads it."""
+    delta_achieved and the pending tickets cancelled; stop() is that, recorded as the owner's
+    stop; a replay of the log stops at the same place; create_study(load_if_exists=True)
+    with the first budget loads it; a larger budget continues the stopped study (and a
+    replay of its log runs on), an identified study is final."""
     storage = None if where == "memory" else str(tmp_path / "b.db")
     problem = cs.problem_spec(2, noise="bernoulli", labels=["ann", "bob"])
     kw = dict(name="b", problem=problem, solver="top-two", solver_params={"delta": 0.1}, budget=10)
@@ -508,21 +510,39 @@ def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
     best = study.best()
     assert best["status"] == "budget_exhausted" and best["evaluations"] == 10 and best["budget"] == 10
     assert best["leader"]["names"] == "ann" and 0 < best["delta_achieved"] <= 1
-    assert "ran out before the stopping rule held" in best["certificate_text"]
+    assert best["certificate_text"].startswith("The owner stopped the study after 10 evaluations, before the "
+                                               "stopping rule held")
+    assert best["certificate_text"].endswith("A larger budget continues the study.")
     assert {t.id for t in held} <= {t["id"] for t in study.trials_dataframe().to_dict("records")
                                     if t["state"] == "cancelled"}
-    with pytest.raises(cs.StudyFinishedError):
+    with pytest.raises(cs.StudyFinishedError, match="unless the owner sets a larger budget"):
         study.tell(held[0], 1.0)
-    with pytest.raises(cs.StudyFinishedError):
-        study.set_budget(50)  # a finished study is final
-    events = [h for h in study.storage.get_study("b").history if h.get("event") == "budget"]
-    assert [(e["from"], e["to"]) for e in events] == [(10, 30), (30, 12), (12, 10)]
+    with pytest.raises(cs.StudyFinishedError, match="unless the owner sets a larger budget"):
+        study.stop()
+    with pytest.raises(combex.InvalidParameterError, match="a budget above 10 continues it. Got 10"):
+        study.set_budget(10)
+    events = [h for h in study.storage.get_study("b").history if "to" in h]
+    assert [(e["event"], e["from"], e["to"]) for e in events] == [
+        ("budget", 10, 30), ("budget", 30, 12), ("stopped_by_owner", 12, 10)]
     again = cs.Study(study.storage, study.storage.get_study("b"))
     again._replay = None
     rp = again.exploration_state()
     assert rp.exp.status == "budget_exhausted" and rp.exp.samples == 10
     if storage is not None:
         assert cs.create_study(storage=storage, load_if_exists=True, **kw).status == "budget_exhausted"
+    assert study.set_budget(5000) == "running" and study.best()["evaluations"] == 10
+    hist = study.storage.get_study("b").history
+    assert hist[-1]["event"] == "budget" and hist[-1]["reopened"] and hist[-1]["previous_answer"] is not None
+    coins = np.random.default_rng(0)
+    while study.status == "running":
+        t = study.ask()
+        study.tell(t, float(coins.random() < (0.9 if t.arm == 0 else 0.1)))
+    assert study.status == "identified" and study.best()["leader"]["names"] == "ann"
+    again = cs.Study(study.storage, study.storage.get_study("b"))
+    again._replay = None
+    assert again.exploration_state().exp.status == "identified"
+    with pytest.raises(cs.StudyFinishedError, match="is identified"):
+        study.set_budget(9000)  # an identified study is final
 
 
 def test_set_budget_and_stop_from_the_cli(tmp_path, capsys):

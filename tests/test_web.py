@@ -648,10 +648,11 @@ def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser
 
 
 def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_path, browser):
-    """The owner's page has a budget form: raising it lets the study run on, a budget below
-    the evaluations told is refused with the reason, a budget equal to them stops the study;
-    an assistant's page has no such form, a post of it as an assistant is refused, and the
-    owner's page lists every assistant's tickets under its own heading."""
+    """The owner's page has a budget form: raising it lets the study run on; a budget at or
+    below the evaluations told is refused with the reason (a typo cannot end the study: the
+    stop has its own confirmed form); after a stop the same form continues the study with a
+    larger budget. An assistant's page has no such form, a post of it as an assistant is
+    refused, and the owner's page lists every assistant's tickets under its own heading."""
     By = _by()
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=12)
@@ -669,28 +670,38 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         assert "(asked by Ravi)" in _text(browser, f"#ticket-{tid}")
         assert "The study has no budget: it runs until the stopping rule holds" in _text(browser, "body")
         for typed, flash in [("500", "The budget is now 500 evaluations (status running)."),
-                             ("5", "Budget not changed: "), ("12.5", None)]:
+                             ("5", "Budget not changed: 12 evaluations are already told, so the budget must be above "
+                                   "12 (to end the study now, use Stop the study now). Got 5."),
+                             ("12", "Got 12."),
+                             ("12.5", "Budget not changed: the budget is a positive whole number of evaluations "
+                                      "(digits only, such as 900). Got '12.5'."),
+                             ("-5", "Got '-5'.")]:
             box = browser.find_element(By.ID, "budget")
             box.clear()
             box.send_keys(typed)
             browser.find_element(By.ID, "set-budget").click()
-            if flash is None:  # not a whole number: the same red message, naming the value
-                _wait(browser, lambda d: "Budget not changed: the budget is a whole number of evaluations. Got "
-                                         "'12.5'." in _text(d, ".flash"))
-            else:
-                _wait(browser, lambda d, f=flash: f in _text(d, ".flash"))
-                if typed == "5":  # below the 12 told: the message says what the smallest budget is
-                    assert ("12 evaluations are already told, so the budget is at least 12 (12 stops the study now). "
-                            "Got 5.") in _text(browser, ".flash")
+            _wait(browser, lambda d, f=flash: f in _text(d, ".flash"))
         assert study.summary()["budget"] == 500 and study.status == "running"
         assert "stops at 500 evaluations" in _text(browser, "body")
+        browser.find_element(By.ID, "stop-confirm").click()
+        browser.find_element(By.ID, "stop").click()
+        _wait(browser, lambda d: "The study is stopped" in _text(d, ".flash"))
+        assert study.status == "budget_exhausted" and not browser.find_elements(By.ID, "stop-form")
+        assert "A budget above 12 continues it" in _text(browser, "#budget-continue")
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: "nothing certified: no error probability below 1 can be claimed for this answer "
+                                 "(a larger budget continues the study)" in _text(d, "#verdict"))
+        browser.get(f"{base}/study/lab/assistant")
         box = browser.find_element(By.ID, "budget")
         box.clear()
-        box.send_keys("12")
+        box.send_keys("40")
+        assert browser.find_element(By.ID, "set-budget").text == "Continue the study"
         browser.find_element(By.ID, "set-budget").click()
-        _wait(browser, lambda d: "The budget is now 12 evaluations (status budget_exhausted)." in _text(d, ".flash"))
-        assert study.status == "budget_exhausted" and not browser.find_elements(By.ID, "budget-form")
-        assert [h["to"] for h in study.summary()["history"] if h.get("event") == "budget"] == [500, 12]
+        _wait(browser, lambda d: "The budget is now 40 evaluations (status running)." in _text(d, ".flash"))
+        assert study.status == "running" and browser.find_elements(By.ID, "stop-form")
+        assert [(h["event"], h["to"]) for h in study.summary()["history"] if "to" in h] == [
+            ("budget", 500), ("stopped_by_owner", 12), ("budget", 40)]
+        assert study.ask() is not None
 
 
 def test_a_wrong_token_is_not_signed_in(tmp_path, browser):

@@ -541,6 +541,12 @@ class Study:
     def _finished_error(self, rec: StudyRecord) -> StudyFinishedError:
         ans = (rec.result or {}).get("answer")
         names = (rec.result or {}).get("answer_labels")
+        if rec.status == "budget_exhausted":
+            return StudyFinishedError(
+                f"Study {self.name!r} is stopped (budget_exhausted: answer {names or ans!r} after {rec.n_told} "
+                "evaluations); nothing more to ask or tell unless the owner sets a larger budget, which continues "
+                "it (Study.set_budget, `combex study set-budget`, or Budget on the owner's page)."
+            )
         return StudyFinishedError(
             f"Study {self.name!r} is {rec.status} (answer {names or ans!r} after {rec.n_told} evaluations); "
             "nothing more to ask or tell."
@@ -854,17 +860,36 @@ class Study:
         A budget at least the evaluations told: raised, the study runs on; lowered, it stops
         once that many are told; equal to the evaluations told, it stops **now** (status
         ``"budget_exhausted"``) with the recommendation and ``delta_achieved``, whose
-        guarantee holds at any stopping time (see :meth:`best`). The change is recorded in
-        the study's history. A finished study is final (refused).
+        guarantee holds at any stopping time (see :meth:`best`). A study stopped by its
+        budget or by :meth:`stop` **continues** when given a budget above the evaluations
+        told: the stopping rule's threshold holds at every time, so sessions added after a
+        stop keep the guarantee; its history records the reopening. An identified study is
+        final (refused). Every change is recorded in the study's history.
         """
+        return self._set_budget(budget, "budget")
+
+    def _set_budget(self, budget: Any, event: str) -> str:
         def work(tx: Any) -> str:
             rec = tx.study
-            if rec.status != "running":
+            reopen = rec.status == "budget_exhausted"
+            if rec.status != "running" and not reopen:
                 raise self._finished_error(rec)
             b = check_int(budget, "budget", owner="Study.set_budget", low=max(1, rec.n_told), high=2**62)
-            tx.update_study(budget=b, history=list(rec.history) + [
-                {"event": "budget", "at": iso_time(self.clock()), "evaluations": rec.n_told, "from": rec.budget,
-                 "to": b}])
+            if reopen and b <= rec.n_told:
+                raise InvalidParameterError(
+                    f"Study {self.name!r} stopped after {rec.n_told} evaluations ({rec.status}): a budget above "
+                    f"{rec.n_told} continues it. Got {b}.")
+            entry = {"event": event, "at": iso_time(self.clock()), "evaluations": rec.n_told, "from": rec.budget,
+                     "to": b}
+            if reopen:
+                entry["reopened"] = True
+                entry["previous_answer"] = (rec.result or {}).get("answer")
+                tx.update_study(budget=b, status="running", result=None, history=list(rec.history) + [entry])
+                rp = self._rebuild(tx)
+                self._replay = rp
+                tx.update_study(progress=self._progress(rp))
+                return tx.study.status
+            tx.update_study(budget=b, history=list(rec.history) + [entry])
             rp = self._sync(tx)
             if rp.seq >= b and not rp.exp.done:
                 rp.exp.stop("budget_exhausted", f"budget of {b} evaluations told")
@@ -875,14 +900,20 @@ class Study:
 
     def stop(self) -> str:
         """End the study now, on the evaluations told (the owner): the budget becomes the
-        evaluations told (:meth:`set_budget`); the pending tickets are cancelled. The
-        answer is the current leader with its ``delta_achieved``, an error probability valid
-        at this (data-dependent) moment. Returns the study status."""
+        evaluations told (status ``"budget_exhausted"``; the history records the owner's
+        stop); the pending tickets are cancelled. The answer is the current leader with its
+        ``delta_achieved``, an error probability valid at this (data-dependent) moment. A
+        larger budget later continues the study (:meth:`set_budget`). Returns the study
+        status."""
         with self.storage.read(self.name) as rx:
             told = rx.study.n_told
+            status = rx.study.status
+        if status != "running":
+            with self.storage.read(self.name) as rx:
+                raise self._finished_error(rx.study)
         if told == 0:
             raise StateError(f"Study {self.name!r} has no evaluation told yet; nothing to answer with.")
-        return self.set_budget(told)
+        return self._set_budget(told, "stopped_by_owner")
 
     def correct(self, ticket: Any, reward_sum: Any, *, reason: str, assistant: str | None = None) -> str:
         """Replace a told score (``reward_sum`` a number) or void it (None), with a
@@ -1104,7 +1135,10 @@ class Study:
             stat = (f" The stopping statistic is {b['statistic']:.4g} against the threshold {b['threshold']:.4g} "
                     f"(the study stops when {b['stops_when'] or 'the rule holds'}).")
         da = ""
-        if isinstance(b["delta_achieved"], (int, float)):
+        if isinstance(b["delta_achieved"], (int, float)) and b["delta_achieved"] >= 1:
+            da = (" On the data so far nothing is certified: no error probability below 1 can be claimed for the "
+                  "leader (delta_achieved = 1).")
+        elif isinstance(b["delta_achieved"], (int, float)):
             da = (f" On the data so far, the leader would be certified at delta = {b['delta_achieved']:.3g} "
                   "(anytime-valid).")
         left = ""
@@ -1121,8 +1155,12 @@ class Study:
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")
         if rec.status == "budget_exhausted":
-            return (f"The budget of {rec.budget} evaluations ran out before the stopping rule held; the recommended "
-                    f"{what} is the leader of the data, not certified at the study's delta.{da}{stat}{left}")
+            last = next((h for h in reversed(rec.history) if h.get("event") in ("budget", "stopped_by_owner")), {})
+            why = (f"The owner stopped the study after {rec.n_told} evaluations, before the stopping rule held"
+                   if last.get("event") == "stopped_by_owner" and last.get("to") == rec.budget else
+                   f"The budget of {rec.budget} evaluations ran out before the stopping rule held")
+            return (f"{why}; the recommended {what} is the leader of the data, not certified at the study's delta."
+                    f"{da}{stat}{left} A larger budget continues the study.")
         if rec.status != "running":
             return f"The study stopped ({rec.status}) after {rec.n_told} evaluations; the recommendation is the {what}."
         return (f"After {rec.n_told} evaluations the leader is the {what}; the study runs until the {rec.solver} "

@@ -450,17 +450,18 @@ class Views:
         if not who.owner:
             raise Refused(403, "Refused: only the study's owner can change its budget.")
         text = str(form.get("budget") or "").strip()
-        if not text.isdigit():
-            self._flash(request, "error", f"Budget not changed: the budget is a whole number of evaluations. "
-                                          f"Got {text!r}.")
+        if not text.isdigit() or int(text) < 1:
+            self._flash(request, "error", f"Budget not changed: the budget is a positive whole number of "
+                                          f"evaluations (digits only, such as 900). Got {text!r}.")
             return self._redirect(study_path(name, "/assistant"))
         fn = getattr(self.web.handle(name).writer, "set_budget", None)
         if fn is None:
             raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
         told = (await self._run(self.web.snapshot, name)).get("summary", {}).get("evaluations")
-        if isinstance(told, int) and int(text) < told:
+        if isinstance(told, int) and int(text) <= told:
             self._flash(request, "error", f"Budget not changed: {told} evaluations are already told, so the budget "
-                                          f"is at least {told} ({told} stops the study now). Got {int(text)}.")
+                                          f"must be above {told} (to end the study now, use Stop the study now). "
+                                          f"Got {int(text)}.")
             return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
         self._flash(request, "ok" if ok else "error",

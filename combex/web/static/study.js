@@ -98,7 +98,8 @@
       sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" : null, "evaluations"));
     cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : num(b.delta_achieved, 4),
       b.delta_achieved === null ? (early || "not computed by this solver")
-        : b.delta_achieved >= 1 ? "nothing certified yet: the data rule out no alternative at an error probability below 1"
+        : b.delta_achieved >= 1 ? (stopped ? "nothing certified: no error probability below 1 can be claimed for this answer (a larger budget continues the study)"
+          : "nothing certified yet: the data rule out no alternative at an error probability below 1")
         : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)",
       "delta-achieved"));
     var done = sm.available && sm.status === "identified";  // the rule holds: no estimate, none left
