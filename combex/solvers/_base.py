@@ -707,12 +707,14 @@ class Exploration(ABC):
         chk["at_sample"] = int(self.samples)
         return chk
 
-    def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
+    def propose(self, n: int, pending: Any = (), rng: Any = None, avoid: Any = ()) -> list[Any]:
         """Arms for ``n`` new evaluations handed out while the evaluations of ``pending``
         (arms handed out and not told yet) are outstanding: what a live study gives
         concurrent assistants (:mod:`combex.studies`). The exploration's state does not
         change; ``rng`` (a Generator, not the exploration's own) draws any randomness, so a
-        replay of the told log never depends on what was proposed.
+        replay of the told log never depends on what was proposed. ``avoid``: arms that
+        cannot be used now (a team already in session), proposed last, or never where the
+        rule has other choices (a hint: a rule that cannot honour it may ignore it).
 
         Default: the entries of the next batch (:meth:`ask`), each time the one with the
         fewest pending evaluations (ties: the fewest told samples of an index arm, then
@@ -733,13 +735,14 @@ class Exploration(ABC):
         pend: dict[Any, int] = {}
         for a in pending:
             pend[key(a)] = pend.get(key(a), 0) + 1
+        banned = {key(a) for a in avoid}
         pulls = np.asarray(self.pulls)
         out: list[Any] = []
         for _ in range(n):
-            def rank(j: int) -> tuple[int, int, int]:
+            def rank(j: int) -> tuple[bool, int, int, int]:
                 a = entries[j]
                 told = int(pulls[int(a)]) if np.ndim(a) == 0 and pulls.shape[0] > int(a) else 0
-                return (pend.get(key(a), 0), told, j)
+                return (key(a) in banned, pend.get(key(a), 0), told, j)
 
             j = min(range(len(entries)), key=rank)
             a = entries[j]

@@ -1148,10 +1148,11 @@ class GLRExploration(Exploration):
                 "divergence": self.divergence}
 
     # ------------------------------------------------------------------ live studies
-    def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
+    def propose(self, n: int, pending: Any = (), rng: Any = None, avoid: Any = ()) -> list[Any]:
         """See :meth:`Exploration.propose`: the sampling rule applied one sample at a time to
         the told counts plus the pending ones, on a virtual copy (this exploration does not
-        change; ``rng`` draws the rule's coins)."""
+        change; ``rng`` draws the rule's coins). ``avoid`` is not used: the rules of index
+        arms choose one arm by their own criteria (the caller skips arms it cannot use)."""
         import copy
 
         n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)

@@ -672,10 +672,13 @@ class LinearGLRExploration(Exploration):
         t = max(self.samples, 1)
         if self.dc is not None and self.swap and getattr(self.solver, "swap_sampling", False):
             return self._design_batch(m)
+        avoid = getattr(self, "_avoid", None)  # arms a proposal must not use (propose's avoid)
         if self.solver.forced_exploration:
             # forced exploration: every basis arm at least sqrt(t) - d/2 times
             # (Garivier & Kaufmann 2016, D-tracking; Jedra & Proutiere 2020 for linear)
             lag = self.basis[self.T[self.basis] < math.sqrt(t) - 0.5 * self.basis.shape[0]]
+            if avoid is not None:
+                lag = lag[~avoid[lag]]
             if lag.size:
                 a = lag[np.argmin(self.T[lag])]
                 c = min(m, max(1, int(math.ceil(math.sqrt(t + m))) - int(self.T[a])))
@@ -684,7 +687,13 @@ class LinearGLRExploration(Exploration):
         self.W += m * z
         D = self.W - self.T
         if m == 1:
+            # the arm furthest behind its target. A proposal (propose's copy) where none is
+            # behind (the basis and forced pulls count in T, not in W) takes the rule's own
+            # choice, as larger rounds do below: the first of the tied arms would walk a
+            # study's tickets through the teams in their listed order
             a = int(np.argmax(D))
+            if D[a] <= 0 and getattr(self, "_force_round", None) is not None:
+                a = int(np.argmax(z))
             return Batch(self._arms_out(np.array([a])), np.array([1], dtype=np.int64))
         Dp = np.maximum(D, 0.0)
         p = Dp / Dp.sum() if Dp.sum() > 0 else z
@@ -1108,15 +1117,23 @@ class LinearGLRExploration(Exploration):
                     "stop came from the unknown-variance rule (valid for Gaussian noise) after it")
 
     # ------------------------------------------------------------------ live studies
-    def propose(self, n: int, pending: Any = (), rng: Any = None) -> list[Any]:
+    def propose(self, n: int, pending: Any = (), rng: Any = None, avoid: Any = ()) -> list[Any]:
         """See :meth:`Exploration.propose`: the sampling rule applied one sample at a time to
         the told counts plus the pending ones (a virtual copy: this exploration does not
-        change), so concurrent tickets go where the rule would send the next samples."""
+        change), so concurrent tickets go where the rule would send the next samples. The
+        arms of ``avoid`` are skipped by the forced exploration (which would otherwise ask for
+        a held team again and again while its ticket is out); the rule's own choice may still
+        be one of them (the caller then falls back on its leader and challenger)."""
 
         n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
         if n == 0:
             return []
         sim = self._virtual_copy(rng)
+        avoid = list(avoid)
+        if avoid and not (self.dc is not None and self._oblivious_design):
+            mask = np.zeros(self.X.shape[0], dtype=bool)
+            mask[self._arms_in(np.asarray([np.asarray(a) for a in avoid]))] = True
+            sim._avoid = mask
         arms = list(pending)
         if arms:
             idx = self._arms_in(np.asarray([np.asarray(a) for a in arms])) if self.dc is None or not self._oblivious_design else None

@@ -649,18 +649,22 @@ class Study:
         run two sessions at once, so when the rule's next choice is already out, the
         following choices of the same simulated sequence (up to :data:`DISTINCT_LOOKAHEAD`
         further) come first, then the rule's leader and challenger, and repeats only when
-        none of these is left."""
+        none of these is left. The following choices are simulated with the held teams
+        *avoided* (``propose(..., avoid=...)``): a rule whose next choices are teams held for
+        long -- forced exploration of a team whose ticket was never told -- then takes its best
+        other choices (else it would fall back on the leader and challenger, and the tracking's
+        ties on the teams in their listed order, for as long as the ticket stays out)."""
 
-        def sequence(m: int) -> list[Any]:
+        def sequence(m: int, avoid: list[Any]) -> list[Any]:
             rng = np.random.default_rng([seed, int(n_told), 0x5EED])
-            return [_from_arm(a) for a in rp.exp.propose(m, pending_arms, rng)]
+            return [_from_arm(a) for a in rp.exp.propose(m, pending_arms, rng, avoid=avoid)]
 
         taken = {_arm_key(a) for a in held}
-        seq = sequence(want)
+        seq = sequence(want, [])
         keys = [_arm_key(a) for a in seq]
         if not taken.intersection(keys) and len(set(keys)) == len(keys):
             return seq
-        seq = sequence(want + DISTINCT_LOOKAHEAD)
+        seq = sequence(want + DISTINCT_LOOKAHEAD, [_to_arm(a, self.problem.n_arms) for a in held])
         fresh, repeats = [], []
         for a in seq:
             k = _arm_key(a)
