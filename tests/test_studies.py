@@ -726,6 +726,27 @@ def test_an_overdue_tickets_team_is_not_handed_to_the_next_assistant():
     assert clashes == 0
 
 
+def test_an_overdue_ticket_still_counts_against_the_budget():
+    """Near the budget, tickets out fill what is left of it even when they are overdue (an
+    overdue session may still be told): no ticket beyond the budget is handed out, to be
+    cancelled at the stop with its session lost; releasing the ticket frees its place."""
+    study = cs.create_study(name="b", problem=cs.problem_spec(4), solver="lucb",
+                            solver_params={"K": 1, "delta": 0.1}, budget=20)
+    clock = [1000.0]
+    study.clock = lambda: clock[0]
+    for _ in range(18):
+        t = study.ask()
+        clock[0] += 0.01
+        study.tell(t.id, 1.0 if t.arm == 0 else 0.0)
+    out = [study.ask(), study.ask()]
+    clock[0] += 600.0
+    assert all(t.overdue for t in study.pending()) and len(study.pending()) == 2
+    assert study.ask() is None and study.ask(n=3) == []
+    study.release(out[0])
+    t = study.ask()
+    assert t is not None and {p.id for p in study.pending()} == {out[1].id, t.id}
+
+
 def test_a_batch_study_does_not_wait_for_a_held_ticket_until_its_lease_ends():
     """Batch policy: once a held ticket is overdue (3x the median time-to-tell), the next
     idle assistant gets its evaluation again; the study ends well within the one-day lease

@@ -596,8 +596,10 @@ class Study:
         -------
         Ticket or None (``n`` None): None when nothing can be handed out now (batch policy:
         every evaluation of the current batch is out and none is overdue; a budget
-        reached by the evaluations out). With ``n``: a list of up to ``n`` tickets
-        (possibly empty).
+        reached by the evaluations told plus every ticket out, overdue ones included: a
+        ticket beyond the budget would be cancelled at the stop, its session lost; release
+        a ticket that will not come back, :meth:`release`). With ``n``: a list of up to
+        ``n`` tickets (possibly empty).
 
         Raises
         ------
@@ -702,8 +704,8 @@ class Study:
 
         if tx.study.policy == "eager":
             outstanding = [t for t in pend if t.id not in overdue]
-            if budget is not None:
-                want = min(want, budget - n_told - len(outstanding))
+            if budget is not None:  # every ticket out counts (an overdue one may still be told)
+                want = min(want, budget - n_told - len(pend))
             if want <= 0:
                 return out
             pending_arms = [_to_arm(t.arm, self.problem.n_arms) for t in outstanding]

@@ -333,7 +333,8 @@ class Views:
             if t is None or (isinstance(res, list) and not res):
                 rec = getattr(h.writer, "_record", None)
                 budget = getattr(rec, "budget", None)
-                why = (f" (with a budget of {budget} evaluations, the tickets out may already fill what is left of it)"
+                why = (f" (with a budget of {budget} evaluations, the tickets out may already fill what is left of it: "
+                       "the owner can release a ticket that will not come back)"
                        if budget is not None else "")
                 self._flash(request, "info", "No ticket right now: every evaluation the solver can use is out"
                                              f"{why}. Ask again when pending tickets are told.")
