@@ -355,9 +355,19 @@ def _wait(d, cond, timeout=30):
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    from selenium.common.exceptions import WebDriverException
+
+    def read(drv):
+        try:
+            return cond(drv)
+        except WebDriverException as exc:  # Chromium's form of a stale element during a navigation
+            if "does not belong to the document" in str(exc):
+                return False
+            raise
+
     # the study page re-draws its sections at every poll: reads retry on a stale element
     return WebDriverWait(d, timeout, ignored_exceptions=[StaleElementReferenceException,
-                                                         NoSuchElementException]).until(cond)
+                                                         NoSuchElementException]).until(read)
 
 
 def _text(d, css):
