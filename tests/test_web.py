@@ -263,6 +263,10 @@ def test_writes_need_a_sign_in_a_csrf_token_and_the_same_origin(tmp_path):
         for form in ({}, {"csrf": ""}, {"csrf": "x" * 32}, {"csrf": other}):
             status, _, text = c.post("/study/lab/ask", form)
             assert status == 403 and "security token" in text, form
+        # a form of a session the server does not know (it was restarted): sign in again
+        status, _, text = Client(base).post("/study/lab/ask", {"csrf": csrf})
+        assert status == 403 and "this browser&#39;s sign-in has ended (the server was restarted" in text
+        assert "sign in again with your token (the tickets you hold are still yours)" in text
         # the right token, from a page of another site
         for headers in ({"Origin": "http://evil.example"}, {"Origin": f"http://localhost:{base.rsplit(':', 1)[1]}"},
                         {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):

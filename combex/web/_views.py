@@ -130,6 +130,11 @@ class Views:
             raise Refused(403, "Refused: this form was sent from a page of another site.")
         form = await request.form()
         if not tokens_equal(form.get("csrf"), request.session.get("csrf")):
+            if not request.session.get("csrf") and form.get("csrf"):  # a form of a session this server does not know
+                raise Refused(403, "Refused: this browser's sign-in has ended (the server was restarted, or the page "
+                                   "was left open 12 hours without use). Nothing was recorded. Open the study's "
+                                   "assistant page, sign in again with your token (the tickets you hold are still "
+                                   "yours) and send the form again.", heading="Sign in again")
             raise Refused(403, "Refused: the form's security token is missing or out of date. Reload the page "
                                "and send the form again.")
         if not signed_in or name is None:
