@@ -633,6 +633,35 @@ def test_a_release_puts_the_ticket_back(tmp_path, browser):
         assert study.summary()["evaluations"] == 4
 
 
+def test_a_score_for_a_ticket_released_meanwhile_is_recorded_for_the_assistant_who_asked(tmp_path, browser):
+    """The owner releases a ticket while its assistant is on the confirmation page: the
+    session was run, so *Record* records its score (as ``Study.tell`` accepts it) and says
+    the ticket had been released; another assistant cannot record it."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    token = study.add_assistant("Ravi")
+    other = study.add_assistant("Mia")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, team = _ask(browser)
+        _enter(browser, tid, "55")
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+        study.release(tid)
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: f"Recorded 55 for ticket #{tid}" in _text(d, ".flash"))
+        assert "The ticket had been released; the session was run, so its score counts all the same." in _text(
+            browser, ".flash")
+        rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
+        assert rows[tid]["state"] == "told" and rows[tid]["reward_sum"] == 55 and rows[tid]["told_by"] == "Ravi"
+        tid2, _ = _ask(browser)
+        study.release(tid2)
+        _sign_in(browser, base, other)
+        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid2), score="50")
+        assert f"Ticket #{tid2} is not one of your pending tickets" in status[1]
+        assert study.summary()["evaluations"] == 5
+
+
 def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser):
     """The owner's page has 'Stop the study now' (a confirming box required); the study
     ends on the evaluations told with the leader and delta_achieved; an assistant's page has

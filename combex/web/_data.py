@@ -413,6 +413,20 @@ def _log_read(study: Any, scrub: Scrubber) -> Any:
         return unavailable(f"Reading the told evaluations failed: {scrub(exc)}")
 
 
+def handed_back_ticket(study: Any, ticket: int, now: float) -> dict[str, Any] | None:
+    """Ticket ``ticket`` when it was released or expired without a score (a page's dict,
+    with ``state`` and the assistant who asked), else None: its session may have been run
+    all the same, and :meth:`Study.tell <combex.studies.Study.tell>` accepts its score."""
+    with study.storage.read(study.name) as rx:
+        row = rx.get_ticket(int(ticket))
+    if row is None or row.state not in ("released", "expired") or row.told_seq is not None:
+        return None
+    problem = _problem(study)
+    out = _ticket_dict(row, problem.get("labels"), problem, now)
+    out.update(state=row.state, assistant=row.asked_by)
+    return out
+
+
 def told_row(study: Any, ticket: int) -> dict[str, Any] | None:
     """One told evaluation as a row of the page's told log (older rows than the page lists
     are corrected through it), or None when ticket ``ticket`` is not told."""

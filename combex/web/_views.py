@@ -11,7 +11,7 @@ from urllib.parse import quote
 from ..exceptions import CombexError
 from ..studies import StudyNotFoundError
 from ._app import WebApp, accepts_assistant, fmt_score, parse_score
-from ._data import LOG_ROWS, team_names
+from ._data import LOG_ROWS, handed_back_ticket, team_names
 from ._security import new_token, same_origin, tokens_equal
 
 __all__ = ["Views", "Who", "Refused", "study_path"]
@@ -355,6 +355,15 @@ class Views:
         t = self._ticket(snap, tid)
         return t if t is not None and (who.owner or t.get("assistant") == who.assistant) else None
 
+    async def _handed_back(self, snap: dict[str, Any], name: str, tid: int, who: Who) -> dict[str, Any] | None:
+        """Ticket ``tid`` when it was released or expired (not told) and ``who`` asked for it
+        (or is the owner), on a running study: its session may have been run meanwhile (a
+        release by the owner while the assistant typed the score), and its score counts."""
+        if (snap.get("summary") or {}).get("status") != "running":
+            return None
+        t = await self._run(handed_back_ticket, self.web.handle(name).reader, tid, self.web.clock())
+        return t if t is not None and (who.owner or t.get("assistant") == who.assistant) else None
+
     @staticmethod
     def _not_pending(snap: dict[str, Any], tid: int, what: str) -> str:
         """Why a ticket is not among the assistant's pending ones, in the lab's words."""
@@ -371,7 +380,7 @@ class Views:
         form, who = await self._guard(request, name)
         tid = self._ticket_id(form)
         snap = await self._run(self._fresh, name)
-        t = self._held(snap, tid, who)
+        t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
         if t is None:
             self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
@@ -396,7 +405,7 @@ class Views:
         h = self.web.handle(name)
         fn = self._needs(h, "tell")
         snap = await self._run(self._fresh, name)
-        t = self._held(snap, tid, who)
+        t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
         if t is None:
             self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
@@ -407,8 +416,10 @@ class Views:
         ok, res = await self._write(name, f"{who.label} told ticket #{tid}: {_g(x)}", fn, tid, x,
                                     assistant=who.recorded)
         if ok:
+            late = (f" The ticket had been {t['state']}; the session was run, so its score counts all the same."
+                    if t.get("state") else "")
             self._flash(request, "ok", f"Recorded {_g(x)} for ticket #{tid} ({', '.join(t['team'])}) by "
-                                       f"{who.label}. The study is {res}.")
+                                       f"{who.label}. The study is {res}.{late}")
         else:
             self._flash(request, "error", f"Not recorded: {res}")
         return self._redirect(study_path(name, "/assistant"))
