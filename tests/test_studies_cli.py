@@ -53,6 +53,12 @@ def test_study_commands_end_to_end(tmp_path, capsys):
     assert code == 2 and "identified" in err
     code, doc, _ = run(capsys, "study", "export", db, "--name", "q", "--out", str(tmp_path / "t.csv"))
     assert doc["rows"] >= told and (tmp_path / "t.csv").exists()
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "t.csv")
+    told_rows = csv[csv["state"] == "told"]
+    assert sorted(told_rows["told_seq"].astype(int)) == list(range(1, told + 1))  # integers, not 1.0
+    assert told_rows["arm"].astype(str).str.fullmatch(r"\d+").all()  # index arms: the arm itself
     code, doc, err = run(capsys, "study", "status", db, "--name", "nope")
     assert code == 2 and "No study named 'nope'" in err
     code, doc, _ = run(capsys, "study", "delete", db, "--name", "q")

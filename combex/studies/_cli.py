@@ -142,7 +142,10 @@ def _export(study: Any, out: str | None) -> None:
     if not os.path.isdir(folder):
         raise InvalidParameterError(f"The --out option names a file in a folder that does not exist: {folder!r}.")
     try:
-        if out.endswith(".csv"):
+        if out.endswith(".csv"):  # a team as text a spreadsheet reads: "Ana, Ben, Cleo, Dev"; arms "0 1 2 3"
+            for col in ("names", "arm"):
+                sep = ", " if col == "names" else " "
+                df[col] = [sep.join(map(str, v)) if isinstance(v, (list, tuple)) else v for v in df[col]]
             df.to_csv(out, index=False)
         else:
             df.to_json(out, orient="records")

@@ -1301,10 +1301,11 @@ class Study:
 
     def trials_dataframe(self) -> Any:
         """Every ticket as a row (pandas; reads the whole log): id, arm, names, count,
-        state, batch, entry, asked_by, told_by, issued_at, lease_deadline, told_at (ISO
-        8601 UTC text), told_seq, reward_sum (as told), reward_sum_corrected (after the
-        corrections; None when voided), corrected, reissue_of, and the Unix times
-        (``*_unix``)."""
+        state, batch, entry, asked_by, told_by (an assistant's name; None for the owner, and
+        ``told_by`` None too while a ticket is not told: ``state`` tells them apart),
+        issued_at, lease_deadline, told_at (ISO 8601 UTC text), told_seq (an integer, missing
+        while not told), reward_sum (as told), reward_sum_corrected (after the corrections;
+        None when voided), corrected, reissue_of, and the Unix times (``*_unix``)."""
         import pandas as pd
 
         rows = self.storage.tickets(self.name)
@@ -1325,7 +1326,9 @@ class Study:
                          "reward_sum_corrected": corr[r.told_seq] if fixed else r.reward_sum, "corrected": fixed,
                          "reissue_of": r.reissue_of, "issued_at_unix": r.issued_at,
                          "lease_deadline_unix": r.lease_deadline, "told_at_unix": r.told_at})
-        return pd.DataFrame(recs, columns=cols)
+        df = pd.DataFrame(recs, columns=cols)
+        df["told_seq"] = df["told_seq"].astype("Int64")  # 1, 2, ... (missing while not told)
+        return df
 
 
 # ============================================================================ module functions
