@@ -687,12 +687,12 @@ class LinearGLRExploration(Exploration):
         self.W += m * z
         D = self.W - self.T
         if m == 1:
-            # the arm furthest behind its target. A proposal (propose's copy) where none is
-            # behind (the basis and forced pulls count in T, not in W) takes the rule's own
-            # choice, as larger rounds do below: the first of the tied arms would walk a
-            # study's tickets through the teams in their listed order
+            # the arm furthest behind its target. A proposal avoiding held arms (propose's
+            # avoid) where none is behind (the basis and forced pulls count in T, not in W)
+            # takes the rule's own choice, as larger rounds do below: the first of the tied
+            # arms would walk a study's tickets through the teams in their listed order
             a = int(np.argmax(D))
-            if D[a] <= 0 and getattr(self, "_force_round", None) is not None:
+            if D[a] <= 0 and avoid is not None:
                 a = int(np.argmax(z))
             return Batch(self._arms_out(np.array([a])), np.array([1], dtype=np.int64))
         Dp = np.maximum(D, 0.0)
