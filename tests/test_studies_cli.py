@@ -49,6 +49,10 @@ def test_study_commands_end_to_end(tmp_path, capsys):
             break
     code, doc, _ = run(capsys, "study", "status", db, "--name", "q")
     assert doc["status"] == "identified" and doc["best"]["answer"] == [0] and doc["evaluations"] == told
+    assert main(["study", "status", db, "--name", "q", "--text"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == f"q: identified, {told} evaluations told, 0 tickets out (lucb)."
+    assert text[-1].startswith(f"After {told} evaluations the study identified")
     code, doc, err = run(capsys, "study", "tell", db, "--name", "q", "--ticket", "1", "--reward-sum", "1")
     assert code == 2 and "identified" in err
     code, doc, _ = run(capsys, "study", "export", db, "--name", "q", "--out", str(tmp_path / "t.csv"))

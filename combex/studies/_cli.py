@@ -154,6 +154,24 @@ def _export(study: Any, out: str | None) -> None:
     _print({"written": out, "rows": len(df)})
 
 
+def _status_text(doc: dict[str, Any]) -> str:
+    """Where a study stands, in a few lines of words (``combex study status --text``)."""
+    b = doc["best"]
+    budget = f" of {doc['budget']}" if doc.get("budget") else ""
+    pending = (doc.get("tickets") or {}).get("pending", 0)
+    lines = [f"{doc['name']}: {str(doc['status']).replace('_', ' ')}, {doc['evaluations']}{budget} evaluations told, "
+             f"{pending} ticket{'s' if pending != 1 else ''} out ({doc['solver']})."]
+    names = (b.get("leader") or {}).get("names")
+    if names and not b.get("first_check_pending"):
+        who = "Answer" if doc["status"] != "running" else "Leader"
+        lines.append(f"{who}: {', '.join(map(str, names)) if isinstance(names, list) else names}.")
+    if isinstance(b.get("delta_achieved"), (int, float)):
+        lines.append(f"delta achieved: {b['delta_achieved']:.3g} (the study's delta: "
+                     f"{(doc.get('solver_params') or {}).get('delta', '?')}).")
+    lines.append(b["certificate_text"])
+    return "\n".join(lines)
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from . import _study as S
 
@@ -231,7 +249,10 @@ def _cmd(args: argparse.Namespace) -> int:
     if action == "status":
         doc = study.summary()
         doc["best"] = study.best()
-        _print(doc)
+        if args.text:
+            print(_status_text(doc))
+        else:
+            _print(doc)
         return 0
     if action == "history":
         _print(study.history(max_points=args.max_points))
@@ -332,11 +353,13 @@ def add_study_command(sub: Any) -> None:
     co.add_argument("--reward-sum", type=float, default=None, help="the right score")
     co.add_argument("--void", action="store_true", help="void the told score (the evaluation did not count)")
     co.add_argument("--reason", required=True)
-    sb = cmd("set-budget", "set the budget of evaluations (equal to the evaluations told: stop now)")
+    sb = cmd("set-budget", "set the budget of evaluations (equal to the evaluations told: stop now; above them on a "
+                           "stopped study: continue it)")
     sb.add_argument("--budget", type=int, required=True)
     cmd("stop", "end the study now with the current leader and its delta_achieved (the owner)")
     cmd("pending", "the tickets out: assistant, age, lease deadline")
-    cmd("status", "status, ticket counts, leader / result, certificate in words")
+    st = cmd("status", "status, ticket counts, leader / result, certificate in words (JSON)")
+    st.add_argument("--text", action="store_true", help="a few lines in words instead of the JSON document")
     h = cmd("history", "the stopping statistic over the evaluations")
     h.add_argument("--max-points", type=int, default=400)
     cmd("estimates", "per-worker estimates with intervals")

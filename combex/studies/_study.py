@@ -1154,7 +1154,7 @@ class Study:
         if rec.n_told == 0 and rec.status == "running":
             return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
         if b.get("first_check_pending"):
-            return (f"After {rec.n_told} evaluations the {rec.solver} rule has not checked yet: the solver's initial "
+            return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet: the solver's initial "
                     f"sessions come first, then the study has a leader and runs until the rule certifies a choice "
                     f"{conf.strip() or 'at its delta'}.{budget}")
         if rec.status == "identified":
@@ -1169,7 +1169,7 @@ class Study:
                     f"{da}{stat}{left} A larger budget continues the study.")
         if rec.status != "running":
             return f"The study stopped ({rec.status}) after {rec.n_told} evaluations; the recommendation is the {what}."
-        return (f"After {rec.n_told} evaluations the leader is the {what}; the study runs until the {rec.solver} "
+        return (f"After {_evaluations(rec.n_told)} the leader is the {what}; the study runs until the {rec.solver} "
                 f"rule certifies a choice {conf.strip() or 'at its delta'}.{stat}{da}{left}{budget}")
 
     def exploration_state(self) -> _Replay:
@@ -1329,6 +1329,10 @@ class Study:
         df = pd.DataFrame(recs, columns=cols)
         df["told_seq"] = df["told_seq"].astype("Int64")  # 1, 2, ... (missing while not told)
         return df
+
+
+def _evaluations(n: int) -> str:
+    return f"{n} evaluation" if n == 1 else f"{n} evaluations"
 
 
 # ============================================================================ module functions
