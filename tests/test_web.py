@@ -712,7 +712,7 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         assert _text(browser, "section h2") == "Tickets out (every assistant's)"
         assert "(asked by Ravi)" in _text(browser, f"#ticket-{tid}")
         assert "The study has no budget: it runs until the stopping rule holds" in _text(browser, "body")
-        for typed, flash in [("500", "The budget is now 500 evaluations (status running)."),
+        for typed, flash in [("500", "The budget is now 500 evaluations (the study is running)."),
                              ("5", "Budget not changed: 12 evaluations are already told, so the budget must be above "
                                    "12 (to end the study now, use Stop the study now). Got 5."),
                              ("12", "Got 12."),
@@ -740,7 +740,7 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         box.send_keys("40")
         assert browser.find_element(By.ID, "set-budget").text == "Continue the study"
         browser.find_element(By.ID, "set-budget").click()
-        _wait(browser, lambda d: "The budget is now 40 evaluations (status running)." in _text(d, ".flash"))
+        _wait(browser, lambda d: "The budget is now 40 evaluations (the study is running)." in _text(d, ".flash"))
         assert study.status == "running" and browser.find_elements(By.ID, "stop-form")
         assert [(h["event"], h["to"]) for h in study.summary()["history"] if "to" in h] == [
             ("budget", 500), ("stopped_by_owner", 12), ("budget", 40)]

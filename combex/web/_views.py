@@ -49,6 +49,13 @@ HEADINGS = {400: "Not accepted", 401: "Not signed in", 403: "Refused", 404: "Not
             500: "Internal error", 501: "Not available"}
 
 
+def _status_words(status: Any) -> str:
+    """A study's status in the lab's words."""
+    return {"running": "running", "identified": "identified (the answer is certified)",
+            "budget_exhausted": "stopped before its rule held (budget reached, or stopped by the owner)"}.get(
+        str(status), str(status).replace("_", " "))
+
+
 class Refused(Exception):
     """A request refused before anything is read or written (status, message)."""
 
@@ -419,7 +426,7 @@ class Views:
             late = (f" The ticket had been {t['state']}; the session was run, so its score counts all the same."
                     if t.get("state") else "")
             self._flash(request, "ok", f"Recorded {_g(x)} for ticket #{tid} ({', '.join(t['team'])}) by "
-                                       f"{who.label}. The study is {res}.{late}")
+                                       f"{who.label}. The study is {_status_words(res)}.{late}")
         else:
             self._flash(request, "error", f"Not recorded: {res}")
         return self._redirect(study_path(name, "/assistant"))
@@ -455,7 +462,7 @@ class Views:
             raise Refused(501, "Not available: this version of combex.studies has no Study.stop().")
         ok, res = await self._write(name, f"{who.label} stopped the study", fn)
         self._flash(request, "ok" if ok else "error",
-                    f"The study is stopped ({res}): the study page shows the answer and how sure it is." if ok
+                    f"The study is {_status_words(res)}: the study page shows the answer and how sure it is." if ok
                     else f"Not stopped: {res}")
         return self._redirect(study_path(name, "/assistant"))
 
@@ -482,7 +489,7 @@ class Views:
             return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
         self._flash(request, "ok" if ok else "error",
-                    (f"The budget is now {int(text)} evaluations (status {res})." if ok
+                    (f"The budget is now {int(text)} evaluations (the study is {_status_words(res)})." if ok
                      else f"Budget not changed: {res}"))
         return self._redirect(study_path(name, "/assistant"))
 
