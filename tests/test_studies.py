@@ -545,6 +545,27 @@ def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
         study.set_budget(9000)  # an identified study is final
 
 
+def test_a_study_continued_by_another_handle_runs_on_in_this_one(tmp_path):
+    """Two handles on one stored study (a notebook's, the web app's): the first runs to the
+    budget, the second continues the study with a larger one; the first's next ask and tell
+    run on (its cached state had stopped at the old budget, and must not stop the study
+    again or cancel the tickets others hold)."""
+    db = str(tmp_path / "s.db")
+    problem = cs.problem_spec(workers=[f"w{i}" for i in range(6)], team_size=2, score_range=(0, 100))
+    a = cs.create_study(storage=db, name="s", budget=20, solver="top-two", solver_params={"delta": 0.1}, problem=problem)
+    while a.status == "running":
+        t = a.ask()
+        a.tell(t.id, 50.0)
+    b = cs.load_study(storage=db, name="s")
+    assert b.set_budget(100) == "running"
+    held = b.ask(assistant=None)
+    t = a.ask()
+    a.tell(t.id, 50.0)
+    assert a.status == "running" and a.best()["evaluations"] == 21
+    assert [h["event"] for h in a.summary()["history"]] == ["stopped", "budget"]
+    assert {p.id for p in b.pending()} == {held.id}
+
+
 def test_set_budget_and_stop_from_the_cli(tmp_path, capsys):
     from combex.cli import main
 

@@ -483,6 +483,8 @@ class Study:
         rp = self._replay if rp is None else rp
         if rp is not None and (rp.seq > rec.n_told or rp.n_corr > rec.n_corrections):
             rp = None  # holds folds that were rolled back
+        if rp is not None and rp.exp.done and rec.status == "running":
+            rp = None  # stopped at a budget since raised (the study was continued by another handle)
         if rp is not None and rec.n_corrections > rp.n_corr:
             new = tx.corrections(rp.n_corr)
             if any(c.told_seq <= rp.seq for c in new):
