@@ -451,7 +451,8 @@ def test_random_design_draws_teams_at_every_class_size_and_answers_with_its_last
     """``random-design`` takes the oracle-randomized design and the fixed-design stop on a
     class small enough to enumerate (35 teams). Before the first checkpoint it reports no
     statistic; between checkpoints the answer, statistic and threshold are the last
-    checkpoint's (so a budget stop there answers with the team the statistic is about)."""
+    checkpoint's (so a budget stop there answers with the team the statistic is about), and
+    the estimate of the evaluations left counts down from the last checkpoint's."""
     env = FullBandit([1.0, 0.9, 0.8, 0.2, 0.1, 0.0, -0.1], k=3, rng=0)
     exp = RandomDesign(delta=0.05).start(env.problem, rng=0)
     assert exp.oblivious_design and exp.threshold == "fixed-design"
@@ -465,9 +466,11 @@ def test_random_design_draws_teams_at_every_class_size_and_answers_with_its_last
             assert math.isnan(stat) and exp.delta_achieved() is None
             continue
         ans = tuple(np.flatnonzero(exp.answer))
-        if m in seen:
-            assert seen[m] == (ans, stat, beta)
-        seen[m] = (ans, stat, beta)
+        left = exp.evaluations_left()
+        end = None if not left or exp.done else round(left + exp.samples, 6)  # where the estimate ends
+        if m in seen:  # between checkpoints: the same numbers, and an estimate that counts down
+            assert seen[m][:3] == (ans, stat, beta) and (end is None or seen[m][3] is None or end == seen[m][3])
+        seen[m] = (ans, stat, beta, end)
     res = exp.result()
     assert res.status == "identified" and res.info["threshold"] == "fixed-design"
     assert env.is_correct(res.answer, 0.0) and len(seen) >= 2

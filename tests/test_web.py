@@ -113,13 +113,13 @@ def raw_request(base, method, path, headers, body=b""):
     return out
 
 
-def lab_study(storage, name="lab", *, seed=0, told=0, rng=0):
+def lab_study(storage, name="lab", *, seed=0, told=0, rng=0, solver="top-two"):
     """The lab case: 12 workers, teams of 4, a session's score in [0, 100], the noise level
     unknown to the study; ``told`` sessions told by the owner (scores: member qualities +
     N(0, 10^2), rounded, clipped)."""
     problem = cs.problem_spec(workers=WORKERS, team_size=4, score_range=(0, 100))  # noise level unknown
     study = cs.create_study(storage=storage, name=name, problem=problem,
-                            solver="top-two", solver_params={"delta": 0.05}, seed=seed)
+                            solver=solver, solver_params={"delta": 0.05}, seed=seed)
     gen = np.random.default_rng(rng)
     for _ in range(told):
         t = study.ask()
@@ -888,6 +888,21 @@ def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser)
         assert red > 100  # the dashed red threshold line is drawn
         cap = _text(browser, "#chart-caption")
         assert "Top-Two" in cap and "'top-two'" in cap and "threshold" in cap and "stops when" in cap
+
+
+def test_a_random_design_study_names_no_leader_or_challenger_before_its_first_check(tmp_path, browser):
+    """random-design checks at checkpoints (the first after 120 sessions of 12 workers):
+    before it, the cards name no leader and no challenger, and say when they come."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=30, solver="random-design")
+    b = study.best()
+    assert b["first_check_pending"] and b["statistic"] is None
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: _text(d, "#verdict .challenger .card-value") == "-")
+        assert _text(browser, "#verdict .leader .card-value") == "-"
+        assert _text(browser, "#verdict .challenger .card-note") == (
+            "after the solver's initial sessions (its stopping rule has not checked yet)")
 
 
 def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):

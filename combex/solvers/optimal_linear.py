@@ -788,7 +788,7 @@ class LinearGLRExploration(Exploration):
             best = self._pool_glr(x_hat, theta)
         self._stop_bound = info["stop_bound"]
         self._last = {"stat": float(L), "threshold": float(beta), "binding": float(L), "challenger": None,
-                      "sig": self._sig}
+                      "sig": self._sig, "t": float(self.samples)}
         self._progress_trace.record(self.samples, float(L), float(beta))
         if self.record_trace:
             self.record(t=self.samples, Z=L, margin=L / beta, best=best,
@@ -1068,9 +1068,12 @@ class LinearGLRExploration(Exploration):
         last = getattr(self, "_last", None)
         if last is None or self.status == "identified":
             return None if last is None else 0.0
-        t = float(max(self.samples, 1))
-        return samples_left(float(last["binding"]), float(last["threshold"]), t, slope=0.5 * float(self.X.shape[1]),
+        # at the last check's own count (the fixed-design stop checks at its checkpoints only:
+        # its statistic stands still between them while the samples grow), less the samples since
+        t = float(max(last.get("t") or self.samples, 1))
+        left = samples_left(float(last["binding"]), float(last["threshold"]), t, slope=0.5 * float(self.X.shape[1]),
                             since=self._progress_trace.at_half(t))
+        return None if left is None else max(left - (float(self.samples) - t), 0.0)
 
     stops_when = "statistic > threshold"
 

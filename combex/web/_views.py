@@ -483,9 +483,10 @@ class Views:
             raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
         told = (await self._run(self.web.snapshot, name)).get("summary", {}).get("evaluations")
         if isinstance(told, int) and int(text) <= told:
+            running = (await self._run(self.web.snapshot, name)).get("summary", {}).get("status") == "running"
+            how = " (to end the study now, use Stop the study now)" if running else ""
             self._flash(request, "error", f"Budget not changed: {told} evaluations are already told, so the budget "
-                                          f"must be above {told} (to end the study now, use Stop the study now). "
-                                          f"Got {int(text)}.")
+                                          f"must be above {told}{how}. Got {int(text)}.")
             return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
         self._flash(request, "ok" if ok else "error",

@@ -91,8 +91,9 @@
     if (b.first_check_pending) early = "after the solver's initial sessions (its stopping rule has not checked yet)";
     cards.push(card(stopped ? "Answer" : "Leader", b.first_check_pending ? "-" : names(b.leader),
       b.leader && b.leader.length && !b.first_check_pending ? null : early, "leader"));
-    cards.push(card("Challenger", b.challenger ? names(b.challenger) : "-",
-      b.challenger ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
+    var chal = b.challenger && !b.first_check_pending;
+    cards.push(card("Challenger", chal ? names(b.challenger) : "-",
+      chal ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
       "challenger"));
     cards.push(card("Evaluations told", num(ev) + (sm.budget ? " of " + sm.budget : ""),
       sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" : null, "evaluations"));
