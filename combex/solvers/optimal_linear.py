@@ -364,15 +364,16 @@ class LinearGLRExploration(Exploration):
         return self._sig if math.isfinite(self._sig) else float(self.sigma)
 
     @property
-    def _oblivious_design(self) -> bool:
+    def oblivious_design(self) -> bool:
         """Whether every sample after the basis comes from the oracle-randomized design
-        (:meth:`_design_batch`), which never looks at the observations."""
+        (:meth:`_design_batch`), which never looks at the observations: a caller that keeps
+        its own choices blind too may set :attr:`blind_tells`."""
         return self.dc is not None and self.swap and bool(getattr(self.solver, "swap_sampling", False))
 
     def _resolve_threshold(self, threshold: str, owner: str) -> str:
         if threshold == "valid":
-            return "fixed-design" if self._oblivious_design else "mixture"
-        if threshold == "fixed-design" and not self._oblivious_design:
+            return "fixed-design" if self.oblivious_design else "mixture"
+        if threshold == "fixed-design" and not self.oblivious_design:
             raise InvalidParameterError(
                 f"The 'threshold' parameter of {owner} is 'fixed-design', which is valid only when the design "
                 "does not depend on the observations (LinearTopTwo / LinearFWSampling on a class of matroid bases "
@@ -386,13 +387,6 @@ class LinearGLRExploration(Exploration):
     #: study handing out the design's teams to several assistants): its tells then keep the
     #: fixed-design threshold of an :attr:`oblivious_design`.
     blind_tells: bool = False
-
-    @property
-    def oblivious_design(self) -> bool:
-        """Whether the sampling rule never looks at the observations (the oracle-randomized
-        design of :meth:`_design_batch`): a caller that keeps its own choices blind too may
-        set :attr:`blind_tells`."""
-        return self._oblivious_design
 
     def tell_batch(self, batch: Batch, reward_sums: Any) -> None:
         """As :meth:`Exploration.tell_batch`, with one guard for the fixed-design threshold:
@@ -1133,13 +1127,13 @@ class LinearGLRExploration(Exploration):
             return []
         sim = self._virtual_copy(rng)
         avoid = list(avoid)
-        if avoid and not (self.dc is not None and self._oblivious_design):
+        if avoid and not (self.dc is not None and self.oblivious_design):
             mask = np.zeros(self.X.shape[0], dtype=bool)
             mask[self._arms_in(np.asarray([np.asarray(a) for a in avoid]))] = True
             sim._avoid = mask
         arms = list(pending)
         if arms:
-            idx = self._arms_in(np.asarray([np.asarray(a) for a in arms])) if self.dc is None or not self._oblivious_design else None
+            idx = self._arms_in(np.asarray([np.asarray(a) for a in arms])) if self.dc is None or not self.oblivious_design else None
             if idx is not None:
                 for i in idx:
                     sim._virtual_pull(int(i))
@@ -1154,7 +1148,7 @@ class LinearGLRExploration(Exploration):
                 b = sim._next_batch_rule()
                 arm = np.asarray(b.arms)[0]
                 i = None
-                if not (self.dc is not None and self._oblivious_design):
+                if not (self.dc is not None and self.oblivious_design):
                     i = int(sim._arms_in(np.asarray(b.arms)[:1])[0])
             if i is not None:
                 sim._virtual_pull(i)
@@ -1494,8 +1488,11 @@ class RandomDesign(LinearGLRSolver):
 class RandomDesignExploration(LinearGLRExploration):
     """State of one :class:`RandomDesign` run (the loop's oracle-randomized design)."""
 
-    def proportions(self, m: int) -> NDArray[np.float64]:  # pragma: no cover - the design path never asks
-        raise NotImplementedError("random-design samples by its design, not by proportions")
+    def proportions(self, m: int) -> NDArray[np.float64]:
+        """Uniform over the listed arms (the spanning set of members): the design's own
+        samples are drawn by :meth:`_design_batch` over the whole class, so the loop never
+        tracks proportions on this path."""
+        return np.full(self.X.shape[0], 1.0 / self.X.shape[0])
 
 
 # ---------------------------------------------------------------------- Oracle sampler

@@ -893,8 +893,7 @@ class Study:
                 entry["reopened"] = True
                 entry["previous_answer"] = (rec.result or {}).get("answer")
                 tx.update_study(budget=b, status="running", result=None, history=list(rec.history) + [entry])
-                rp = self._rebuild(tx)
-                self._replay = rp
+                rp = self._sync(tx)  # the cached state stopped at the old budget: rebuilt (see _sync)
                 tx.update_study(progress=self._progress(rp))
                 return tx.study.status
             tx.update_study(budget=b, history=list(rec.history) + [entry])
