@@ -543,6 +543,15 @@ def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
     assert again.exploration_state().exp.status == "identified"
     with pytest.raises(cs.StudyFinishedError, match="is identified"):
         study.set_budget(9000)  # an identified study is final
+    # the history in words (the study page and `combex study status --text` list it)
+    n = study.best()["evaluations"]
+    assert [e["text"] for e in study.events()] == [
+        "The owner changed the budget from 10 to 30 evaluations after 0 evaluations.",
+        "The owner changed the budget from 30 to 12 evaluations after 10 evaluations.",
+        "The owner stopped the study after 10 evaluations; answer (not certified): ann.",
+        "The owner continued the stopped study with a budget of 5000 evaluations after 10 evaluations (its "
+        "answer then: ann).",
+        f"The stopping rule held after {n} evaluations: the study identified ann."]
 
 
 def test_a_study_continued_by_another_handle_runs_on_in_this_one(tmp_path):
@@ -659,7 +668,8 @@ def test_a_random_design_study_keeps_its_fixed_design_threshold_with_three_assis
     the reverse order; every ticket is a draw of the design, so the fixed-design threshold
     stays (also after the study is opened again from its storage) and the study identifies
     the best team, with different teams out at once and no statistic before the first
-    checkpoint (10 n = 120 sessions)."""
+    checkpoint (10 n = 120 sessions); between checkpoints the statistic its certificate
+    names is the last checkpoint's, said so."""
     workers = [f"w{i}" for i in range(12)]
     quality = np.array([20, 19, 18, 17, 15, 14, 13, 12, 11, 10, 9, 8], dtype=float)
     url = str(tmp_path / "lab.db")
@@ -680,8 +690,14 @@ def test_a_random_design_study_keeps_its_fixed_design_threshold_with_three_assis
             score = float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 10), 0, 100))
             study.tell(t.id, round(score, 1))
         b = study.best()
+        assert b["oblivious_design"]
         if b["evaluations"] < 120:
             assert b["statistic"] is None and b["first_check_pending"]
+        elif 120 < b["evaluations"] < 144 and b["status"] == "running":  # between the first two checkpoints
+            between = b
+    assert between["checked_at"] == 120 and (
+        "At the rule's last check, after 120 evaluations (it checks at set points, not after every score), the "
+        "stopping statistic was ") in between["certificate_text"]
     best = cs.load_study(storage=url, name="lab").best()
     assert best["status"] == "identified" and best["leader"]["names"] == ["w0", "w1", "w2", "w3"]
     assert clashes == 0 and best["delta_achieved"] <= 0.1

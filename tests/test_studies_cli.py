@@ -52,7 +52,9 @@ def test_study_commands_end_to_end(tmp_path, capsys):
     assert main(["study", "status", db, "--name", "q", "--text"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == f"q: identified, {told} evaluations told, 0 tickets out (lucb)."
-    assert text[-1].startswith(f"After {told} evaluations the study identified")
+    assert text[-3].startswith(f"After {told} evaluations the study identified")
+    assert text[-2:] == ["History:", f"  {doc['result']['stopped_at'][:16].replace('T', ' ')} UTC  The stopping rule "
+                                     f"held after {told} evaluations: the study identified a."]
     code, doc, err = run(capsys, "study", "tell", db, "--name", "q", "--ticket", "1", "--reward-sum", "1")
     assert code == 2 and "identified" in err
     code, doc, _ = run(capsys, "study", "export", db, "--name", "q", "--out", str(tmp_path / "t.csv"))

@@ -695,7 +695,9 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
     below the evaluations told is refused with the reason (a typo cannot end the study: the
     stop has its own confirmed form); after a stop the same form continues the study with a
     larger budget. An assistant's page has no such form, a post of it as an assistant is
-    refused, and the owner's page lists every assistant's tickets under its own heading."""
+    refused, and the owner's page lists every assistant's tickets under its own heading (a
+    score the owner enters for an assistant's ticket is checked with a warning); the study
+    page lists the budget changes, the stop and the continuation in words."""
     By = _by()
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=12)
@@ -711,6 +713,13 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         _sign_in(browser, base, OWNER)
         assert _text(browser, "section h2") == "Tickets out (every assistant's)"
         assert "(asked by Ravi)" in _text(browser, f"#ticket-{tid}")
+        browser.find_element(By.ID, f"score-{tid}").send_keys("61")  # the owner types into Ravi's ticket: warned
+        browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm-others"))
+        assert _text(browser, "#confirm-others").startswith("This ticket is Ravi's: record its score here only if "
+                                                            "Ravi ran the session and will not enter it")
+        browser.find_element(By.ID, "change").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "budget"))
         assert "The study has no budget: it runs until the stopping rule holds" in _text(browser, "body")
         for typed, flash in [("500", "The budget is now 500 evaluations (the study is running)."),
                              ("5", "Budget not changed: 12 evaluations are already told, so the budget must be above "
@@ -744,6 +753,14 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         assert study.status == "running" and browser.find_elements(By.ID, "stop-form")
         assert [(h["event"], h["to"]) for h in study.summary()["history"] if "to" in h] == [
             ("budget", 500), ("stopped_by_owner", 12), ("budget", 40)]
+        browser.get(f"{base}/study/lab")  # the study page lists the history in words
+        _wait(browser, lambda d: "continued the stopped study" in _text(d, "#events"))
+        texts = [e["text"] for e in study.events()]
+        assert [li.text.split(" UTC ", 1)[1] for li in browser.find_elements(By.CSS_SELECTOR, "#events li")] == texts
+        assert texts[0] == "The owner changed the budget from none to 500 evaluations after 12 evaluations."
+        assert texts[1].startswith("The owner stopped the study after 12 evaluations; answer (not certified): ")
+        assert texts[2].startswith("The owner continued the stopped study with a budget of 40 evaluations after 12 "
+                                   "evaluations (its answer then: ")
         assert study.ask() is not None
 
 

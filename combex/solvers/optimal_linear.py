@@ -1098,7 +1098,11 @@ class LinearGLRExploration(Exploration):
                 "stops_when": self.stops_when, "leader": leader, "challenger": chal,
                 "delta_achieved": self.delta_achieved(), "evaluations_left": self.evaluations_left(),
                 "noise_check": None if self._noise_record is None else dict(self._noise_record),
-                "divergence": "unknown-variance" if self.uv else "gaussian"}
+                "divergence": "unknown-variance" if self.uv else "gaussian",
+                # the samples at the check the statistic is from (checkpoints of a fixed
+                # design fall between told samples), and whether the design ignores the rewards
+                "checked_at": None if last is None or last.get("t") is None else int(last["t"]),
+                "oblivious_design": bool(self.oblivious_design)}
 
     def stop(self, status: str, message: str = "") -> None:
         super().stop(status, message)

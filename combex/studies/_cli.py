@@ -169,6 +169,11 @@ def _status_text(doc: dict[str, Any]) -> str:
         lines.append(f"delta achieved: {b['delta_achieved']:.3g} (the study's delta: "
                      f"{(doc.get('solver_params') or {}).get('delta', '?')}).")
     lines.append(b["certificate_text"])
+    events = [e for e in doc.get("events") or [] if e.get("event") != "upgraded"]
+    if events:
+        lines.append("History:")
+        lines += [f"  {e['at'][:16].replace('T', ' ')} UTC  {e['text']}" if e.get("at") else f"  {e['text']}"
+                  for e in events]
     return "\n".join(lines)
 
 
@@ -249,6 +254,7 @@ def _cmd(args: argparse.Namespace) -> int:
     if action == "status":
         doc = study.summary()
         doc["best"] = study.best()
+        doc["events"] = study.events()
         if args.text:
             print(_status_text(doc))
         else:

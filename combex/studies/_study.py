@@ -1103,6 +1103,9 @@ class Study:
             None); ``evaluations_left`` (an **estimate**, or None); ``evaluations``;
             ``budget``; ``noise_check``; ``certificate`` (at the stop); ``certificate_text``
             (one paragraph in words); ``answer`` / ``labels`` (the leader's arm and names);
+            ``checked_at`` (the evaluations at the check the statistic is from, for a
+            solver that checks at set points; None when unknown); ``oblivious_design``
+            (True when the solver draws its evaluations blind to the scores);
             ``first_check_pending`` (True while scores are told but the solver's stopping
             rule has not checked yet: its initial sessions come first, and until then the
             leader is only the solver's starting point, not a reading of the data).
@@ -1121,6 +1124,8 @@ class Study:
             "evaluations_left": src.get("evaluations_left"),
             "evaluations_left_note": _left_note(rec, src.get("evaluations_left"), src),
             "evaluations": rec.n_told, "budget": rec.budget, "noise_check": src.get("noise_check"),
+            "checked_at": src.get("checked_at") if src.get("samples") == rec.n_told else None,
+            "oblivious_design": bool(src.get("oblivious_design")),
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
         }
@@ -1139,8 +1144,15 @@ class Study:
         conf = f"with probability at least {1 - float(delta):.0%} (delta = {float(delta):g}) " if delta else ""
         stat = ""
         if isinstance(b["statistic"], (int, float)) and isinstance(b["threshold"], (int, float)):
-            stat = (f" The stopping statistic is {b['statistic']:.4g} against the threshold {b['threshold']:.4g} "
-                    f"(the study stops when {b['stops_when'] or 'the rule holds'}).")
+            at = b.get("checked_at")
+            rule = f"the study stops when {b['stops_when'] or 'the rule holds'}"
+            if isinstance(at, int) and at < rec.n_told:
+                stat = (f" At the rule's last check, after {_evaluations(at)} (it checks at set points, not after "
+                        f"every score), the stopping statistic was {b['statistic']:.4g} against the threshold "
+                        f"{b['threshold']:.4g}; {rule}.")
+            else:
+                stat = (f" The stopping statistic is {b['statistic']:.4g} against the threshold "
+                        f"{b['threshold']:.4g} ({rule}).")
         da = ""
         if isinstance(b["delta_achieved"], (int, float)) and b["delta_achieved"] >= 1:
             da = (" On the data so far nothing is certified: no error probability below 1 can be claimed for the "
@@ -1204,6 +1216,25 @@ class Study:
                 "evaluations": rec.n_told, "corrections": rec.n_corrections, "assistants": n_asst,
                 "result": rec.result, "history": rec.history}
 
+    def events(self) -> list[dict[str, Any]]:
+        """The study's history in words, oldest first: ``at`` (ISO 8601 UTC, None when not
+        recorded), ``event`` (its kind), ``evaluations`` (told at the time) and ``text`` (a
+        sentence: budget changes, the owner's stop, each stop with its answer, a continuation,
+        a correction after a stop). The raw entries are ``summary()["history"]``."""
+        with self.storage.read(self.name) as rx:
+            hist = list(rx.study.history or [])
+        out: list[dict[str, Any]] = []
+        for h in hist:
+            prev = out[-1] if out else None
+            if (prev is not None and prev["event"] == "stopped_by_owner" and h.get("event") == "stopped"
+                    and h.get("evaluations") == prev["evaluations"]):  # the owner's stop and its answer: one line
+                prev["text"] = (prev["text"][:-1] + "; answer (not certified): "
+                                f"{_answer_words(self._labels_list, h.get('answer'))}.")
+                continue
+            out.append({"at": h.get("at"), "event": h.get("event"), "evaluations": h.get("evaluations"),
+                        "text": event_text(h, self._labels_list)})
+        return out
+
     def history(self, max_points: int = 400) -> list[dict[str, Any]]:
         """The stopping statistic and threshold over the told evaluations (the stored
         ``stat`` of each told row that ran a stopping check; a batch-policy study checks
@@ -1231,8 +1262,10 @@ class Study:
         contribution: ``estimate +- q * se`` with ``se`` from the declared noise scale when
         the problem has one (``q`` the normal quantile), else from the residual variance
         of the fit (``q`` Student's t with the residual degrees of freedom). They treat the
-        design as fixed, an approximation (the teams were chosen adaptively from the
-        scores); they are neither simultaneous over the members nor anytime-valid: the
+        design as fixed: an approximation when the teams were chosen adaptively from the
+        scores, exact given the draws (Gaussian noise) for a solver whose design is blind to
+        them (``best()["oblivious_design"]``, e.g. ``random-design``); they are neither
+        simultaneous over the members nor anytime-valid: the
         stopping rule, not these intervals, carries the study's guarantee. A member whose
         contribution the teams told so far cannot separate (the design does not identify
         it) gets ``estimate`` from the minimum-norm solution and no interval (None).
@@ -1334,6 +1367,57 @@ class Study:
 
 def _evaluations(n: int) -> str:
     return f"{n} evaluation" if n == 1 else f"{n} evaluations"
+
+
+def _answer_words(labels: Any, arm: Any) -> str:
+    names = _names(labels, arm)
+    who = names if names is not None else arm
+    return ", ".join(map(str, who)) if isinstance(who, list) else str(who)
+
+
+def event_text(event: dict[str, Any], labels: Any = None) -> str:
+    """One entry of a study's history (``Study.summary()["history"]``) in a sentence: budget
+    changes, the owner's stop, a stop and its answer, a continuation, a correction after
+    the stop. ``labels`` names the arms (the study's labels)."""
+    kind = event.get("event")
+    n = event.get("evaluations")
+    after = f" after {_evaluations(int(n))}" if isinstance(n, int) else ""
+    status = str(event.get("status") or event.get("previous_status") or "").replace("_", " ")
+    if kind == "budget" and event.get("reopened"):
+        prev = event.get("previous_answer")
+        then = f" (its answer then: {_answer_words(labels, prev)})" if prev is not None else ""
+        return (f"The owner continued the stopped study with a budget of {event.get('to')} evaluations{after}"
+                f"{then}.")
+    if kind == "budget":
+        old = event.get("from")
+        old = "none" if old is None else f"{old}"
+        stop = "; the study stops at its budget now" if isinstance(n, int) and event.get("to") == n else ""
+        return f"The owner changed the budget from {old} to {event.get('to')} evaluations{after}{stop}."
+    if kind == "stopped_by_owner":
+        return f"The owner stopped the study{after}."
+    if kind == "stopped":
+        answer = _answer_words(labels, event.get("answer"))
+        if event.get("status") == "identified":
+            return f"The stopping rule held{after}: the study identified {answer}."
+        if event.get("status") == "budget_exhausted":
+            return f"The study stopped at its budget{after}, before its rule held; answer (not certified): {answer}."
+        return f"The study stopped ({status}){after}; answer: {answer}."
+    if kind in ("corrected_after_stop", "reopened") and "ticket" in event:
+        before, value = event.get("before"), event.get("after")
+        change = (f"ticket #{event['ticket']}'s score {'voided' if value is None else f'corrected to {value:g}'}"
+                  f"{'' if before is None else f' (was {before:g})'}")
+        who = event.get("assistant") or "the owner"
+        why = f": {event['reason']}" if event.get("reason") else ""
+        if kind == "reopened":
+            return f"After the stop ({status}), {who} had {change}{why}; the stop no longer holds and the study runs again."
+        moved = ""
+        if event.get("answer_before") is not None and event.get("answer_before") != event.get("answer_after"):
+            moved = (f"; the answer changed from {_answer_words(labels, event['answer_before'])} to "
+                     f"{_answer_words(labels, event.get('answer_after'))}")
+        return f"After the stop, {who} had {change}{why}; the stop still holds{moved}."
+    if kind == "upgraded":
+        return f"The storage was upgraded from schema {event.get('from_schema')}."
+    return "; ".join(f"{k}: {v}" for k, v in event.items())
 
 
 # ============================================================================ module functions

@@ -1,7 +1,7 @@
 """What the pages show, as JSON: read from the Study API's read methods only.
 
 Every value comes from :mod:`combex.studies` reads (``summary``, ``best``,
-``member_estimates``, ``history``, ``pending``, ``told_log``), which never take a study's
+``member_estimates``, ``history``, ``events``, ``pending``, ``told_log``), which never take a study's
 write lock. A read the installed study API lacks, or one that fails, becomes a section
 ``{"available": false, "reason": ...}``: the page says so and shows the rest.
 Nothing here names the storage (path, URL) or any secret: :class:`Scrubber` removes the
@@ -234,6 +234,7 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "certificate_text": best.get("certificate_text"),
         "has_certificate": bool(best.get("certificate")),
         "first_check_pending": bool(best.get("first_check_pending")),
+        "checked_at": best.get("checked_at"), "oblivious_design": bool(best.get("oblivious_design")),
     }
 
 
@@ -248,9 +249,11 @@ def _noise_check(nc: Any) -> Any:
     return str(nc)
 
 
-def validity_text(problem: dict[str, Any]) -> str:
+def validity_text(problem: dict[str, Any], *, blind: bool = False) -> str:
     """What the intervals of ``Study.member_estimates()`` mean, in words (its docstring's
-    statement, for the page)."""
+    statement, for the page); ``blind``: the solver draws its evaluations at random, blind
+    to the scores (``best()["oblivious_design"]``), so the fixed design is not an
+    approximation."""
     sigma = (problem.get("noise") or {}).get("sigma")
     scale = (f"the declared standard deviation of one evaluation ({sigma:g})" if isinstance(sigma, (int, float))
              else "the residual variance of the fit (the noise level is not declared)")
@@ -262,13 +265,16 @@ def validity_text(problem: dict[str, Any]) -> str:
     else:
         what = "each arm's mean: the mean of its told evaluations"
         tail = ""
-    return (f"pointwise 95% confidence intervals of {what}, with {scale}. They treat the evaluations chosen so "
-            "far as a fixed design although the study chose them from the scores (an approximation), and they "
-            "are neither simultaneous over the members nor valid at any time: the stopping rule, not these "
-            f"intervals, carries the study's guarantee.{tail}")
+    design = ("They treat the evaluations told so far as a fixed design, which they are: the solver drew them at "
+              "random, blind to the scores (exact given the draws when the noise is Gaussian); they are neither "
+              if blind else
+              "They treat the evaluations chosen so far as a fixed design although the study chose them from the "
+              "scores (an approximation), and they are neither ")
+    return (f"pointwise 95% confidence intervals of {what}, with {scale}. {design}simultaneous over the members nor "
+            f"valid at any time: the stopping rule, not these intervals, carries the study's guarantee.{tail}")
 
 
-def _estimates_section(est: Any, labels: Any, problem: dict[str, Any]) -> dict[str, Any]:
+def _estimates_section(est: Any, labels: Any, problem: dict[str, Any], *, blind: bool = False) -> dict[str, Any]:
     if _is_unavailable(est):
         return est
     validity = None
@@ -283,7 +289,7 @@ def _estimates_section(est: Any, labels: Any, problem: dict[str, Any]) -> dict[s
             name = _label(r.get("arm", i), labels)
         out.append({"name": str(name), "n": r.get("n"), "estimate": _num(r.get("estimate")),
                     "low": _num(r.get("low")), "high": _num(r.get("high"))})
-    return {"available": True, "rows": out, "validity": validity or validity_text(problem)}
+    return {"available": True, "rows": out, "validity": validity or validity_text(problem, blind=blind)}
 
 
 def _history_section(hist: Any) -> dict[str, Any]:
@@ -314,6 +320,13 @@ def _history_section(hist: Any) -> dict[str, Any]:
         pts = [pts[int(i * step)] for i in range(CHART_POINTS)] + [pts[-1]]
     return {"available": True, "evaluations": [p[0] for p in pts], "statistic": [p[1] for p in pts],
             "threshold": [p[2] for p in pts]}
+
+
+def _events_section(events: Any) -> dict[str, Any]:
+    if _is_unavailable(events):
+        return events
+    return {"available": True, "rows": [{"at": iso_time(e.get("at")), "text": str(e.get("text") or "")}
+                                        for e in events or [] if e.get("event") != "upgraded"]}
 
 
 def _ticket_dict(t: Any, labels: Any, problem: dict[str, Any], now: float) -> dict[str, Any]:
@@ -452,17 +465,20 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
     team = problem.get("arm_type") == "mask"
     k = (dc.get("params") or {}).get("k") if isinstance(dc, dict) else None
     lo, hi = score_range(problem)
+    best = _read(study, "best", scrub)
     return {
         "name": study.name,
         "solver": solver, "solver_title": solver_title(solver),
         "problem": {"team": team, "team_size": k, "n": problem.get("n_arms"), "low": lo, "high": hi,
                     "workers": labels},
         "summary": head,
-        "best": _best_section(_read(study, "best", scrub), labels, solver),
-        "estimates": _estimates_section(_read(study, "member_estimates", scrub), labels, problem),
+        "best": _best_section(best, labels, solver),
+        "estimates": _estimates_section(_read(study, "member_estimates", scrub), labels, problem,
+                                        blind=not _is_unavailable(best) and bool(best.get("oblivious_design"))),
         "history": _history_section(_read(study, "history", scrub)),
         "pending": _pending_section(_read(study, "pending", scrub), labels, problem, now),
         "log": _log_section(_log_read(study, scrub), labels, problem),
+        "events": _events_section(_read(study, "events", scrub)),
         "updated_at": iso_time(now),
     }
 

@@ -127,7 +127,12 @@
     var statName = (b.available && b.statistic_name) || "stopping statistic";
     var op = b.available && b.stops_when ? b.stops_when : null;
     caption.textContent = "The " + statName + " of " + s.solver_title + " ('" + s.solver +
-      "') after each told evaluation (solid blue) and the stopping threshold (dashed red)" +
+      "') at each check of its stopping rule (solid blue; " +
+      (b.available && b.oblivious_design
+        ? "this solver checks at set points" + (typeof b.checked_at === "number" ? ", the last after " +
+          b.checked_at + " evaluations" : "")
+        : "a check after each told evaluation, or after each completed batch") +
+      ") and the stopping threshold (dashed red)" +
       (op ? "; the study stops when " + op + "." : ".") +
       (h.statistic.every(function (v) { return v === null; }) ? " " + s.solver_title +
         " has reported no statistic so far: only the threshold is drawn." : "") +
@@ -221,6 +226,21 @@
     }
   }
 
+  function renderEvents(s) {
+    var e = s.events;
+    if (!e) { fill("events"); return; }
+    if (!e.available) { fill("events", unavailable(e)); return; }
+    if (!e.rows.length) {
+      fill("events", el("p", {cls: "muted", text: "No budget change or stop so far."}));
+      return;
+    }
+    var list = el("ol", {cls: "events"});
+    e.rows.forEach(function (r) {
+      list.appendChild(el("li", {cls: "event"}, r.at ? el("span", {cls: "muted", text: when(r.at) + " "}) : null, r.text));
+    });
+    fill("events", list);
+  }
+
   function renderPending(s) {
     var p = s.pending;
     if (!p.available) { fill("pending", unavailable(p)); return; }
@@ -293,6 +313,7 @@
     renderChart(s);
     renderEstimates(s);
     renderCertificate(s);
+    renderEvents(s);
     renderPending(s);
     renderLog(s);
     document.getElementById("updated").textContent = "Updated " + when(s.updated_at) +
