@@ -6,7 +6,7 @@ import logging
 import statistics
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from ..exceptions import CombexError
 from ..studies import StudyNotFoundError
@@ -218,7 +218,10 @@ class Views:
         raw_t, raw_s = request.query_params.get("ticket", ""), request.query_params.get("score", "")
         if raw_t.isdigit() and len(raw_t) <= 18 and len(raw_s) <= 64:  # "Back: change it" keeps what was typed
             values[int(raw_t)] = raw_s
-        return self._render(request, "assistant.html", **self._assistant_context(snap, name, who, values=values))
+        typed = request.query_params.get("budget")  # a refused budget stays in its box
+        typed = typed if typed is not None and len(typed) <= 32 else None
+        return self._render(request, "assistant.html", **self._assistant_context(snap, name, who, values=values,
+                                                                                 budget_typed=typed))
 
     def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
         pend = snap["pending"]
@@ -474,10 +477,11 @@ class Views:
         if not who.owner:
             raise Refused(403, "Refused: only the study's owner can change its budget.")
         text = str(form.get("budget") or "").strip()
+        back = study_path(name, "/assistant") + "?" + urlencode({"budget": text[:32]})  # the box keeps it
         if not text.isdigit() or int(text) < 1:
             self._flash(request, "error", f"Budget not changed: the budget is a positive whole number of "
                                           f"evaluations (digits only, such as 900). Got {text!r}.")
-            return self._redirect(study_path(name, "/assistant"))
+            return self._redirect(back)
         fn = getattr(self.web.handle(name).writer, "set_budget", None)
         if fn is None:
             raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
@@ -487,12 +491,12 @@ class Views:
             how = " (to end the study now, use Stop the study now)" if running else ""
             self._flash(request, "error", f"Budget not changed: {told} evaluations are already told, so the budget "
                                           f"must be above {told}{how}. Got {int(text)}.")
-            return self._redirect(study_path(name, "/assistant"))
+            return self._redirect(back)
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
         self._flash(request, "ok" if ok else "error",
                     (f"The budget is now {int(text)} evaluations (the study is {_status_words(res)})." if ok
                      else f"Budget not changed: {res}"))
-        return self._redirect(study_path(name, "/assistant"))
+        return self._redirect(study_path(name, "/assistant") if ok else back)
 
     def _correction(self, form: Any, snap: dict[str, Any], who: Who, tid: int) -> tuple[dict[str, Any], float | None,
                                                                                       str]:
