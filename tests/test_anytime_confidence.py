@@ -320,7 +320,8 @@ def test_propose_follows_the_rule_and_changes_nothing(make):
 # ---------------------------------------------------------------------- planning a study
 def test_plan_reports_sessions_bound_and_budget_errors():
     """combex.studies.plan: one run per seed serves every delta of the grid (larger deltas
-    stop no later), the lower bound is below the sessions, budgets report an error rate."""
+    stop no later), the lower bound is below the sessions, budgets report an error rate and
+    the share of runs certified by then at the study's delta."""
     import combex.studies as cs
 
     p = cs.plan(workers=["a", "b", "c", "d", "e", "f"], team_size=2, gap=10.0, noise_sd=5.0, delta=0.1,
@@ -333,8 +334,12 @@ def test_plan_reports_sessions_bound_and_budget_errors():
     assert all(0 < r["T_star_log"] < r["median"] for r in rows)
     berr = p.budget_errors()
     assert [b["budget"] for b in berr] == [20, 400] and berr[1]["error"] == 0.0
+    stops = [r["stop"][1] for r in p.runs]  # at the study's delta, 0.1
+    assert [b["certified"] for b in berr] == [sum(s is not None and s <= b for s in stops) / 3 for b in (20, 400)]
+    assert berr[0]["certified"] == 0.0 and berr[1]["certified"] > 0
     text = p.table()
-    assert "Sessions needed to stop" in text and "T* log(1/d)" in text and "Error at a fixed budget" in text
+    assert "Sessions needed to stop" in text and "T* log(1/d)" in text
+    assert "At a fixed budget: error" in text and "certified (the study's rule at delta 0.1 held by then" in text
     fig = p.figure()
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_ylabel() == "sessions to the stop"
 
@@ -365,8 +370,9 @@ def test_combex_plan_command(tmp_path, capsys):
 
 
 def test_the_plan_figure_draws_every_series_with_one_delta_too():
-    """One delta (the guide's plan): each series is a point with its 10-90% bar and the bound
-    a bar-shaped marker (a dashed line through one point draws nothing), the budget dotted."""
+    """One delta (the guide's plan): each series is a point with its 10-90% bar (side by side)
+    and the bound a bar-shaped marker, once per epsilon (a dashed line through one point
+    draws nothing), each budget dotted and labelled."""
     import matplotlib
 
     import combex.studies as cs
@@ -376,12 +382,20 @@ def test_the_plan_figure_draws_every_series_with_one_delta_too():
                 epsilons=(5, 10), budgets=(30,), runs=2, rng=0)
     ax = p.figure().axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["T* log(1/delta), epsilon 5", "T* log(1/delta), epsilon 10", "budget",
+    assert labels == ["T* log(1/delta), epsilon 5", "T* log(1/delta), epsilon 10", "budgets",
                       "top-two, epsilon 5 (10-90%)", "top-two, epsilon 10 (10-90%)"]
-    assert len(ax.containers) == 2  # the error bars
+    assert len(ax.containers) == 2  # the error bars, side by side
+    xs = [c.lines[0].get_xdata()[0] for c in ax.containers]
+    assert xs[0] < 0.1 < xs[1]
     bounds = [ln for ln in ax.lines if ln.get_marker() == "_" and ln.get_label().startswith("T*")]
     assert len(bounds) == 2 and all(len(ln.get_xdata()) == 1 for ln in bounds)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.1"]
+    assert [t.get_text() for t in ax.texts] == ["budget 30"]  # each budget line says which
+    # two solvers: one bound per epsilon (the bound does not depend on the solver)
+    p = cs.plan(workers=6, team_size=2, gap=10, noise_sd=5, delta=0.1, epsilon=5, deltas=(0.1,),
+                epsilons=(5,), budgets=(30,), runs=1, rng=0, solvers=("top-two", "random-design"))
+    labels = [t.get_text() for t in p.figure().axes[0].get_legend().get_texts()]
+    assert labels.count("T* log(1/delta), epsilon 5") == 1 and len(labels) == 4
 
 
 def test_evaluations_left_follows_the_ratio_over_the_last_half_of_the_run():

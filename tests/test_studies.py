@@ -692,10 +692,11 @@ def test_a_random_design_study_keeps_its_fixed_design_threshold_with_three_assis
         b = study.best()
         assert b["oblivious_design"]
         if b["evaluations"] < 120:
-            assert b["statistic"] is None and b["first_check_pending"]
+            assert b["statistic"] is None and b["first_check_pending"] and b["next_check_at"] == 120
+            assert "rule has not checked yet (its first check comes after 120 evaluations)" in b["certificate_text"]
         elif 120 < b["evaluations"] < 144 and b["status"] == "running":  # between the first two checkpoints
             between = b
-    assert between["checked_at"] == 120 and (
+    assert between["checked_at"] == 120 and between["next_check_at"] == 144 and (
         "At the rule's last check, after 120 evaluations (it checks at set points, not after every score), the "
         "stopping statistic was ") in between["certificate_text"]
     best = cs.load_study(storage=url, name="lab").best()

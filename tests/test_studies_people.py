@@ -295,6 +295,9 @@ def test_a_correction_is_a_record_and_every_process_replays_it(storage):
     assert watcher.exploration_state().exp.samples == 11
     df = study.trials_dataframe().set_index("id")
     assert df.loc[target.id, "corrected"] and df.loc[target.id, "reward_sum_corrected"] == new
+    assert (df.loc[target.id, "correction_reason"], df.loc[target.id, "corrected_by"]) == ("typed the wrong digit", None)
+    assert df.loc[target.id, "corrected_at"].endswith("Z")
+    assert df.loc[told[0].id, "correction_reason"] is None or np.isnan(df.loc[told[0].id, "correction_reason"])
     assert df.loc[told[7].id, "reward_sum_corrected"] is None or np.isnan(df.loc[told[7].id, "reward_sum_corrected"])
     assert study.summary()["corrections"] == 2
 

@@ -415,6 +415,22 @@ def _enter(d, tid, text):
     d.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
 
 
+def test_a_slipped_decimal_point_is_warned_from_the_first_told_score(tmp_path, browser):
+    """7.0 typed for 70 on the third session: two told scores (about 60) are enough to warn
+    (a sixth of their median); before any score nothing is known to compare with."""
+    By = _by()
+    for told, warned in ((0, False), (2, True)):
+        db = str(tmp_path / f"lab{told}.db")
+        study = lab_study(db, told=told)
+        with served(db) as base:
+            _sign_in(browser, base, study.add_assistant("Ravi"))
+            tid, _ = _ask(browser)
+            _enter(browser, tid, "7.0")
+            _wait(browser, lambda d: d.find_elements(By.ID, "confirm-score"))
+            found = browser.find_elements(By.ID, "confirm-warning")
+            assert bool(found) == warned and (not found or "Check the decimal point" in found[0].text)
+
+
 def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path, browser):
     By = _by()
     db = str(tmp_path / "lab.db")
@@ -687,7 +703,7 @@ def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser
         assert not browser.find_elements(By.ID, "stop-form")
         assert {t["id"]: t["state"] for t in study.trials_dataframe().to_dict("records")}[tid] == "cancelled"
         browser.get(f"{base}/study/lab")
-        _wait(browser, lambda d: "budget_exhausted" in _text(d, "body"))
+        _wait(browser, lambda d: _text(d, "#status") == "budget exhausted")
 
 
 def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_path, browser):
@@ -791,7 +807,8 @@ def test_the_how_sure_card_says_when_nothing_is_certified_yet(tmp_path, browser)
 
 def test_pages_do_not_scroll_sideways_on_a_phone(tmp_path, browser):
     """At a phone's width the wide tables (members, told evaluations, studies) scroll inside
-    their box; the page itself does not scroll sideways."""
+    their box; the page itself does not scroll sideways; an assistant's told scores are
+    listed as blocks, so the "correct" of each is on screen."""
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=60)
     token = study.add_assistant("Ravi")
@@ -806,10 +823,18 @@ def test_pages_do_not_scroll_sideways_on_a_phone(tmp_path, browser):
                     "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
                 assert widths[0] <= widths[1], (path, widths)
             _sign_in(browser, base, token)
-            _ask(browser)
+            tid, _ = _ask(browser)
             widths = browser.execute_script(
                 "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
             assert widths[0] <= widths[1], ("assistant page", widths)
+            _enter(browser, tid, "61")  # a told score: its "correct" is on screen, not scrolled off to the side
+            _wait(browser, lambda d: d.find_elements(_by().ID, "confirm"))
+            browser.find_element(_by().ID, "confirm").click()
+            _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, f"tr.told-row[data-ticket='{tid}'] summary"))
+            right, inner = browser.execute_script(
+                "var r = document.querySelector(\"tr.told-row[data-ticket='" + str(tid) + "'] summary\")"
+                ".getBoundingClientRect(); return [r.right, window.innerWidth]")
+            assert 0 < right <= inner, (right, inner)
     finally:
         browser.set_window_size(size["width"], size["height"])
 
@@ -920,8 +945,8 @@ def test_a_random_design_study_names_no_leader_or_challenger_before_its_first_ch
         browser.get(f"{base}/study/lab")
         _wait(browser, lambda d: _text(d, "#verdict .challenger .card-value") == "-")
         assert _text(browser, "#verdict .leader .card-value") == "-"
-        assert _text(browser, "#verdict .challenger .card-note") == (
-            "after the solver's initial sessions (its stopping rule has not checked yet)")
+        assert _text(browser, "#verdict .challenger .card-note") == "after the rule's first check, at 120 evaluations"
+        assert _text(browser, "#chart") == "No statistic yet: the stopping rule's first check comes after 120 evaluations."
 
 
 def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):
@@ -944,6 +969,10 @@ def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path
         _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, "tr.member-row"))
         assert not browser.find_elements(_by().CSS_SELECTOR, "tr.member-row.in-leader")  # no team leads yet
         assert "no team leads yet" in _text(browser, "#estimates-validity")
+        # five teams separate no member: no estimate is shown, and the note says why
+        assert {e.text for e in browser.find_elements(_by().CSS_SELECTOR, "td.estimate")} == {"not yet"}
+        assert "cannot tell this member's contribution from the others'" in _text(browser, "#estimates-validity")
+        assert not browser.find_elements(_by().CSS_SELECTOR, "circle.interval-dot")
         gen = np.random.default_rng(1)
         while not study.history():
             t = study.ask()

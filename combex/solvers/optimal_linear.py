@@ -1102,7 +1102,17 @@ class LinearGLRExploration(Exploration):
                 # the samples at the check the statistic is from (checkpoints of a fixed
                 # design fall between told samples), and whether the design ignores the rewards
                 "checked_at": None if last is None or last.get("t") is None else int(last["t"]),
+                "next_check_at": self._next_checkpoint(),
                 "oblivious_design": bool(self.oblivious_design)}
+
+    def _next_checkpoint(self) -> int | None:
+        """The sample count of the fixed-design stop's next check (the first sample count
+        at or past the next checkpoint ``c_(m+1)``, :meth:`_checkpoint`), None on the other
+        paths (they check after every round)."""
+        if self.dc is None or not self.swap or self.threshold != "fixed-design":
+            return None
+        nxt = 10.0 * self.dc.n * (1.0 + FIXED_DESIGN_SPACING) ** self._checkpoint()
+        return int(math.ceil(nxt - 1e-9))
 
     def stop(self, status: str, message: str = "") -> None:
         super().stop(status, message)

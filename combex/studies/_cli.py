@@ -162,7 +162,7 @@ def _status_text(doc: dict[str, Any]) -> str:
     lines = [f"{doc['name']}: {str(doc['status']).replace('_', ' ')}, {doc['evaluations']}{budget} evaluations told, "
              f"{pending} ticket{'s' if pending != 1 else ''} out ({doc['solver']})."]
     names = (b.get("leader") or {}).get("names")
-    if names and not b.get("first_check_pending"):
+    if names and not b.get("first_check_pending") and doc["evaluations"]:  # none before the first scores
         who = "Answer" if doc["status"] != "running" else "Leader"
         lines.append(f"{who}: {', '.join(map(str, names)) if isinstance(names, list) else names}.")
     if isinstance(b.get("delta_achieved"), (int, float)):

@@ -96,9 +96,14 @@ class StudyPlan:
 
     def budget_errors(self) -> list[dict[str, Any]]:
         """Per (solver, epsilon, budget): the fraction of runs whose recommendation after that
-        many sessions is not epsilon-good, with its Clopper-Pearson 95% interval."""
+        many sessions is not epsilon-good, with its Clopper-Pearson 95% interval; and
+        ``certified``, the fraction of runs whose stopping rule at the study's delta held by
+        then (a study with that budget ends identified, not at its budget; None when the
+        plan's deltas do not include the study's)."""
         from scipy.stats import beta as beta_dist
 
+        d = self.setting.get("delta")
+        jd = next((j for j, x in enumerate(self.deltas) if d is not None and math.isclose(x, d)), None)
         out = []
         for name in self.solvers:
             for eps in self.epsilons:
@@ -108,8 +113,10 @@ class StudyPlan:
                     n = len(rs)
                     lo = float(beta_dist.ppf(0.025, k, n - k + 1)) if k > 0 else 0.0
                     hi = float(beta_dist.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+                    cert = None if jd is None or not n else sum(
+                        r["stop"][jd] is not None and r["stop"][jd] <= b for r in rs) / n
                     out.append({"solver": name, "epsilon": eps, "budget": int(b), "error": k / n if n else math.nan,
-                                "low": lo, "high": hi, "runs": n})
+                                "low": lo, "high": hi, "runs": n, "certified": cert})
         return out
 
     def table(self) -> str:
@@ -129,11 +136,17 @@ class StudyPlan:
                          f"{_fmt_n(r['p90']):>8} {r['errors']:>3}/{r['runs']:<3} {_fmt_n(r['T_star_log'], 1):>12} "
                          f"{r['ratio']:>10.2f}")
         if self.budgets:
-            lines += ["", "Error at a fixed budget (the recommendation after that many sessions is not epsilon-good):",
-                      f"{'solver':<14} {'epsilon':>7} {'budget':>7} {'error':>7} {'95% interval':>16}"]
+            d = s.get("delta")
+            lines += ["", "At a fixed budget: error (the recommendation after that many sessions is not epsilon-good)"
+                      + (f" and certified (the study's rule at delta {d:g} held by then: it ends identified, not at "
+                         "its budget)" if d is not None else "") + ":",
+                      f"{'solver':<14} {'epsilon':>7} {'budget':>7} {'error':>7} {'95% interval':>16} "
+                      f"{'certified':>10}"]
             for r in self.budget_errors():
+                cert = "-" if r["certified"] is None else f"{round(r['certified'] * r['runs'])}/{r['runs']}"
                 lines.append(f"{r['solver']:<14} {r['epsilon']:>7g} {r['budget']:>7} {r['error']:>7.3f} "
-                             f"{'[' + format(r['low'], '.3f') + ', ' + format(r['high'], '.3f') + ']':>16}")
+                             f"{'[' + format(r['low'], '.3f') + ', ' + format(r['high'], '.3f') + ']':>16} "
+                             f"{cert:>10}")
         lines += ["", "T* is the characteristic time at the assumed qualities (for teams a certified lower bound: "
                   "the single-swap LP); no delta-correct method can need fewer than T* log(1/delta) sessions on "
                   "average there.", *self.notes]
@@ -164,9 +177,10 @@ class StudyPlan:
             matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig, ax = plt.subplots(figsize=(8.4, 4.2))
         rows = self.summary()
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        bounds = {}  # the bound depends on epsilon only: drawn once per epsilon, whatever the solvers
         for i, (name, eps) in enumerate((n, e) for n in self.solvers for e in self.epsilons):
             rs = [r for r in rows if r["solver"] == name and r["epsilon"] == eps]
             d = [r["delta"] for r in rs]
@@ -176,23 +190,32 @@ class StudyPlan:
             lo = [np.percentile(s, 10) for s in stops]
             hi = [np.percentile(s, 90) for s in stops]
             med = [r["median"] for r in rs]
+            bounds.setdefault(eps, (list(d), [r["T_star_log"] for r in rs]))
             if len(d) > 1:
                 ax.fill_between(d, lo, hi, color=c, alpha=0.15, linewidth=0)
                 ax.plot(d, med, "o-", color=c, label=f"{name}, epsilon {eps:g}")
-                ax.plot(d, [r["T_star_log"] for r in rs], "--", color=c, linewidth=1,
-                        label=f"T* log(1/delta), epsilon {eps:g}")
-            else:  # one delta: the band as an error bar, the bound as a bar-shaped marker
+            else:  # one delta: the band as an error bar, the series side by side (log axis)
+                n_series = len(self.solvers) * len(self.epsilons)
+                d = [x * 1.12 ** (i - (n_series - 1) / 2.0) for x in d]
                 ax.errorbar(d, med, yerr=[[m - a for m, a in zip(med, lo)], [b - m for m, b in zip(med, hi)]],
                             fmt="o", color=c, capsize=5, label=f"{name}, epsilon {eps:g} (10-90%)")
-                ax.plot(d, [r["T_star_log"] for r in rs], "_", color=c, markersize=22, markeredgewidth=2,
-                        label=f"T* log(1/delta), epsilon {eps:g}")
+        grays = ["0.15", "0.45", "0.65", "0.3", "0.55"]
+        for k, (eps, (d, tl)) in enumerate(bounds.items()):
+            g = grays[k % len(grays)]
+            if len(d) > 1:
+                ax.plot(d, tl, "--", color=g, linewidth=1, label=f"T* log(1/delta), epsilon {eps:g}")
+            else:  # the bound as a bar-shaped marker
+                ax.plot(d, tl, "_", color=g, markersize=22, markeredgewidth=2, label=f"T* log(1/delta), epsilon {eps:g}")
         for k, b in enumerate(self.budgets):
-            ax.axhline(b, color="0.4", linestyle=":", linewidth=1, label="budget" if k == 0 else None)
+            ax.axhline(b, color="0.4", linestyle=":", linewidth=1, label="budgets" if k == 0 else None)
+            ax.annotate(f"budget {b:,}", (0.0, b), xycoords=("axes fraction", "data"), xytext=(4, 3),
+                        textcoords="offset points", ha="left", va="bottom", fontsize=8, color="0.3")
         ax.set_xscale("log")
         if len(self.deltas) == 1:
+            ax.set_xlim(self.deltas[0] / 4.0, min(self.deltas[0] * 4.0, 1.0))
+        if len(self.deltas) <= 8:  # the deltas planned, as written
             from matplotlib.ticker import NullFormatter
 
-            ax.set_xlim(self.deltas[0] / 4.0, min(self.deltas[0] * 4.0, 1.0))
             ax.set_xticks(list(self.deltas), [f"{x:g}" for x in self.deltas])
             ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_yscale("log")
@@ -200,7 +223,7 @@ class StudyPlan:
         ax.set_ylabel("sessions to the stop")
         ax.set_title("Sessions needed (median, 10-90% band) against delta")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         fig.tight_layout()
         if path is not None:
             fig.savefig(path, dpi=120)
@@ -403,11 +426,11 @@ def plan(
     env = _instance(q, team_size, noise_sd, True, rng=0)
     T = {eps: _T_star(env, team_size, eps, noise_sd) for eps in epsilons}
     setting = {"n_workers": n, "workers": names, "team_size": team_size, "qualities": q.tolist(),
-               "noise_sd": noise_sd, "score_range": (lo_s, hi_s), "known_noise": known_noise}
+               "noise_sd": noise_sd, "score_range": (lo_s, hi_s), "known_noise": known_noise, "delta": float(delta)}
     notes = []
     if not known_noise:
         notes.append("The simulated studies estimate the noise level (a study's default); with the noise declared "
-                     "they would need fewer sessions (known_noise=True).")
+                     "they would need fewer sessions (known_noise=True; --known-noise from a shell).")
     return StudyPlan(setting=setting, runs=out, deltas=deltas, epsilons=epsilons, budgets=budgets, solvers=solvers,
                      T_star=T, seconds=time.perf_counter() - t0, notes=notes)
 

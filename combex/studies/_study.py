@@ -1106,6 +1106,7 @@ class Study:
             ``checked_at`` (the evaluations at the check the statistic is from, for a
             solver that checks at set points; None when unknown); ``oblivious_design``
             (True when the solver draws its evaluations blind to the scores);
+            ``next_check_at`` (the evaluations at which such a solver checks its rule next);
             ``first_check_pending`` (True while scores are told but the solver's stopping
             rule has not checked yet: its initial sessions come first, and until then the
             leader is only the solver's starting point, not a reading of the data).
@@ -1125,6 +1126,8 @@ class Study:
             "evaluations_left_note": _left_note(rec, src.get("evaluations_left"), src),
             "evaluations": rec.n_told, "budget": rec.budget, "noise_check": src.get("noise_check"),
             "checked_at": src.get("checked_at") if src.get("samples") == rec.n_told else None,
+            "next_check_at": src.get("next_check_at") if src.get("samples") == rec.n_told and rec.status == "running"
+            else None,
             "oblivious_design": bool(src.get("oblivious_design")),
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
@@ -1167,9 +1170,11 @@ class Study:
         if rec.n_told == 0 and rec.status == "running":
             return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
         if b.get("first_check_pending"):
-            return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet: the solver's initial "
-                    f"sessions come first, then the study has a leader and runs until the rule certifies a choice "
-                    f"{conf.strip() or 'at its delta'}.{budget}")
+            first = (f" (its first check comes after {_evaluations(b['next_check_at'])})"
+                     if isinstance(b.get("next_check_at"), int) else "")
+            return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet{first}: the solver's "
+                    f"initial sessions come first, then the study has a leader and runs until the rule certifies a "
+                    f"choice {conf.strip() or 'at its delta'}.{budget}")
         if rec.status == "identified":
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")
@@ -1268,7 +1273,8 @@ class Study:
         simultaneous over the members nor anytime-valid: the
         stopping rule, not these intervals, carries the study's guarantee. A member whose
         contribution the teams told so far cannot separate (the design does not identify
-        it) gets ``estimate`` from the minimum-norm solution and no interval (None).
+        it) gets ``estimate`` from the minimum-norm solution, no interval (None) and
+        ``identified`` False (team studies; True when the told teams determine it).
         """
         from scipy import stats
 
@@ -1309,7 +1315,8 @@ class Study:
                 if ident[i] and math.isfinite(s2):
                     half = q * math.sqrt(max(s2 * Ainv[i, i], 0.0))
                     lo, hi = est - half, est + half
-                out.append({"arm": i, "name": labels[i], "n": int(counts[i]), "estimate": est, "low": lo, "high": hi})
+                out.append({"arm": i, "name": labels[i], "n": int(counts[i]), "estimate": est, "low": lo, "high": hi,
+                            "identified": bool(ident[i])})
             return out
         cnt = np.asarray(agg["count"], dtype=float)
         tot = np.asarray(agg["sum"], dtype=float)
@@ -1339,16 +1346,22 @@ class Study:
         ``told_by`` None too while a ticket is not told: ``state`` tells them apart),
         issued_at, lease_deadline, told_at (ISO 8601 UTC text), told_seq (an integer, missing
         while not told), reward_sum (as told), reward_sum_corrected (after the corrections;
-        None when voided), corrected, reissue_of, and the Unix times (``*_unix``)."""
+        None when voided), corrected, and of the last correction of a row its
+        correction_reason, corrected_by (None for the owner) and corrected_at; reissue_of,
+        and the Unix times (``*_unix``). batch / entry place a ticket in a batch-policy
+        study's batch (-1 / 0 under the eager policy); arm is the list of the team's member
+        indices (the order of the workers), names the same by name."""
         import pandas as pd
 
         rows = self.storage.tickets(self.name)
         with self.storage.read(self.name) as rx:
-            corr = {c.told_seq: c.reward_sum for c in rx.corrections()}
+            last = {c.told_seq: c for c in rx.corrections()}  # the last correction of each told row
+        corr = {k: c.reward_sum for k, c in last.items()}
         labels = self._labels_list
         cols = ["id", "arm", "names", "count", "state", "batch", "entry", "asked_by", "told_by", "issued_at",
                 "lease_deadline", "told_at", "told_seq", "reward_sum", "reward_sum_corrected", "corrected",
-                "reissue_of", "issued_at_unix", "lease_deadline_unix", "told_at_unix"]
+                "correction_reason", "corrected_by", "corrected_at", "reissue_of", "issued_at_unix",
+                "lease_deadline_unix", "told_at_unix"]
         recs = []
         for r in rows:
             fixed = r.told_seq in corr
@@ -1358,6 +1371,9 @@ class Study:
                          "lease_deadline": iso_time(r.lease_deadline), "told_at": iso_time(r.told_at),
                          "told_seq": r.told_seq, "reward_sum": r.reward_sum,
                          "reward_sum_corrected": corr[r.told_seq] if fixed else r.reward_sum, "corrected": fixed,
+                         "correction_reason": last[r.told_seq].reason if fixed else None,
+                         "corrected_by": last[r.told_seq].assistant if fixed else None,
+                         "corrected_at": iso_time(last[r.told_seq].created_at) if fixed else None,
                          "reissue_of": r.reissue_of, "issued_at_unix": r.issued_at,
                          "lease_deadline_unix": r.lease_deadline, "told_at_unix": r.told_at})
         df = pd.DataFrame(recs, columns=cols)

@@ -228,14 +228,22 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "delta": _num(best.get("delta")),
         "delta_achieved": _num(best.get("delta_achieved")),
         "evaluations_left": _num(best.get("evaluations_left")),
-        "evaluations_left_note": best.get("evaluations_left_note"),
+        "evaluations_left_note": _page_words(best.get("evaluations_left_note")),
         "evaluations": best.get("evaluations"), "budget": best.get("budget"),
         "noise_check": _noise_check(best.get("noise_check")),
-        "certificate_text": best.get("certificate_text"),
+        "certificate_text": _page_words(best.get("certificate_text")),
         "has_certificate": bool(best.get("certificate")),
         "first_check_pending": bool(best.get("first_check_pending")),
-        "checked_at": best.get("checked_at"), "oblivious_design": bool(best.get("oblivious_design")),
+        "checked_at": best.get("checked_at"), "next_check_at": best.get("next_check_at"),
+        "oblivious_design": bool(best.get("oblivious_design")),
     }
+
+
+def _page_words(text: Any) -> Any:
+    """A note of the study API in the page's words (its form, not the Python method)."""
+    if not isinstance(text, str):
+        return text
+    return re.sub(r"\([^()]*Study\.set_budget[^()]*\)", "(Budget, on the owner's page)", text)
 
 
 def _noise_check(nc: Any) -> Any:
@@ -288,7 +296,8 @@ def _estimates_section(est: Any, labels: Any, problem: dict[str, Any], *, blind:
         if name is None:
             name = _label(r.get("arm", i), labels)
         out.append({"name": str(name), "n": r.get("n"), "estimate": _num(r.get("estimate")),
-                    "low": _num(r.get("low")), "high": _num(r.get("high"))})
+                    "low": _num(r.get("low")), "high": _num(r.get("high")),
+                    "identified": bool(r.get("identified", True))})
     return {"available": True, "rows": out, "validity": validity or validity_text(problem, blind=blind)}
 
 

@@ -52,7 +52,7 @@ HEADINGS = {400: "Not accepted", 401: "Not signed in", 403: "Refused", 404: "Not
 def _status_words(status: Any) -> str:
     """A study's status in the lab's words."""
     return {"running": "running", "identified": "identified (the answer is certified)",
-            "budget_exhausted": "stopped before its rule held (budget reached, or stopped by the owner)"}.get(
+            "budget_exhausted": "stopped at its budget, before its stopping rule held"}.get(
         str(status), str(status).replace("_", " "))
 
 
@@ -465,8 +465,8 @@ class Views:
             raise Refused(501, "Not available: this version of combex.studies has no Study.stop().")
         ok, res = await self._write(name, f"{who.label} stopped the study", fn)
         self._flash(request, "ok" if ok else "error",
-                    f"The study is {_status_words(res)}: the study page shows the answer and how sure it is." if ok
-                    else f"Not stopped: {res}")
+                    "The study is stopped (by you, before its stopping rule held): the study page shows the answer "
+                    "and how sure it is. A larger budget continues it." if ok else f"Not stopped: {res}")
         return self._redirect(study_path(name, "/assistant"))
 
     async def budget(self, request: Any) -> Any:
@@ -554,17 +554,20 @@ def _g(x: Any) -> str:
 def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | None:
     """A warning when ``x`` is far from the scores told so far (per evaluation): below a
     quarter or above four times their median, where a misplaced decimal point (a tenth or
-    ten times the score) is more likely than a real score."""
+    ten times the score) is more likely than a real score; from the first told score on,
+    with a factor of 6 instead of 4 while fewer than 5 are told (a median of few scores
+    is rougher; a slipped decimal point is still a factor of 10)."""
     log_ = snap.get("log") or {}
     if not log_.get("available"):
         return None
     per = [r["score"] / max(int(r.get("count") or 1), 1) for r in log_["rows"]
            if r.get("score") is not None and not r.get("voided")]
-    if len(per) < 5:
+    if not per:
         return None
     med = statistics.median(per)
+    factor = 4.0 if len(per) >= 5 else 6.0
     v = x / max(int(ticket.get("count") or 1), 1)
-    if med > 0 and (v < med / 4 or v > med * 4):
+    if med > 0 and (v < med / factor or v > med * factor):
         return (f"{_g(x)} is far from the scores told so far (median {_g(round(med, 2))} per session). "
                 "Check the decimal point before recording it.")
     return None

@@ -64,7 +64,7 @@
   function renderHead(s) {
     var st = document.getElementById("status");
     var status = s.summary.available ? s.summary.status : "?";
-    st.textContent = status;
+    st.textContent = status.replace(/_/g, " ");
     st.className = "status status-" + status;
     var p = s.problem;
     var what = p.team ? ("the best team of " + (p.team_size || "?") + " among " + p.n + " workers")
@@ -88,7 +88,9 @@
     var stopped = sm.available && sm.status !== "running";
     var ev = sm.available ? sm.evaluations : b.evaluations;
     var early = !ev ? "after the first evaluations" : null;  // nothing told yet: no solver has these
-    if (b.first_check_pending) early = "after the solver's initial sessions (its stopping rule has not checked yet)";
+    if (b.first_check_pending) early = typeof b.next_check_at === "number"
+      ? "after the rule's first check, at " + b.next_check_at + " evaluations"
+      : "after the solver's initial sessions (its stopping rule has not checked yet)";
     cards.push(card(stopped ? "Answer" : "Leader", b.first_check_pending ? "-" : names(b.leader),
       b.leader && b.leader.length && !b.first_check_pending ? null : early, "leader"));
     var chal = b.challenger && !b.first_check_pending;
@@ -97,11 +99,12 @@
       "challenger"));
     cards.push(card("Evaluations told", num(ev) + (sm.budget ? " of " + sm.budget : ""),
       sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" : null, "evaluations"));
-    cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : num(b.delta_achieved, 4),
+    cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : String(Number(b.delta_achieved.toPrecision(3))),
       b.delta_achieved === null ? (early || "not computed by this solver")
         : b.delta_achieved >= 1 ? (stopped ? "nothing certified: no error probability below 1 can be claimed for this answer (a larger budget continues the study)"
           : "nothing certified yet: the data rule out no alternative at an error probability below 1")
-        : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)",
+        : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)" +
+          (b.oblivious_design ? "; between checks it moves, either way, with the estimate of the noise level" : ""),
       "delta-achieved"));
     var done = sm.available && sm.status === "identified";  // the rule holds: no estimate, none left
     cards.push(card("Evaluations left", done ? "none" : b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
@@ -119,15 +122,17 @@
     var box = document.getElementById("chart");
     if (!h.available || !h.evaluations.length) {
       if (chart) { chart.destroy(); chart = null; }
-      fill("chart", h.available ? el("p", {cls: "muted", text: "No statistic yet: the stopping rule's first check comes after the solver's initial sessions."})
+      fill("chart", h.available ? el("p", {cls: "muted", text: "No statistic yet: the stopping rule's first check comes " +
+        (b.available && typeof b.next_check_at === "number" ? "after " + b.next_check_at + " evaluations."
+                                                             : "after the solver's initial sessions.")})
                                 : unavailable(h));
       caption.textContent = "";
       return;
     }
     var statName = (b.available && b.statistic_name) || "stopping statistic";
     var op = b.available && b.stops_when ? b.stops_when : null;
-    caption.textContent = "The " + statName + " of " + s.solver_title + " ('" + s.solver +
-      "') at each check of its stopping rule (solid blue; " +
+    caption.textContent = "The " + statName + " of " + s.solver_title +
+      (s.solver_title !== s.solver ? " ('" + s.solver + "')" : "") + " at each check of its stopping rule (solid blue; " +
       (b.available && b.oblivious_design
         ? "this solver checks at set points" + (typeof b.checked_at === "number" ? ", the last after " +
           b.checked_at + " evaluations" : "")
@@ -179,7 +184,7 @@
     rows.forEach(function (r) {
       if (r.low !== null) lo = Math.min(lo, r.low);
       if (r.high !== null) hi = Math.max(hi, r.high);
-      if (r.estimate !== null) { lo = Math.min(lo, r.estimate); hi = Math.max(hi, r.estimate); }
+      if (r.estimate !== null && r.identified) { lo = Math.min(lo, r.estimate); hi = Math.max(hi, r.estimate); }
     });
     var noScale = !isFinite(lo) || !isFinite(hi) || hi <= lo;  // nothing estimated yet: no axis to name
     if (noScale) { lo = 0; hi = 1; }
@@ -193,11 +198,12 @@
       if (r.low !== null && r.high !== null) {
         bar.appendChild(svg("line", {x1: X(r.low), x2: X(r.high), y1: 7, y2: 7, "class": "interval-line"}));
       }
-      if (r.estimate !== null) bar.appendChild(svg("circle", {cx: X(r.estimate), cy: 7, r: 3.5, "class": "interval-dot"}));
+      if (r.estimate !== null && r.identified) bar.appendChild(svg("circle", {cx: X(r.estimate), cy: 7, r: 3.5, "class": "interval-dot"}));
       var tr = el("tr", {cls: "member-row" + (leader.indexOf(r.name) >= 0 ? " in-leader" : "")},
         el("td", {cls: "member-name", text: r.name}),
         el("td", {cls: "num", text: num(r.n)}),
-        el("td", {cls: "num estimate", text: num(r.estimate, 2)}),
+        el("td", {cls: "num estimate" + (r.identified ? "" : " muted"),
+                  text: r.identified ? num(r.estimate, 2) : "not yet"}),
         el("td", {cls: "num ci", text: r.low === null ? "-" : "[" + num(r.low, 2) + ", " + num(r.high, 2) + "]"}),
         el("td", null, bar));
       tbody.appendChild(tr);
@@ -211,7 +217,9 @@
     document.getElementById("estimates-validity").textContent =
       (e.validity ? "What the intervals mean: " + e.validity : "") +
       (s.problem.team ? (pending ? " Until the solver's initial sessions are told the estimates rest on a few " +
-        "teams, and no team leads yet." : " Members of the leading team are marked.") : "");
+        "teams, and no team leads yet." : " Members of the leading team are marked.") : "") +
+      (rows.some(function (r) { return !r.identified; }) ? " An estimate \"not yet\": the teams told so far " +
+        "cannot tell this member's contribution from the others' (no estimate is shown until they can)." : "");
   }
 
   function renderCertificate(s) {
