@@ -595,7 +595,8 @@ def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
 
 def test_an_assistant_corrects_a_score_older_than_the_rows_listed(tmp_path, browser):
     """Past the newest rows the page lists, an assistant's own older score is corrected by its
-    ticket number (and a row pushed out of the list by others' tells meanwhile, too)."""
+    ticket number (and a row pushed out of the list by others' tells meanwhile, too); a
+    wrong number is said beside the form, with what was typed kept."""
     from combex.web._data import LOG_ROWS
 
     By = _by()
@@ -614,9 +615,19 @@ def test_an_assistant_corrects_a_score_older_than_the_rows_listed(tmp_path, brow
         assert f"newest {LOG_ROWS} told evaluations" in _text(browser, "body")
         box = browser.find_element(By.CSS_SELECTOR, "details.correct-older")
         box.find_element(By.TAG_NAME, "summary").click()
-        box.find_element(By.NAME, "ticket").send_keys(str(first.id))
+        box.find_element(By.NAME, "ticket").send_keys("9999")  # a wrong number first: said beside the form
         box.find_element(By.NAME, "score").send_keys("70")
         box.find_element(By.NAME, "reason").send_keys("typed 80 for 70")
+        box.find_element(By.CSS_SELECTOR, "button").click()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "details.correct-older[open] .correction-error"))
+        box = browser.find_element(By.CSS_SELECTOR, "details.correct-older")
+        assert _text(browser, "details.correct-older .correction-error") == (
+            "ticket #9999 has no told score in this study.")
+        assert [box.find_element(By.NAME, k).get_attribute("value") for k in ("ticket", "score", "reason")] == [
+            "9999", "70", "typed 80 for 70"]  # what was typed is kept, to mend
+        ticket = box.find_element(By.NAME, "ticket")
+        ticket.clear()
+        ticket.send_keys(str(first.id))
         box.find_element(By.CSS_SELECTOR, "button").click()
         _wait(browser, lambda d: _text(d, "#confirm-score") == "70")
         browser.find_element(By.ID, "confirm").click()

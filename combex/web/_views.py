@@ -525,9 +525,19 @@ class Views:
     async def correct(self, request: Any) -> Any:
         name = self._name(request)
         form, who = await self._guard(request, name)
-        tid = self._ticket_id(form)
         snap = await self._run(self._fresh, name)
-        row, x, reason = self._correction(form, snap, who, tid)
+        try:
+            tid = self._ticket_id(form)
+            row, x, reason = self._correction(form, snap, who, tid)
+        except Refused as exc:  # said beside the form, what was typed kept (a wrong digit is mended there)
+            if exc.status != 400:
+                raise
+            key = "older" if form.get("older") else str(form.get("ticket") or "")
+            values = {k: str(form.get(k) or "")[:600] for k in ("ticket", "score", "reason")}
+            ctx = self._assistant_context(snap, name, who, correction_error={
+                "key": key, "message": exc.message.removeprefix("Refused: ")}, correction_values={
+                **values, "void": bool(form.get("void"))})
+            return self._render(request, "assistant.html", status=400, **ctx)
         return self._render(request, "confirm_correction.html", name=name, who=who, row=row, score=x,
                             reason=reason, warning=None if x is None else _unusual(x, row, snap))
 
