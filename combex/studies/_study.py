@@ -194,9 +194,9 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
         return (f"an estimate of the evaluations a certified answer would still need, the study having stopped: "
                 f"{rec.status.replace('_', ' ')}")
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
-        return (f"an estimate; more than the {rec.budget - rec.n_told} the budget leaves: the owner can raise "
-                "the budget (the owner's page, Study.set_budget or combex study set-budget) or expect a stop at the budget, "
-                "uncertified")
+        return (f"an estimate, rough early on; more than the {rec.budget - rec.n_told} the budget leaves: if it "
+                "holds, the budget ends the study first, uncertified, unless the owner raises it (the owner's page, "
+                "Study.set_budget or combex study set-budget)")
     return "an estimate of the evaluations still needed, not a promise"
 
 
