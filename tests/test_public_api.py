@@ -34,6 +34,8 @@ def test_dir_of_combex_lists_only_public_names():
     assert all(not n.startswith("_") or n == "__version__" for n in names)
     assert "identification" in names and "identification" in combex.SUBPACKAGES
     assert combex.identification.characteristic_time is not None
+    for sub in combex.SUBPACKAGES:  # nor the subpackages: no helper of an __init__ among their names
+        assert not {"Any", "annotations", "importlib"} & set(dir(getattr(combex, sub))), sub
 
 
 def test_the_identification_layer_holds_the_theory():

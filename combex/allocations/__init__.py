@@ -14,7 +14,6 @@
   (the Frank-Wolfe samplers of index and linear arms).
 """
 
-from __future__ import annotations
 
 from ._design import SUPPORT_TOL, Design, g_value, information_matrix, pairwise_differences, uniform_design, xy_value
 from ._hedge import AdaHedge

@@ -16,7 +16,6 @@ checksums the ones whose licence allows it. :func:`provenance` prints where a pa
 set comes from and how to cite it.
 """
 
-from __future__ import annotations
 
 from ._crowd_labels import CROWD_LABEL_SETS, CrowdLabels, CrowdLabelSet, load_crowd_labels
 from ._home import data_dir, dataset_path

@@ -18,7 +18,6 @@ and sublinear bandits :func:`mips_gaussian`, :func:`mips_uniform`,
 :func:`mips_adversarial`, :func:`sublinear_synthetic`, :func:`wine_dynamic`.
 """
 
-from __future__ import annotations
 
 from ._base import Environment, NoiseModel, Problem
 from ._crowd import CROWD_DATASETS, CrowdData, CrowdQuiz, load_crowd_quiz

@@ -17,7 +17,6 @@
   (2022), Algorithm 1, used by the sublinear-time linear bandits.
 """
 
-from __future__ import annotations
 
 from ._adaptive import AdaptiveMIPS
 from ._bandit import BoundedMEIndex, mips_top_k, nn_top_k

@@ -17,7 +17,6 @@ New classes plug in by subclassing :class:`DecisionClass`; the registry
 them.
 """
 
-from __future__ import annotations
 
 from ._base import DecisionClass
 from ._registry import (

@@ -77,4 +77,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_ALGORITHMS))
+    # the public names and the registered solvers, not this module's helpers (importlib, Any, annotations)
+    return sorted((set(globals()) - {"importlib", "Any", "annotations"}) | set(_ALGORITHMS))

@@ -95,7 +95,6 @@ Examples
 'running'
 """
 
-from __future__ import annotations
 
 from ..exceptions import (
     DuplicatedStudyError,

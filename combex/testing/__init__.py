@@ -9,7 +9,6 @@
 - :func:`check_storage` — the study storage contract (:class:`~combex.studies.BaseStorage`).
 """
 
-from __future__ import annotations
 
 from ..studies.testing import check_storage
 from ._broken import broken_solver

@@ -13,7 +13,6 @@ Needs the ``studies`` extra (``pip install 'combex[studies]'``: Starlette, Jinja
 uvicorn, python-multipart, itsdangerous).
 """
 
-from __future__ import annotations
 
 from ._app import create_app
 from ._cli import add_dashboard_command, serve
