@@ -338,7 +338,7 @@ def test_plan_reports_sessions_bound_and_budget_errors():
     assert [b["certified"] for b in berr] == [sum(s is not None and s <= b for s in stops) / 3 for b in (20, 400)]
     assert berr[0]["certified"] == 0.0 and berr[1]["certified"] > 0
     text = p.table()
-    assert "Sessions needed to stop" in text and "T* log(1/d)" in text
+    assert "Sessions needed to stop" in text and "T* log(1/d)" in text and "In short (delta 0.1, epsilon 5):" in text
     assert "At a fixed budget: error" in text and "certified (the study's rule at delta 0.1 held by then" in text
     fig = p.figure()
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_ylabel() == "sessions to the stop"

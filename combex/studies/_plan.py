@@ -119,6 +119,29 @@ class StudyPlan:
                                 "low": lo, "high": hi, "runs": n, "certified": cert})
         return out
 
+    def in_short(self) -> list[str]:
+        """One sentence per solver at the study's delta and epsilon (when the grids hold
+        them): the median and 90% sessions to a certified answer, and with budgets, how many
+        simulated studies it certified by the largest."""
+        d, e = self.setting.get("delta"), self.setting.get("epsilon")
+        rows = [r for r in self.summary() if d is not None and e is not None and math.isclose(r["delta"], d)
+                and math.isclose(r["epsilon"], e)]
+        if not rows:
+            return []
+        what = "sessions" if self.setting.get("team_size") else "evaluations"
+        out = ["", f"In short (delta {d:g}, epsilon {e:g}):"]
+        cert = {r["solver"]: r for r in sorted(self.budget_errors(), key=lambda r: r["budget"])
+                if math.isclose(r["epsilon"], e)}  # the largest budget of each solver
+        for r in rows:
+            line = (f"  {r['solver']}: about {_fmt_n(r['median'])} {what} to a certified answer (half the simulated "
+                    f"studies stopped by then, 9 in 10 by {_fmt_n(r['p90'])})")
+            c = cert.get(r["solver"])
+            if c is not None and c["certified"] is not None:
+                line += (f"; with a budget of {c['budget']:,}, {round(c['certified'] * c['runs'])} of {c['runs']} "
+                         "studies certified their answer")
+            out.append(line + ".")
+        return out
+
     def table(self) -> str:
         """The plan as text (the ``combex plan`` output)."""
         s = self.setting
@@ -128,6 +151,7 @@ class StudyPlan:
                  if s.get("team_size") else
                  f"Plan: {s['n_workers']} arms, noise sd {s['noise_sd']:g}, assumed means {_fmt_list(s['qualities'])}; "
                  f"{self.runs_per_case} simulated studies per solver and epsilon ({self.seconds:.1f} s).",
+                 *self.in_short(),
                  "", "Sessions needed to stop (the answer is epsilon-good with probability >= 1 - delta):",
                  f"{'solver':<14} {'epsilon':>7} {'delta':>6} {'median':>8} {'90%':>8} {'errors':>7} "
                  f"{'T* log(1/d)':>12} {'median/T*':>10}"]
@@ -426,7 +450,8 @@ def plan(
     env = _instance(q, team_size, noise_sd, True, rng=0)
     T = {eps: _T_star(env, team_size, eps, noise_sd) for eps in epsilons}
     setting = {"n_workers": n, "workers": names, "team_size": team_size, "qualities": q.tolist(),
-               "noise_sd": noise_sd, "score_range": (lo_s, hi_s), "known_noise": known_noise, "delta": float(delta)}
+               "noise_sd": noise_sd, "score_range": (lo_s, hi_s), "known_noise": known_noise, "delta": float(delta),
+               "epsilon": float(epsilon)}
     notes = []
     if not known_noise:
         notes.append("The simulated studies estimate the noise level (a study's default); with the noise declared "
