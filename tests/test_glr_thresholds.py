@@ -79,8 +79,8 @@ def test_thresholds_are_calibrated_under_the_null_long(structure, N):
     assert (beta_dist.ppf(0.025, k, runs - k + 1) if k else 0.0) <= delta
 
 
-@pytest.mark.parametrize("structure", ["pairs", "pairs-kl", "pairs-mixture", "sets-mixture", "all-arms-mixture",
-                                       "all-arms-gaussian", "all-arms"])
+@pytest.mark.parametrize("structure", ["pairs", "pairs-kl", "pairs-mixture", "sets-mixture", "sets-product-mixture",
+                                       "all-arms-mixture", "all-arms-gaussian", "all-arms"])
 def test_a_threshold_is_its_constant_plus_the_terms_of_the_arms_involved(structure):
     """One formula per structure: the pair thresholds are r_ij (constant + h(N_i) + h(N_j))
     (r_ij = 1 but for the normal mixture), the set thresholds constant + the terms of the arms
@@ -96,9 +96,10 @@ def test_a_threshold_is_its_constant_plus_the_terms_of_the_arms_involved(structu
         np.testing.assert_allclose(th.pairs(counts[I], counts[J]), want, rtol=1e-15)
         if structure != "pairs-mixture":
             assert np.all(th.pair_ratio(counts[I], counts[J]) == 1.0)
-    elif structure == "sets-mixture":
+    elif structure.startswith("sets"):  # the product form adds its weight to each arm of the difference
         D = np.array([[True, False, True, False], [False, True, True, True]])
-        np.testing.assert_allclose(th.sets(D, counts), th.constant + D @ h, rtol=1e-14)
+        np.testing.assert_allclose(th.sets(D, counts), th.constant + D @ (h + th.set_weight), rtol=1e-14)
+        assert (th.set_weight > 0) == (structure == "sets-product-mixture")
     else:
         assert th(counts.sum(), counts) == pytest.approx(th.constant + h.sum(), rel=1e-14)
     assert th.arm_term(0) == th.arm_term(1)  # a count below 1 counts as 1
@@ -144,14 +145,14 @@ def test_all_arms_mixture_threshold_is_the_product_of_the_arm_mixtures():
     assert np.allclose(g.effective_counts([1, 4]), [0.5, 16 / 5])
 
 
-def _sets_mixture_crossing(delta, members, answer, runs, steps, rng, ratio=1):
+def _sets_mixture_crossing(delta, members, answer, runs, steps, rng, ratio=1, structure="sets-mixture"):
     """Equal means, the arms sampled in turn (the answer's arms ``ratio`` times as often):
     the fraction of runs where, for some listed member S other than the answer, the
     deviation over the arms of ``S xor answer`` at the effective counts (an upper bound of
     the GLR of a wrong recommendation S against the answer) ever reaches the
     ``"sets-mixture"`` threshold of that alternative. An error needs this event."""
     D = np.array([m ^ answer for m in members if not np.array_equal(m, answer)], dtype=bool)
-    th = GLRThreshold(delta, structure="sets-mixture", n_alternatives=len(D), n_arms=len(answer))
+    th = GLRThreshold(delta, structure=structure, n_alternatives=len(D), n_arms=len(answer))
     per = np.where(answer, ratio, 1)
     n = np.arange(1, steps + 1, dtype=float)[:, None] * per[None, :]  # counts (steps, N)
     crossed = np.zeros(runs, dtype=bool)
@@ -175,6 +176,34 @@ def test_sets_mixture_threshold_is_calibrated_under_the_null(ratio):
     assert 0.005 < freq <= 0.2
 
 
+@pytest.mark.parametrize("ratio", [1, 3])
+def test_sets_product_threshold_is_calibrated_under_the_null(ratio):
+    """Every subset of 6 arms a member (the union the threshold pays for: all 63 nonempty
+    differences), delta = 0.2, 1,000 runs of 600 rounds: the crossing frequency of
+    ``"sets-product-mixture"`` is below delta."""
+    members = [np.array(bits, dtype=bool) for bits in itertools.product([0, 1], repeat=6)]
+    answer = np.array([1, 1, 1, 0, 0, 0], dtype=bool)
+    freq = _sets_mixture_crossing(0.2, members, answer, 1000, 600, np.random.default_rng(60 + ratio), ratio,
+                                  structure="sets-product-mixture")
+    assert 0.01 < freq <= 0.2
+
+
+def test_sets_product_threshold_weighs_each_arm_of_the_difference():
+    """``log(1 / delta) + sum_{a in S xor S'} (log(1 + N_a / rho) / 2 + log(1 / p))`` with
+    ``p = 2^(1/N) - 1``: the weights ``p^|D|`` of all nonempty subsets of N arms sum to 1."""
+    n_arms = 25
+    th = GLRThreshold(0.1, structure="sets-product-mixture", n_arms=n_arms)
+    p = 2.0 ** (1.0 / n_arms) - 1.0
+    assert (1.0 + p) ** n_arms - 1.0 == pytest.approx(1.0) and th.set_weight == pytest.approx(-math.log(p))
+    assert round(th.set_weight, 2) == 3.57
+    counts = np.full(n_arms, 120.0)
+    D = np.zeros((1, n_arms), dtype=bool)
+    D[0, :4] = True
+    assert th.sets(D, counts)[0] == pytest.approx(math.log(10) + 4 * (0.5 * math.log(121) - math.log(p)))
+    assert th(3000, counts) == pytest.approx(math.log(10) + n_arms * (0.5 * math.log(121) - math.log(p)))
+    assert GLRThreshold(0.1, structure="sets-mixture", n_alternatives=7, n_arms=6).set_weight == 0.0
+
+
 def test_sets_mixture_threshold_pays_the_union_and_the_difference_only():
     """``log(m / delta) + sum_{a in S xor S'} log(1 + N_a / rho) / 2``: with 8 members over 6
     arms sampled 3,000 times each and a two-arm difference, 12.3 against 26.3 for the
@@ -187,7 +216,7 @@ def test_sets_mixture_threshold_pays_the_union_and_the_difference_only():
     assert b[1] == pytest.approx(math.log(70) + 3 * math.log(3001))
     assert round(GLRThreshold(0.1, structure="all-arms-mixture", n_arms=6)(18000, counts), 1) == 26.3
     assert sets(18000, counts) == pytest.approx(b[1])  # the scalar form bounds every set's
-    with pytest.raises(InvalidParameterError, match="sets-mixture"):
+    with pytest.raises(InvalidParameterError, match="sets-mixture' or 'sets-product-mixture"):
         GLRThreshold(0.1, structure="pairs-mixture").sets(D, counts)
 
 

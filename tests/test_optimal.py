@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from combex.environments import BernoulliArms, BestKGaussianArms, GaussianArms, NoiseModel, Problem, soare
 from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gauss, kk_T, pair_glr
@@ -65,6 +67,39 @@ def test_class_glr_is_a_certified_lower_bound():
             )
             res = class_glr_lower_bound(dc, S, mu, N, epsilon=eps, sigma=1.0, beta=beta)
             assert res["lower"] <= exact + 1e-9 <= res["upper"] + 2e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), eps=st.sampled_from([0.0, 0.3]), sigma=st.sampled_from([0.5, 1.0, 2.0]))
+def test_class_certificate_with_a_threshold_per_member_is_a_lower_bound(seed, eps, sigma):
+    """One threshold per member, ``beta + sum_{S xor S'} g_a`` (``"sets-product-mixture"``):
+    on random members of 8 arms, the certificate's lower bound is below the exact minimum of
+    ``Delta + eps - sqrt(2 sigma^2 V B)`` over the members, its upper bound above it, and
+    ``slack`` is the smallest GLR minus the terms of its difference over the candidates it
+    found (an upper bound of the exact one)."""
+    rng = np.random.default_rng(seed)
+    members = np.unique(rng.random((12, 8)) < 0.5, axis=0)
+    dc = ExplicitFamily(members)
+    mu = rng.normal(size=8)
+    N = rng.integers(1, 60, size=8).astype(float)
+    g = rng.uniform(0.0, 4.0, size=8)
+    S = np.asarray(dc.argmax(mu), dtype=bool)
+    beta = float(rng.uniform(0.5, 8.0))
+    others = [m for m in members if not np.array_equal(m, S)]
+    if not others:
+        return
+    f, slack = [], []
+    for m in others:
+        d = S ^ m
+        v, b = float((1 / N)[d].sum()), beta + float(g[d].sum())
+        gap = float(mu[S].sum() - mu[m].sum() + eps)
+        f.append(gap - math.sqrt(2 * sigma**2 * v * b))
+        slack.append((gap * gap / (2 * sigma**2 * v) if gap > 0 else 0.0) - float(g[d].sum()))
+    res = class_glr_lower_bound(dc, S, mu, N, epsilon=eps, sigma=sigma, beta=beta, arm_terms=g)
+    assert res["lower"] <= min(f) + 1e-9 <= res["upper"] + 2e-9
+    assert res["slack"] >= min(slack) - 1e-9 and res["stop"] == (res["lower"] >= 0)
+    if res["stop"]:  # certified: every member clears its own threshold
+        assert min(f) >= -1e-9
 
 
 # ----------------------------------------------------------------------------- lower bound
@@ -216,9 +251,31 @@ class _OracleOnly(_OnePerPair):
         raise NotImplementedError
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("means, epsilon", [([1.0, 1.0, 0.6, 0.6, 0.2, 0.2], 0.3),  # exact ties, epsilon > 0
+                                            ([1.0, 0.8, 0.6, 0.45, 0.3, 0.2], 0.0)])  # small gaps, delta 0.2
+def test_the_certificate_route_errs_at_most_delta(means, epsilon):
+    """A class known only by its oracle (one per pair of 3 pairs: the certificate with a
+    threshold per member, ``valid:sets-product-mixture``), top-two at delta = 0.2 on 60 seeded
+    runs: the error rate's Clopper-Pearson lower bound stays below delta."""
+    from combex.testing import clopper_pearson
+
+    dc = _OracleOnly(3)
+    mu = np.array(means)
+    best = mu.reshape(3, 2).max(axis=1).sum()
+    errors = 0
+    for seed in range(60):
+        res = TopTwo(delta=0.2, epsilon=epsilon, decision_class=dc).run(GaussianArms(mu, sigma=0.5, rng=seed),
+                                                                         rng=seed, budget=200_000)
+        assert res.identified and res.info["threshold"] == "valid:sets-product-mixture"
+        errors += mu[np.asarray(res.answer, dtype=bool)].sum() < best - epsilon - 1e-12
+    assert clopper_pearson(errors, 60)[0] <= 0.2, errors
+
+
 def test_a_class_known_only_by_its_oracle_reports_the_certified_statistic():
-    """Without the member list the stop is the Lagrangian certificate; the certificate's
-    statistic is the GLR it guarantees, so it is below the threshold while the run goes on
+    """Without the member list the stop is the Lagrangian certificate, one threshold per
+    member (``sets-product-mixture``); the certificate's statistic is what it guarantees
+    (the GLR less the terms of each member's difference), so it is below the threshold while the run goes on
     and at least the threshold when it stops (the exact GLR of the closest member found is
     only an upper bound)."""
     dc = _OracleOnly(3)
@@ -229,7 +286,10 @@ def test_a_class_known_only_by_its_oracle_reports_the_certified_statistic():
     assert part.status == "budget_exhausted" and c["statistic"] < c["threshold_value"]
     done = TopTwo(delta=0.05, decision_class=dc).run(env.spawn(1), rng=5)
     c = done.certificate
-    assert done.identified and done.info["threshold"] == "valid:all-arms-mixture"
+    assert done.identified and done.info["threshold"] == "valid:sets-product-mixture"
+    # one threshold per member: the statistic is the GLR less the terms of the member's
+    # difference, the threshold log(1 / delta)
+    assert c["threshold_value"] == pytest.approx(math.log(1 / 0.05))
     assert c["threshold_value"] <= c["statistic"] <= c["glr"] and c["delta_achieved"] <= 0.05
 
 

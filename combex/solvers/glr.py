@@ -33,8 +33,10 @@ Best-K with ``epsilon > 0``) of at most 4,096 members: listed once
 (:func:`combex.identification.class_members`), the exact minimum over the members, each
 alternative against its own threshold (``valid:sets-mixture``). Larger classes: the
 Lagrangian relaxation of :func:`combex.estimation._glr.class_glr_lower_bound` through
-``argmax_excluding``, a certified *lower* bound of the GLR (reported as the certificate's
-``statistic``), so the stopping rule keeps its guarantee with any oracle.
+``argmax_excluding``, a certified test that every member clears its own threshold
+(``valid:sets-product-mixture``; the certificate's ``statistic`` is the smallest GLR less
+the terms of its member's difference that it guarantees), so the stopping rule keeps its
+guarantee with any oracle.
 
 **Reward models:** ``divergence="gaussian"`` (known variance ``sigma^2``; for bounded
 rewards ``sigma`` is the sub-Gaussian scale, e.g. 1/2 on [0, 1]) or ``"bernoulli"`` (KL; best
@@ -400,15 +402,20 @@ class GLRExploration(Exploration):
         elif self._members is not None and not kk and not self._uv and kind == "valid":
             # listed members: one mixture per alternative, on the arms of its difference
             m, st = max(len(self._members) - 1, 1), "sets-mixture"
-        else:  # the class GLR uses the (sub-)Gaussian statistic: all-arms mixtures
+        elif kk or self._uv or kind != "valid":  # the (sub-)Gaussian statistic: all-arms forms
             m, st = 1, "all-arms-gaussian" if kk else "all-arms-mixture"
+        else:  # a class too large to list: one threshold per member, the union weighted by its difference
+            m, st = 1, "sets-product-mixture"
         if st in ("pairs", "pairs-mixture") and div == "bernoulli":
             st = "pairs-kl"  # the KL statistic: Theorem 7 (the normal mixture needs the Gaussian statistic)
         self._pair_const: float | None = None
         self._pair_kl = st == "pairs-kl"
         self._pair_mixture = st == "pairs-mixture" and not self._uv
-        self._class_mixture = st in ("all-arms-mixture", "sets-mixture") and kind == "valid" and not self._uv
+        self._class_mixture = (st in ("all-arms-mixture", "sets-mixture", "sets-product-mixture") and kind == "valid"
+                               and not self._uv)
         self._class_sets = st == "sets-mixture"
+        # the certificate tests one threshold per member (the constant plus the terms of its difference)
+        self._class_product = st == "sets-product-mixture"
         if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
             self.stopping_threshold = ClassUnknownVarianceThreshold(delta, kind, n_arms=self.N, structure=st)
         elif self._uv:
@@ -634,13 +641,14 @@ class GLRExploration(Exploration):
             return self._cert[1]
         ans = self._answer
         counts, ucb = self._class_counts()
+        terms = self.stopping_threshold.set_terms(self.T) if self._class_product else None
 
         def holds(b: float) -> bool:
             return bool(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
-                                              beta=b, variances=ucb)["stop"])
+                                              beta=b, variances=ucb, arm_terms=terms)["stop"])
 
         hi = float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
-                                         beta=0.0, variances=ucb)["glr"])
+                                         beta=0.0, variances=ucb, arm_terms=terms)["slack"])
         lo = 0.0
         bt = float(self._beta_t)
         if math.isfinite(bt) and 0.0 < bt < hi:  # the rule's own side of its threshold, exactly
@@ -648,7 +656,7 @@ class GLRExploration(Exploration):
                 lo = bt
             else:
                 hi = bt
-        if not math.isfinite(hi) or holds(hi):
+        if not math.isfinite(hi) or hi <= 0.0 or holds(hi):  # nothing above 0 to certify, or all of it
             val = hi
         else:
             val, _ = monotone_boundary(holds, lo, hi, rtol=1e-3)
@@ -752,24 +760,29 @@ class GLRExploration(Exploration):
         effective counts N^2 / (N + rho) (unknown variances: the variance upper bounds U_a,
         with the counts of the means' bound), after a cheap necessary condition on the pool
         of members found so far (None when it fails)."""
-        beta = self.stopping_threshold(t, self.T)
-        self._beta_t = beta
         counts, ucb = self._class_counts()
         if self._uv:
             self._ucb_used = ucb
+        terms = self.stopping_threshold.set_terms(self.T) if self._class_product else None
+        # one threshold per member: the statistic is GLR - (the terms of its difference), the
+        # threshold the constant log(1 / delta)
+        beta = self.stopping_threshold.constant if terms is not None else self.stopping_threshold(t, self.T)
+        self._beta_t = beta
         known = [m for m in self._pool if not np.array_equal(m, ans)]
         if known:
-            # necessary condition first (cheap): every known alternative's exact GLR >= beta
-            F, _, _ = self.class_costs(counts, ans, known, ucb)
+            # necessary condition first (cheap): every known alternative's exact GLR >= its threshold
+            F, D, _ = self.class_costs(counts, ans, known, ucb)
+            if terms is not None:
+                F = F - D @ terms
             if float(F.min()) < beta:
                 self._stat = float(F.min())
                 if self.record_trace:
                     self.record(glr=self._stat, threshold=beta)
                 return None
         res = class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps,
-                                    sigma=self.sigma, beta=beta, variances=ucb)
+                                    sigma=self.sigma, beta=beta, variances=ucb, arm_terms=terms)
         self._closest = res["closest"]
-        self._stat = float(res["glr"])
+        self._stat = float(res["slack"])
         self._margin = float(res["lower"])
         for m in res["candidates"]:
             if not any(np.array_equal(m, p) for p in self._pool):
@@ -1049,8 +1062,11 @@ class GLRExploration(Exploration):
                     return float(np.min(F - self.stopping_threshold.sets(D, self.T)))
                 return float(F.min()) - beta
             # the certificate at this threshold: its lower bound of min f is >= 0 iff it holds
+            terms = self.stopping_threshold.set_terms(self.T) if self._class_product else None
+            if terms is not None:
+                beta = self.stopping_threshold.constant
             return float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
-                                               beta=beta, variances=ucb)["lower"])
+                                               beta=beta, variances=ucb, arm_terms=terms)["lower"])
         z, _, I, J = self.pair_costs(self.T.astype(float), ans)
         if self._stop_route == "pairs_uv":
             b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
