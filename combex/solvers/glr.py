@@ -632,6 +632,12 @@ class GLRExploration(Exploration):
             return self.stopping_threshold.effective_counts(self.T), None
         return self.T.astype(float), None
 
+    def _member_terms(self) -> NDArray[np.float64] | None:
+        """Per arm, what it adds to the threshold of a member whose difference with the answer
+        holds it (``sets-product-mixture``: the certificate's ``arm_terms``); None for the
+        thresholds without per-member terms."""
+        return self.stopping_threshold.set_terms(self.T) if self._class_product else None
+
     def _certified_class_glr(self) -> float:
         """The largest ``b`` the Lagrangian certificate of :func:`class_glr_lower_bound`
         certifies (``GLR >= b``) at the current data: the class statistic the stopping rule
@@ -641,7 +647,7 @@ class GLRExploration(Exploration):
             return self._cert[1]
         ans = self._answer
         counts, ucb = self._class_counts()
-        terms = self.stopping_threshold.set_terms(self.T) if self._class_product else None
+        terms = self._member_terms()
 
         def holds(b: float) -> bool:
             return bool(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
@@ -763,7 +769,7 @@ class GLRExploration(Exploration):
         counts, ucb = self._class_counts()
         if self._uv:
             self._ucb_used = ucb
-        terms = self.stopping_threshold.set_terms(self.T) if self._class_product else None
+        terms = self._member_terms()
         # one threshold per member: the statistic is GLR - (the terms of its difference), the
         # threshold the constant log(1 / delta)
         beta = self.stopping_threshold.constant if terms is not None else self.stopping_threshold(t, self.T)
@@ -1062,7 +1068,7 @@ class GLRExploration(Exploration):
                     return float(np.min(F - self.stopping_threshold.sets(D, self.T)))
                 return float(F.min()) - beta
             # the certificate at this threshold: its lower bound of min f is >= 0 iff it holds
-            terms = self.stopping_threshold.set_terms(self.T) if self._class_product else None
+            terms = self._member_terms()
             if terms is not None:
                 beta = self.stopping_threshold.constant
             return float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
