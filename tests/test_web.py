@@ -625,6 +625,8 @@ def test_an_assistant_corrects_a_score_older_than_the_rows_listed(tmp_path, brow
             "ticket #9999 has no told score in this study.")
         assert [box.find_element(By.NAME, k).get_attribute("value") for k in ("ticket", "score", "reason")] == [
             "9999", "70", "typed 80 for 70"]  # what was typed is kept, to mend
+        focus = browser.switch_to.active_element  # and the page opens at the form (its score focused)
+        assert focus.get_attribute("name") == "score" and focus.get_attribute("value") == "70"
         ticket = box.find_element(By.NAME, "ticket")
         ticket.clear()
         ticket.send_keys(str(first.id))

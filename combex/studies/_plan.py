@@ -122,7 +122,7 @@ class StudyPlan:
     def in_short(self) -> list[str]:
         """One sentence per solver at the study's delta and epsilon (when the grids hold
         them): the median and 90% sessions to a certified answer, and with budgets, how many
-        simulated studies it certified by the largest."""
+        simulated studies it certified by each."""
         d, e = self.setting.get("delta"), self.setting.get("epsilon")
         rows = [r for r in self.summary() if d is not None and e is not None and math.isclose(r["delta"], d)
                 and math.isclose(r["epsilon"], e)]
@@ -130,15 +130,15 @@ class StudyPlan:
             return []
         what = "sessions" if self.setting.get("team_size") else "evaluations"
         out = ["", f"In short (delta {d:g}, epsilon {e:g}):"]
-        cert = {r["solver"]: r for r in sorted(self.budget_errors(), key=lambda r: r["budget"])
-                if math.isclose(r["epsilon"], e)}  # the largest budget of each solver
+        berr = sorted((r for r in self.budget_errors() if math.isclose(r["epsilon"], e) and r["certified"] is not None),
+                      key=lambda r: r["budget"])
         for r in rows:
             line = (f"  {r['solver']}: about {_fmt_n(r['median'])} {what} to a certified answer (half the simulated "
                     f"studies stopped by then, 9 in 10 by {_fmt_n(r['p90'])})")
-            c = cert.get(r["solver"])
-            if c is not None and c["certified"] is not None:
-                line += (f"; with a budget of {c['budget']:,}, {round(c['certified'] * c['runs'])} of {c['runs']} "
-                         "studies certified their answer")
+            cs = [c for c in berr if c["solver"] == r["solver"]]
+            if cs:
+                line += "; " + ", ".join(f"with a budget of {c['budget']:,}, {round(c['certified'] * c['runs'])} of "
+                                         f"{c['runs']}" for c in cs) + " studies certified their answer"
             out.append(line + ".")
         return out
 

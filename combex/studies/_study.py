@@ -191,8 +191,7 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
         return (f"too early to estimate: the stopping statistic is under {LEFT_MIN_PROGRESS:.0%} of its threshold "
                 "(the plan, combex plan, gives the sessions a study needs)")
     if rec.status != "running":
-        return (f"an estimate of the evaluations a certified answer would still need, the study having stopped: "
-                f"{rec.status.replace('_', ' ')}")
+        return "an estimate of the evaluations a certified answer would still need (the study has stopped)"
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
         return (f"an estimate, rough early on; more than the {rec.budget - rec.n_told} the budget leaves: if it "
                 "holds, the budget ends the study first, uncertified, unless the owner raises it (the owner's page, "
@@ -1170,11 +1169,13 @@ class Study:
         if rec.n_told == 0 and rec.status == "running":
             return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
         if b.get("first_check_pending"):
-            first = (f" (its first check comes after {_evaluations(b['next_check_at'])})"
-                     if isinstance(b.get("next_check_at"), int) else "")
-            return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet{first}: the solver's "
-                    f"initial sessions come first, then the study has a leader and runs until the rule certifies a "
-                    f"choice {conf.strip() or 'at its delta'}.{budget}")
+            if isinstance(b.get("next_check_at"), int):
+                return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet: its first check "
+                        f"comes after {_evaluations(b['next_check_at'])}; from then on the study has a leader and runs "
+                        f"until the rule certifies a choice {conf.strip() or 'at its delta'}.{budget}")
+            return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet: the solver's initial "
+                    f"sessions come first, then the study has a leader and runs until the rule certifies a choice "
+                    f"{conf.strip() or 'at its delta'}.{budget}")
         if rec.status == "identified":
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")
