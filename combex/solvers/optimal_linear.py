@@ -877,11 +877,15 @@ class LinearGLRExploration(Exploration):
         """Index ``m >= 1`` of the latest checkpoint ``c_m = c_0 (1 + eta)^(m - 1) <= t``
         (``c_0 = 10 n``, ``eta`` = :data:`FIXED_DESIGN_SPACING`); 0 before ``c_0``. A
         function of the sample count alone."""
-        c0 = 10.0 * self.dc.n
+        c0 = self._checkpoint_at(1)
         t = float(self.samples)
         if t < c0:
             return 0
         return int(math.floor(math.log(t / c0) / math.log1p(FIXED_DESIGN_SPACING) + 1e-9)) + 1
+
+    def _checkpoint_at(self, m: int) -> float:
+        """``c_m = 10 n (1 + eta)^(m - 1)``, the fixed-design stop's m-th checkpoint."""
+        return 10.0 * self.dc.n * (1.0 + FIXED_DESIGN_SPACING) ** (m - 1)
 
     def _fixed_design_beta(self, m: int, size: int, n: int, k: int) -> float:
         """``beta(m, s)`` with ``exp(-beta) <= p = delta 6 / (pi^2 s^2) / (m (m + 1)) / N_s``,
@@ -1111,8 +1115,7 @@ class LinearGLRExploration(Exploration):
         paths (they check after every round)."""
         if self.dc is None or not self.swap or self.threshold != "fixed-design":
             return None
-        nxt = 10.0 * self.dc.n * (1.0 + FIXED_DESIGN_SPACING) ** self._checkpoint()
-        return int(math.ceil(nxt - 1e-9))
+        return int(math.ceil(self._checkpoint_at(self._checkpoint() + 1) - 1e-9))
 
     def stop(self, status: str, message: str = "") -> None:
         super().stop(status, message)

@@ -1230,13 +1230,13 @@ class Study:
         with self.storage.read(self.name) as rx:
             hist = list(rx.study.history or [])
         out: list[dict[str, Any]] = []
+        prev: dict[str, Any] = {}
         for h in hist:
-            prev = out[-1] if out else None
-            if (prev is not None and prev["event"] == "stopped_by_owner" and h.get("event") == "stopped"
-                    and h.get("evaluations") == prev["evaluations"]):  # the owner's stop and its answer: one line
-                prev["text"] = (prev["text"][:-1] + "; answer (not certified): "
-                                f"{_answer_words(self._labels_list, h.get('answer'))}.")
-                continue
+            if (prev.get("event") == "stopped_by_owner" and h.get("event") == "stopped"
+                    and h.get("evaluations") == prev.get("evaluations")):  # the owner's stop and its answer: one line
+                h = {**prev, "answer": h.get("answer")}
+                out.pop()
+            prev = h
             out.append({"at": h.get("at"), "event": h.get("event"), "evaluations": h.get("evaluations"),
                         "text": event_text(h, self._labels_list)})
         return out
@@ -1357,7 +1357,6 @@ class Study:
         rows = self.storage.tickets(self.name)
         with self.storage.read(self.name) as rx:
             last = {c.told_seq: c for c in rx.corrections()}  # the last correction of each told row
-        corr = {k: c.reward_sum for k, c in last.items()}
         labels = self._labels_list
         cols = ["id", "arm", "names", "count", "state", "batch", "entry", "asked_by", "told_by", "issued_at",
                 "lease_deadline", "told_at", "told_seq", "reward_sum", "reward_sum_corrected", "corrected",
@@ -1365,13 +1364,14 @@ class Study:
                 "lease_deadline_unix", "told_at_unix"]
         recs = []
         for r in rows:
-            fixed = r.told_seq in corr
+            fixed = r.told_seq in last
             recs.append({"id": r.id, "arm": r.arm, "names": _names(labels, r.arm), "count": r.count,
                          "state": r.state, "batch": r.batch, "entry": r.entry, "asked_by": r.asked_by,
                          "told_by": r.told_by, "issued_at": iso_time(r.issued_at),
                          "lease_deadline": iso_time(r.lease_deadline), "told_at": iso_time(r.told_at),
                          "told_seq": r.told_seq, "reward_sum": r.reward_sum,
-                         "reward_sum_corrected": corr[r.told_seq] if fixed else r.reward_sum, "corrected": fixed,
+                         "reward_sum_corrected": last[r.told_seq].reward_sum if fixed else r.reward_sum,
+                         "corrected": fixed,
                          "correction_reason": last[r.told_seq].reason if fixed else None,
                          "corrected_by": last[r.told_seq].assistant if fixed else None,
                          "corrected_at": iso_time(last[r.told_seq].created_at) if fixed else None,
@@ -1411,7 +1411,9 @@ def event_text(event: dict[str, Any], labels: Any = None) -> str:
         stop = "; the study stops at its budget now" if isinstance(n, int) and event.get("to") == n else ""
         return f"The owner changed the budget from {old} to {event.get('to')} evaluations{after}{stop}."
     if kind == "stopped_by_owner":
-        return f"The owner stopped the study{after}."
+        answer = ("" if event.get("answer") is None else
+                  f"; answer (not certified): {_answer_words(labels, event['answer'])}")
+        return f"The owner stopped the study{after}{answer}."
     if kind == "stopped":
         answer = _answer_words(labels, event.get("answer"))
         if event.get("status") == "identified":
