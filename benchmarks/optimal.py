@@ -415,7 +415,8 @@ def ask_tell_overhead(runs: int) -> list[dict[str, Any]]:
         for title, env, kw in cases:
             cells = []
             for b in (1, 100):
-                cls(delta=delta, batch_size=b, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up
+                for runner in (lambda s, e, r: s.run(e, rng=r), _ask_tell):  # warm-up (compiled code loaded)
+                    runner(cls(delta=delta, batch_size=b, **kw), env.spawn(np.random.SeedSequence(7)), 0)
                 out = []
                 for runner in (lambda s, e, r: s.run(e, rng=r), _ask_tell):
                     secs, n = 0.0, 0

@@ -350,3 +350,61 @@ def test_compiled_top_two_saved_state_matches(case, monkeypatch, tmp_path):
         st.pop("wall_seconds", None)
         states.append((repr(st), _rng_state(env.rng)))
     assert states[0] == states[1]
+
+
+def _study_like_run(make_env, kw, seed, budget):
+    """Ask / tell one sample at a time as a live study drives it, with the reads and detours
+    a study makes: the confidence and progress read every 97 samples, a saved state resumed
+    every 300, a told arm other than the asked one every 151st sample, a two-arm batch
+    every 401st. Returns everything observable."""
+    env = make_env()
+    solver = TopTwo(delta=0.1, **kw)
+    exp = solver.start(env, rng=seed)
+    seen = []
+    step = 0
+    while not exp.done and exp.samples < budget:
+        step += 1
+        if step % 401 == 0:
+            arms = np.array([0, env.n_arms - 1])
+            batch = type(exp.ask())(arms, np.array([1, 1], dtype=np.int64))
+        else:
+            batch = exp.ask()
+            if step % 151 == 0:
+                batch = type(batch)(np.array([(int(batch.arms[0]) + 1) % env.n_arms]), batch.counts)
+        exp.tell_batch(batch, env.pull_many(batch.arms, batch.counts))
+        if step % 97 == 0:
+            p = exp.progress()
+            seen.append((exp.samples, p["statistic"], p["threshold"], p["delta_achieved"], p["evaluations_left"],
+                         repr(p["leader"]), repr(p["challenger"])))
+        if step % 300 == 0:
+            exp = solver.resume(exp.state_dict(), env.problem)
+    res = exp.result()
+    st = exp.state_dict()
+    st.pop("wall_seconds", None)
+    return (res.status, res.samples, repr(np.asarray(res.answer)), res.pulls.tolist(), repr(res.certificate), seen,
+            repr(st), _rng_state(env.rng))
+
+
+@pytest.mark.skipif(not __import__("combex.solvers._top_two_kernel", fromlist=["x"]).HAVE_NUMBA,
+                    reason="numba not installed")
+@pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
+@pytest.mark.parametrize("case", list(_KERNEL_CASES))
+def test_compiled_one_sample_ask_tell_is_bit_identical(case, monkeypatch):
+    """One sample per ask through the compiled select / tell entries gives the Python
+    rule's samples, reads, saved states and answer, through resumes, a told arm other
+    than the asked one and a two-arm batch."""
+    from combex.solvers import _top_two_kernel as kern
+
+    make_env, kw, budget = _KERNEL_CASES[case]
+    monkeypatch.setattr(kern, "COMPILE_AFTER", 0)
+    fn = kern.compiled_steps()
+    kern.compiled_select()
+    calls = []
+    monkeypatch.setattr(kern, "_COMPILED", lambda *a: calls.append(a[0] is None) or fn(*a))
+    runs = []
+    for enabled in (True, False):
+        monkeypatch.setattr(kern, "ENABLED", enabled)
+        runs.append(_study_like_run(make_env, kw, 11, budget or 2500))
+    assert any(calls)  # told rewards went through the kernel
+    for a, b in zip(*runs):
+        assert a == b

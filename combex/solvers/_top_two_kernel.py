@@ -28,6 +28,14 @@ bit-identical (tested):
   test; otherwise the test's record is rebuilt at the exit from the residual sums of the
   last test (:func:`advance`).
 
+The same function serves ask / tell one sample at a time (a live study, or any caller of
+``ask`` / ``tell`` with ``batch_size=1``): specialized without generators, it folds in one
+reward told from outside and checks (:func:`tell_one`), and :func:`top_two_select` picks the
+next arm from the kept pairs and a leader coin drawn in Python (:func:`select_one`); the pairs
+are kept between calls in a :class:`Steps` the exploration drops whenever its statistics
+change otherwise. About 40 us of Python a sample become some 10 us, most of it the ask / tell
+protocol's own checks (benchmarks/optimal.py, section ``ask-tell``).
+
 numba is optional (the ``mips`` extra). The kernel is compiled (or loaded from numba's
 on-disk cache) the first time an exploration has run :data:`COMPILE_AFTER` rounds, so short
 runs never pay for the compilation; once compiled, every run of the process uses it from its
@@ -45,9 +53,10 @@ import numpy as np
 from .._state import generator_state, restore_generator
 from ..environments import Environment, GaussianArms
 from ..estimation._glr import GLRThreshold
-from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP, scale_check_dict
+from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
+           "top_two_select", "compiled_select", "Steps", "select_one", "tell_one",
            "applicable", "advance"]
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
@@ -149,84 +158,119 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
             vp[k] = z + (logtab[T[i] + T[j]] if topk else logtab[T[j]])
 
 
-def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any, mu: Any, m2: Any, h: Any,
-                  inv: Any, snap: Any, mask: Any, ist: Any, fst: Any, topk: bool, K: int, ids: bool, beta: float,
-                  eps: float, s2x2: float, mixture: bool, rho: float, pconst: float, two: float, do_test: bool,
-                  lgrid: Any, lcoef: Any, s0sq: float, target: float, logtab: Any, max_steps: int,
-                  tr_t: Any, tr_r: Any, growth: float) -> int:
-    """Up to ``max_steps`` samples of Top-Two from the state of a step boundary (the
-    answer of the last check in ``mask``, and in ``ist[I_ANSWER]`` for the best arm).
-    ``T``, ``sums``, ``mu``, ``m2``, ``h`` (the exploration's arrays) and ``inv``
-    (``1.0 / T``) change in place; ``ist`` / ``fst`` hold the integer / float scalars (slots
-    ``I_*``; ``fst``: the last check's statistic and threshold, and the samples of the last
-    point of the progress trace). The checks' points of
-    :class:`~combex.solvers._bisect.ProgressTrace` (samples, statistic / threshold, kept when
-    the samples grew by ``growth``) go to ``tr_t`` / ``tr_r`` (``ist[I_TRACE]`` of them). Returns :data:`STOPPED`
-    (the rule holds after the last sample), :data:`STEPS_DONE`, or :data:`SCALE_TEST` (the
-    last sample is folded in, and the test of the declared scale is due and might reject:
-    the caller runs the test and the check). ``logtab[n] = np.log(n)`` must cover twice the
-    largest count after ``max_steps`` samples.
+# the kept state (:class:`Steps`): the integer vector holds the I_* slots, then these, then
+# the answer's members, the others and each arm's rank in its list; the float vector the
+# last check's statistic and threshold and the samples of the last trace point, then these,
+# then 1 / T and the residual sums of the last test
+J_K, J_TOPK, J_IDS, J_MIX, J_TEST, J_KP, J0 = 11, 12, 13, 14, 15, 16, 17
+F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F0 = 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 
-    The pairs' values are kept between samples: a sample of arm a changes only the pairs
-    with a (each recomputed by the same expression), a new answer all of them; the two
-    argmins are taken again over the kept values."""
-    N = T.shape[0]
-    if not topk:
-        K = 1
-    NO = N - K
-    P = K * NO
-    ins = np.empty(K, dtype=np.int64)
-    outs = np.empty(NO, dtype=np.int64)
-    rank = np.empty(N, dtype=np.int64)
-    zv, bv, vs, vp = np.empty(P), np.empty(P), np.empty(P), np.empty(P)
-    ans = ist[I_ANSWER]
-    c1 = 1.0
-    sq1 = math.sqrt(c1)
-    # the pairs at the counts of the last check: the selection of the first sample
-    _ranks(mask, ins, outs, rank)
-    _pairs(0, K, 0, NO, NO, ins, outs, T, mu, h, inv, topk, eps, s2x2, mixture, rho, pconst, logtab, zv, bv, vs, vp)
-    kp = _argmin(vp, P)
-    steps = 0
-    while True:
-        u = arng.random()
-        pi, pj = ins[kp // NO], outs[kp % NO]
-        # x of the selected pair, as pair_costs computes it
+
+def _select(u: float, kp: int, NO: int, ins: Any, outs: Any, T: Any, mu: Any, ids: bool, beta: float, topk: bool,
+            ans: int, eps: float, two: float) -> int:
+    """:meth:`_TopTwoExploration.next_arm` from the leader coin ``u`` and the pair ``kp`` of
+    the selection's argmin: IDS (``x`` of the pair as ``pair_costs`` computes it) or the
+    fixed beta."""
+    pi, pj = ins[kp // NO], outs[kp % NO]
+    if ids:
         ni, nj = float(T[pi]), float(T[pj])
         x = (ni * mu[pi] + nj * (mu[pj] - eps)) / (ni + nj)
-        if ids:
-            hi = math.pow(mu[pi] - x, two)
-            hj = math.pow(mu[pj] - (x + eps), two)
-            hi = ni * hi
-            hj = nj * hj
-            tot = hi + hj
-            p = hi / tot if tot > 0 else 0.5
-            a = pi if u < p else pj
+        hi = math.pow(mu[pi] - x, two)
+        hj = math.pow(mu[pj] - (x + eps), two)
+        hi = ni * hi
+        hj = nj * hj
+        tot = hi + hj
+        p = hi / tot if tot > 0 else 0.5
+        return pi if u < p else pj
+    lead = u < beta
+    if topk:
+        return pi if lead else pj
+    return ans if lead else pj
+
+
+def _build(T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any, mask: Any, logtab: Any) -> int:
+    """The kept pairs of a step boundary (the answer of the last check in ``mask``): the
+    members and the others, every pair's values; returns the pair of the next selection."""
+    N = T.shape[0]
+    K = ii[J_K]
+    NO = N - K
+    ins, outs, rank = ii[J0:J0 + K], ii[J0 + K:J0 + N], ii[J0 + N:J0 + 2 * N]
+    _ranks(mask, ins, outs, rank)
+    _pairs(0, K, 0, NO, NO, ins, outs, T, mu, h, ff[F0:F0 + N], ii[J_TOPK] != 0, ff[F_EPS], ff[F_S2X2],
+           ii[J_MIX] != 0, ff[F_RHO], ff[F_PCONST], logtab, pv[0], pv[1], pv[2], pv[3])
+    kp = _argmin(pv[3], K * NO)
+    ii[J_KP] = kp
+    return kp
+
+
+def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any, mu: Any, m2: Any, h: Any,
+                  ii: Any, ff: Any, pv: Any, mask: Any, lgrid: Any, lcoef: Any, logtab: Any, max_steps: int,
+                  tr_t: Any, tr_r: Any, told_a: int, told_r: float) -> int:
+    """Up to ``max_steps`` samples of Top-Two from a step boundary, on the kept state of
+    :class:`Steps` (``ii`` / ``ff``: the scalars of slots ``I_*`` / ``J_*`` / ``F_*`` and
+    the arrays after them; ``pv``: each pair's GLR, threshold, their difference and the
+    selection's value; ``mask``: the answer of the last check, also in ``ii[I_ANSWER]`` for
+    the best arm; the pairs are built first when ``ii[J_KP] < 0``). ``T``, ``sums``, ``mu``,
+    ``m2``, ``h`` (the exploration's arrays) change in place. With generators, each sample
+    is selected and drawn here; with ``arng`` and ``erng`` None (a specialization without
+    them: a generator argument costs numba some 15 us to unbox), one sample only: the reward
+    ``told_r`` of arm ``told_a`` told from outside. The checks' points of
+    :class:`~combex.solvers._bisect.ProgressTrace` (samples, statistic / threshold, kept when
+    the samples grew by its growth factor) go to ``tr_t`` / ``tr_r`` (``ii[I_TRACE]`` of
+    them). Returns :data:`STOPPED` (the rule holds after the last sample), :data:`STEPS_DONE`,
+    or :data:`SCALE_TEST` (the last sample is folded in, and the test of the declared scale
+    is due and might reject: the caller runs the test and the check; the kept pairs are
+    stale). ``logtab[n] = np.log(n)`` must cover twice the largest count after ``max_steps``
+    samples.
+
+    The pairs' values are kept between samples (and calls): a sample of arm a changes only
+    the pairs with a (each recomputed by the same expression), a new answer all of them; the
+    two argmins are taken again over the kept values."""
+    N = T.shape[0]
+    K = ii[J_K]
+    NO = N - K
+    P = K * NO
+    ins, outs, rank = ii[J0:J0 + K], ii[J0 + K:J0 + N], ii[J0 + N:J0 + 2 * N]
+    inv, snap = ff[F0:F0 + N], ff[F0 + N:F0 + 2 * N]
+    zv, bv, vs, vp = pv[0], pv[1], pv[2], pv[3]
+    topk, ids, mixture, do_test = ii[J_TOPK] != 0, ii[J_IDS] != 0, ii[J_MIX] != 0, ii[J_TEST] != 0
+    eps, s2x2, rho, pconst, beta, two = ff[F_EPS], ff[F_S2X2], ff[F_RHO], ff[F_PCONST], ff[F_BETA], ff[F_TWO]
+    s0sq, target, growth = ff[F_S0SQ], ff[F_TARGET], ff[F_GROWTH]
+    c1 = 1.0
+    sq1 = math.sqrt(c1)
+    ii[I_CI], ii[I_CJ], ii[I_TESTS], ii[I_STEPS], ii[I_TRACE] = -1, -1, 0, 0, 0  # this call's
+    kp = ii[J_KP]
+    if kp < 0:  # the pairs at the counts of the last check: the selection of the first sample
+        kp = _build(T, mu, h, ii, ff, pv, mask, logtab)
+    ans = ii[I_ANSWER]
+    steps = 0
+    while True:
+        if arng is None:  # one reward told from outside
+            a = told_a
+            r = told_r
         else:
-            lead = u < beta
-            if topk:
-                a = pi if lead else pj
-            else:
-                a = ans if lead else pj
-        zr = erng.standard_normal()
-        r = c1 * means[a] + sq1 * sig[a] * zr
-        ist[I_SAMPLES] += 1
+            u = arng.random()
+            a = _select(u, kp, NO, ins, outs, T, mu, ids, beta, topk, ans, eps, two)
+            zr = erng.standard_normal()
+            r = c1 * means[a] + sq1 * sig[a] * zr
+        ii[I_SAMPLES] += 1
         # _update_one: Welford's deviation, the sums, the counts, the arm term, the mean
         n = T[a]
         dev = r - c1 * (sums[a] / n)
         m2[a] += dev * dev / c1 * n / (n + 1)
-        ist[I_NOBS] += 1
+        ii[I_NOBS] += 1
         sums[a] += r
         T[a] = n + 1
         inv[a] = 1.0 / float(n + 1)
         h[a] = _arm_term(n + 1, mixture, rho)
         mu[a] = sums[a] / T[a]
-        ist[I_ROUNDS] += 1
+        ii[I_ROUNDS] += 1
         steps += 1
-        ist[I_STEPS] = steps
+        ii[I_STEPS] = steps
         # the schedule of the test of the declared scale (_test_declared_scale)
-        nobs = ist[I_NOBS]
+        nobs = ii[I_NOBS]
         dof = nobs - N
-        if do_test and not (dof < 1 or (nobs < 1.02 * ist[I_NOISE_N] and nobs - ist[I_NOISE_N] < 50 and dof > 5)):
+        if do_test and not (dof < 1 or (nobs < 1.02 * ii[I_NOISE_N] and nobs - ii[I_NOISE_N] < 50 and dof > 5)):
             rss = 0.0
             for b in range(N):
                 rss += m2[b]
@@ -243,10 +287,11 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                 g = lgrid.shape[0] - 1  # the largest terms: a margin for rounding (the sum's order included)
                 margin = 1e-7 + 1e-12 * (lgrid[g] * rss / s0sq + nobs * abs(lcoef[g]))
                 if not (stat < target - margin):
+                    ii[J_KP] = -1
                     return SCALE_TEST
-            ist[I_NOISE_N] = nobs
-            ist[I_TESTED_AT] = ist[I_SAMPLES]
-            ist[I_TESTS] += 1
+            ii[I_NOISE_N] = nobs
+            ii[I_TESTED_AT] = ii[I_SAMPLES]
+            ii[I_TESTS] += 1
             for b in range(N):
                 snap[b] = m2[b]
         # _check_stop: the answer (only arm a's mean changed), then the pairs
@@ -283,7 +328,7 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
             if na != ans:
                 new, out = na, ans
                 ans = na
-                ist[I_ANSWER] = ans
+                ii[I_ANSWER] = ans
         if new >= 0:
             mask[out] = False
             mask[new] = True
@@ -297,26 +342,41 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                zv, bv, vs, vp)
         ks = _argmin(vs, P)
         kp = _argmin(vp, P)
-        fst[0] = zv[ks]
-        fst[1] = bv[ks]
+        ii[J_KP] = kp
+        ff[0] = zv[ks]
+        ff[1] = bv[ks]
         # ProgressTrace.record: a point when the samples grew by `growth` since the last one
         zk, bk = zv[ks], bv[ks]
         if (zk - zk == 0.0) and (bk - bk == 0.0) and bk > 0.0:
-            tk = float(ist[I_SAMPLES])
-            if fst[2] < 0.0 or tk >= growth * fst[2]:
-                tr_t[ist[I_TRACE]] = tk
-                tr_r[ist[I_TRACE]] = zk / bk
-                ist[I_TRACE] += 1
-                fst[2] = tk
-        ist[I_CI] = ins[ks // NO]
-        ist[I_CJ] = outs[ks % NO]
+            tk = float(ii[I_SAMPLES])
+            if ff[2] < 0.0 or tk >= growth * ff[2]:
+                tr_t[ii[I_TRACE]] = tk
+                tr_r[ii[I_TRACE]] = zk / bk
+                ii[I_TRACE] += 1
+                ff[2] = tk
+        ii[I_CI] = ins[ks // NO]
+        ii[I_CJ] = outs[ks % NO]
         if zv[ks] >= bv[ks] and not (dof < 5):
             return STOPPED
         if steps >= max_steps:
             return STEPS_DONE
 
 
+def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any, mask: Any, logtab: Any) -> int:
+    """The arm of the next sample from the leader coin ``u`` and the kept pairs (built first
+    when ``ii[J_KP] < 0``)."""
+    N = T.shape[0]
+    K = ii[J_K]
+    kp = ii[J_KP]
+    if kp < 0:
+        kp = _build(T, mu, h, ii, ff, pv, mask, logtab)
+    return _select(u, kp, N - K, ii[J0:J0 + K], ii[J0 + K:J0 + N], T, mu, ii[J_IDS] != 0, ff[F_BETA],
+                   ii[J_TOPK] != 0, ii[I_ANSWER], ff[F_EPS], ff[F_TWO])
+
+
+_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build)
 _COMPILED: Callable[..., Any] | None = None
+_SELECT: Callable[..., Any] | None = None
 
 
 def compiled_steps() -> Callable[..., Any] | None:
@@ -328,10 +388,20 @@ def compiled_steps() -> Callable[..., Any] | None:
         from numba.extending import register_jitable
 
         # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
-        for f in (_arm_term, _before, _argmin, _ranks, _pairs):
+        for f in _HELPERS:
             register_jitable(f)
         _COMPILED = numba.njit(cache=True, nogil=True, boundscheck=False)(top_two_steps)
     return _COMPILED
+
+
+def compiled_select() -> Callable[..., Any] | None:
+    """The numba-compiled :func:`top_two_select`, or None without numba."""
+    global _SELECT
+    if _SELECT is None and compiled_steps() is not None:
+        import numba
+
+        _SELECT = numba.njit(cache=True, nogil=True, boundscheck=False)(top_two_select)
+    return _SELECT
 
 
 _LOG = np.log(np.arange(1.0, 2.0))
@@ -355,24 +425,30 @@ _REPLICATED = ("next_arm", "_select_one", "prepare_batch", "_ids_leader", "_lead
                "_test_declared_scale", "_untested_scale", "stop")
 
 
-def applicable(exp: Any, env: Any) -> bool:
-    """Whether :func:`advance` may run ``exp`` on ``env``: Top-Two with IDS or a fixed beta,
-    best arm or Best-K pairs, the known-variance Gaussian GLR with per-pair thresholds
-    (``"valid"`` or ``"valid-kk"``), no trace; ``env`` a :class:`GaussianArms` whose pulls
-    are its own (no subclass changes them) and both generators numpy Generators; none of
-    the exploration's methods in :data:`_REPLICATED` changed by a subclass."""
+def _rule_applicable(exp: Any) -> bool:
+    """Whether the kernel repeats ``exp``'s rule: Top-Two with IDS or a fixed beta, best
+    arm or Best-K pairs, the known-variance Gaussian GLR with per-pair thresholds
+    (``"valid"`` or ``"valid-kk"``), none of the exploration's methods in
+    :data:`_REPLICATED` changed by a subclass, a numpy Generator."""
     from .optimal import _TopTwoExploration
 
     s = exp.solver
     own = all(getattr(type(exp), m) is getattr(_TopTwoExploration, m) for m in _REPLICATED)
     return (HAVE_NUMBA and own and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
-            and exp._pair_const is not None and not exp._pair_kl and not exp.record_trace
+            and exp._pair_const is not None and not exp._pair_kl
             and type(exp.stopping_threshold) is GLRThreshold
             and (s.beta == "ids" or not isinstance(s.beta, str))
+            and isinstance(exp.rng, np.random.Generator))
+
+
+def applicable(exp: Any, env: Any) -> bool:
+    """Whether :func:`advance` may run ``exp`` on ``env``: the rule as
+    :func:`_rule_applicable` says, no trace; ``env`` a :class:`GaussianArms` whose pulls
+    are its own (no subclass changes them)."""
+    return (_rule_applicable(exp) and not exp.record_trace
             and isinstance(env, GaussianArms) and _gaussian_draws(type(env))
             and type(env).pull_many is Environment.pull_many
-            and type(env).state_dict is Environment.state_dict and type(env).load_state_dict is Environment.load_state_dict
-            and isinstance(exp.rng, np.random.Generator))
+            and type(env).state_dict is Environment.state_dict and type(env).load_state_dict is Environment.load_state_dict)
 
 
 def _gaussian_draws(cls: type) -> bool:
@@ -387,20 +463,12 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     :meth:`GLRExploration._simulate` (ready, known variance): False (nothing done) when
     the kernel does not apply or is not compiled yet; else True, with the exploration at a
     step boundary again (stopped, or the caller checks the budget)."""
-    if not ENABLED or (exp.rounds < COMPILE_AFTER and _COMPILED is None):  # compiled once: used from the start
-        return False
     ok = exp.__dict__.get("_kernel_ok")
     if ok is None:
         ok = exp._kernel_ok = applicable(exp, env)
-    if not ok or not bool(np.all(exp.T >= 1)):
+    st = _steps(exp) if ok else None
+    if st is None:
         return False
-    fn = compiled_steps()
-    if fn is None:
-        return False
-
-    s = exp.solver
-    N = exp.N
-    topk = exp.structure == "topk"
     t = int(exp.T.sum())
     steps = max(CHUNK, t)
     if budget is not None:
@@ -408,61 +476,142 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     if steps < 1:
         return False
     logtab = log_table(2 * (int(exp.T.max()) + steps) + 2)
-    rec = exp._noise_record
-    do_test = not (rec is not None and rec["rejected"])
-    ans = exp._answer
-    mask = np.asarray(ans, dtype=bool).copy() if topk else np.zeros(N, dtype=bool)
-    if not topk:
-        mask[int(ans)] = True
-    ist = np.array([exp._n_obs, exp._noise_n, exp.samples, exp.rounds, -1 if topk else int(ans), -1, -1, -1, 0, 0, 0],
-                   dtype=np.int64)
     trace = exp._progress_trace
-    fst = np.array([0.0, 0.0, trace.t[-1] if trace.t else -1.0])
     cap = int(math.log((exp.samples + steps + 1.0) / max(trace.t[-1] if trace.t else 1.0, 1.0))
               / math.log(trace.GROWTH)) + 3
     tr_t, tr_r = np.zeros(cap), np.zeros(cap)
-    inv = 1.0 / exp.T.astype(np.float64)
-    snap = np.zeros(N)
+    st.start(exp)
+    # the environment's generator through its public state: a copy advanced by the kernel,
+    # then put back (load_state_dict), as the LinGapE fast path rewinds
+    env_state = env.state_dict()
+    env_gen = restore_generator(env_state["rng_type"], env_state["rng"], source="the environment")
+    code = _COMPILED(exp.rng, env_gen, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2,  # type: ignore[misc]
+                     exp._h, st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, logtab, steps, tr_t, tr_r, -1, 0.0)
+    env_state["rng"] = generator_state(env_gen)
+    env.load_state_dict(env_state)
+    st.finish(exp, code, tr_t, tr_r)
+    return True
+
+
+class Steps:
+    """The kernel's kept state for one exploration: its scalars and the pairs at the last
+    check, as :func:`top_two_steps` keeps them between samples and between calls (``ii`` /
+    ``ff``: slots ``I_*`` / ``J_*`` / ``F_*`` and the arrays after them; ``pv``: each pair's
+    GLR, threshold, difference and selection value; ``mask``: the answer). Valid while the
+    exploration's statistics change only through the kernel: the exploration drops it
+    (``_steps = None``) whenever they change otherwise."""
+
+    __slots__ = ("ii", "ff", "pv", "mask", "topk", "tr_t", "tr_r", "logtab")
+
+    def __init__(self, exp: Any) -> None:
+        s = exp.solver
+        N = exp.N
+        self.topk = topk = exp.structure == "topk"
+        K = int(exp.K) if topk else 1
+        ans = exp._answer
+        self.mask = np.asarray(ans, dtype=bool).copy() if topk else np.zeros(N, dtype=bool)
+        if not topk:
+            self.mask[int(ans)] = True
+        rec = exp._noise_record
+        self.ii = ii = np.zeros(J0 + 2 * N, dtype=np.int64)
+        ii[I_ANSWER] = -1 if topk else int(ans)
+        ii[J_K], ii[J_TOPK], ii[J_IDS] = K, topk, s.beta == "ids"
+        ii[J_MIX], ii[J_TEST], ii[J_KP] = bool(exp._pair_mixture), not (rec is not None and rec["rejected"]), -1
+        self.ff = ff = np.zeros(F0 + 2 * N)
+        sigma = exp.sigma
+        trace = exp._progress_trace
+        ff[2] = trace.t[-1] if trace.t else -1.0
+        ff[F_EPS], ff[F_S2X2] = exp.eps, 2.0 * sigma * sigma
+        ff[F_RHO] = float(exp.stopping_threshold.rho) if exp._pair_mixture else 1.0
+        ff[F_PCONST], ff[F_BETA], ff[F_TWO] = float(exp._pair_const), 0.5 if isinstance(s.beta, str) else float(s.beta), 2.0
+        ff[F_S0SQ], ff[F_TARGET], ff[F_GROWTH] = sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), trace.GROWTH
+        ff[F0:F0 + N] = 1.0 / exp.T.astype(np.float64)
+        self.pv = np.empty((4, K * (N - K)))
+        self.tr_t, self.tr_r = np.zeros(1), np.zeros(1)
+        self.logtab = log_table(2 * int(exp.T.sum()) + 16)
+
+    def start(self, exp: Any) -> None:
+        """The exploration's counters before a kernel call."""
+        self.ii[:I_ANSWER] = (exp._n_obs, exp._noise_n, exp.samples, exp.rounds)
+
+    def finish(self, exp: Any, code: int, tr_t: Any, tr_r: Any) -> None:
+        """The exploration after a kernel call: its counters, the test of the scale, the
+        progress trace, the last check and the stop (``code``)."""
+        v = self.ii[:J_K].tolist()
+        if v[I_TRACE]:
+            trace = exp._progress_trace
+            trace.t.extend(tr_t[:v[I_TRACE]].tolist())
+            trace.r.extend(tr_r[:v[I_TRACE]].tolist())
+        exp._zc = None
+        exp._n_obs, exp._noise_n, exp.samples, exp.rounds = v[:I_ANSWER]
+        if v[I_TESTS] > 0:  # the record of the kernel's last test, as _test_declared_scale makes it
+            exp._record_scale_test(exp._noise_n, float(self.ff[F0 + exp.N:].sum()), v[I_TESTED_AT])
+        if v[I_CI] >= 0:  # the kernel's own checks (else the one before the call stands)
+            exp._answer = self.mask.copy() if self.topk else v[I_ANSWER]
+            exp._stat, exp._beta_t = self.ff[:2].tolist()
+            exp._closest = (v[I_CI], v[I_CJ])
+        if code == SCALE_TEST:  # the rest of _update_one for the last sample
+            exp._steps = None
+            if not exp._test_declared_scale():
+                exp._check_stop()
+        elif code == STOPPED:
+            exp.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({exp.stopping_threshold.name})")
+
+
+_LCOEF = 0.5 * np.log1p(-2.0 * _L_UP)
+
+
+def _steps(exp: Any) -> Steps | None:
+    """The exploration's kept state, made at a step boundary where the kernel applies
+    (compiled once an exploration has run :data:`COMPILE_AFTER` rounds, then used from the
+    start), else None."""
+    st = exp._steps
+    if st is not None:
+        return st
+    if not ENABLED or exp.record_trace or (exp.rounds < COMPILE_AFTER and _COMPILED is None):
+        return None
+    ok = exp.__dict__.get("_rule_ok")
+    if ok is None:
+        ok = exp._rule_ok = _rule_applicable(exp)
+    if not ok or exp._uv or exp._answer is None or not exp._ready or not bool(np.all(exp.T >= 1)):
+        return None  # (_uv: the rule after a rejected scale)
+    if compiled_select() is None:
+        return None
     for name in ("T", "sums", "mu", "m2", "_h"):  # changed in place: contiguous, of the kernel's types
         arr = getattr(exp, name)
         want = np.int64 if name == "T" else np.float64
         if arr.dtype != want or not arr.flags.c_contiguous or not arr.flags.writeable:
             setattr(exp, name, np.ascontiguousarray(arr, dtype=want).copy())
-    beta = 0.5 if isinstance(s.beta, str) else float(s.beta)
-    sigma = exp.sigma
-    # the environment's generator through its public state: a copy advanced by the kernel,
-    # then put back (load_state_dict), as the LinGapE fast path rewinds
-    env_state = env.state_dict()
-    env_gen = restore_generator(env_state["rng_type"], env_state["rng"], source="the environment")
-    code = fn(exp.rng, env_gen, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2, exp._h, inv, snap, mask,
-              ist, fst, topk, int(exp.K), s.beta == "ids", beta, exp.eps, 2.0 * sigma * sigma, bool(exp._pair_mixture),
-              float(exp.stopping_threshold.rho) if exp._pair_mixture else 1.0, float(exp._pair_const), 2.0, do_test,
-              _L_UP, 0.5 * np.log1p(-2.0 * _L_UP), sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), logtab, steps,
-              tr_t, tr_r, trace.GROWTH)
-    trace.t.extend(tr_t[:ist[I_TRACE]].tolist())
-    trace.r.extend(tr_r[:ist[I_TRACE]].tolist())
-    env_state["rng"] = generator_state(env_gen)
-    env.load_state_dict(env_state)
-    exp._zc = None
-    exp._n_obs = int(ist[I_NOBS])
-    exp._noise_n = int(ist[I_NOISE_N])
-    exp.samples = int(ist[I_SAMPLES])
-    exp.rounds = int(ist[I_ROUNDS])
-    if ist[I_TESTS] > 0:  # the record of the kernel's last test, as _test_declared_scale makes it
-        rss = float(snap.sum())
-        n = exp._noise_n
-        chk = scale_check_dict(rss, n, sigma, rss / max(n - N, 1) if n > N else math.nan)
-        chk["at_sample"] = int(ist[I_TESTED_AT])
-        exp._noise_record = chk
-    checked = ist[I_CI] >= 0  # the kernel's own checks (else the one before the call stands)
-    if checked:
-        exp._answer = mask if topk else int(ist[I_ANSWER])
-        exp._stat = float(fst[0])
-        exp._beta_t = float(fst[1])
-        exp._closest = (int(ist[I_CI]), int(ist[I_CJ]))
-    if code == SCALE_TEST:  # the rest of _update_one for the last sample
-        if not exp._test_declared_scale():
-            exp._check_stop()
-    elif code == STOPPED:
-        exp.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({exp.stopping_threshold.name})")
+    exp._steps = st = Steps(exp)
+    return st
+
+
+def select_one(exp: Any) -> int:
+    """The arm of :meth:`GLRExploration._select_one` from the kept pairs (the leader coin
+    drawn from the exploration's generator, as ``next_arm`` draws it), or -1 where the
+    kernel does not apply (the caller's Python path runs)."""
+    st = _steps(exp)
+    if st is None or exp.record_trace:
+        return -1
+    return int(_SELECT(exp.rng.random(), exp.T, exp.mu, exp._h, st.ii, st.ff, st.pv, st.mask,  # type: ignore[misc]
+                       st.logtab))
+
+
+def tell_one(exp: Any, a: int, r: float) -> bool:
+    """:meth:`GLRExploration._update_one` of one reward told from outside, through the
+    kernel (its specialization without generators): False (nothing done) where the kernel
+    does not apply."""
+    st = _steps(exp)
+    if st is None or exp.record_trace:
+        return False
+    if exp.samples + 2 >= st.logtab.shape[0]:  # T_i + T_j <= the samples
+        st.logtab = log_table(2 * exp.samples + 16)
+    exp.samples -= 1  # counted by tell_batch; the kernel counts it again
+    st.start(exp)
+    code = _COMPILED(None, None, _NONE, _NONE, exp.T, exp.sums, exp.mu, exp.m2, exp._h,  # type: ignore[misc]
+                     st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, st.logtab, 1, st.tr_t, st.tr_r, a, r)
+    st.finish(exp, code, st.tr_t, st.tr_r)
     return True
+
+
+_NONE = np.zeros(0)

@@ -706,7 +706,11 @@ class GLRExploration(Exploration):
         binding = getattr(self, "_binding_" + self._stop_route)(ans, int(self.T.sum()))
         if binding is None:  # the certificate's cheap necessary condition failed
             return
-        beta, stop = binding
+        self._close_check(*binding)
+
+    def _close_check(self, beta: float, stop: bool) -> None:
+        """The end of a check whose binding alternative is set (``_stat``, ``_closest``):
+        the progress trace, the run's trace, the stop."""
         self._progress_trace.record(self.samples, self._stat, beta)
         if self.record_trace:
             self.record(glr=self._stat, threshold=beta)
@@ -807,7 +811,7 @@ class GLRExploration(Exploration):
         b = self.solver.batch_size
         if b == 1:
             a = self._select_one()
-            return Batch(np.array([a], dtype=np.intp), np.ones(1, dtype=np.int64))
+            return Batch(np.array([a], dtype=np.intp), np.array([1], dtype=np.int64))
         cv = self.T.astype(np.float64)
         self.prepare_batch()
         add = np.zeros(self.N, dtype=np.int64)
@@ -822,6 +826,10 @@ class GLRExploration(Exploration):
             arms = np.repeat(arms, add[arms])
             return Batch(arms.astype(np.intp), np.ones(arms.shape[0], dtype=np.int64))
         return Batch(arms.astype(np.intp), add[arms])
+
+    #: The kept values of a compiled sampling rule (None: made again at its next use);
+    #: dropped whenever the statistics change outside it.
+    _steps: Any = None
 
     #: True while ``next_arm`` is called on the counts of the last check (``cv == T``):
     #: the pair costs of that check may be reused (:meth:`pair_costs_now`).
@@ -881,6 +889,7 @@ class GLRExploration(Exploration):
             self._update_one(int(arms[0]), int(c[0]), float(reward_sums[0]))
             return
         self._zc = None
+        self._steps = None
         if self._uv:
             if np.any(c > 1):
                 raise InvalidParameterError(
@@ -909,6 +918,7 @@ class GLRExploration(Exploration):
         """``_update`` for one arm (the statistics of the other arms do not change): the
         same values as the vectorized update, in scalars."""
         self._zc = None
+        self._steps = None
         self._fold_deviation(a, c, r)
         self.sums[a] += r
         self.T[a] += c
@@ -953,11 +963,7 @@ class GLRExploration(Exploration):
         dof = n - int(np.count_nonzero(self.T))
         if dof < 1 or (n < 1.02 * self._noise_n and n - self._noise_n < 50 and dof > MIN_TESTED_DOF):
             return False
-        self._noise_n = n
-        rss = float(self.m2.sum())
-        chk = scale_check_dict(rss, n, self.sigma, rss / max(n - self.N, 1) if n > self.N else math.nan)
-        chk["at_sample"] = int(self.samples)
-        self._noise_record = chk
+        chk = self._record_scale_test(n, float(self.m2.sum()), int(self.samples))
         if not chk["rejected"]:
             return False
 
@@ -973,6 +979,15 @@ class GLRExploration(Exploration):
         if switch:
             self._switch_to_unknown_variance()
         return switch
+
+    def _record_scale_test(self, n: int, rss: float, at: int) -> dict[str, Any]:
+        """The record of a test of the declared scale on ``n`` told entries with residual sum
+        of squares ``rss``, after ``at`` samples."""
+        self._noise_n = n
+        chk = scale_check_dict(rss, n, self.sigma, rss / max(n - self.N, 1) if n > self.N else math.nan)
+        chk["at_sample"] = at
+        self._noise_record = chk
+        return chk
 
     def _switch_to_unknown_variance(self) -> None:
         """From now on: the unknown-variance model and its threshold (full delta: that rule is

@@ -309,6 +309,19 @@ class _TopTwoExploration(GLRExploration):
         of :mod:`combex.solvers._top_two_kernel` (bit-identical)."""
         return _top_two_kernel.advance(self, env, budget)
 
+    def _select_one(self) -> int:
+        """The compiled one-sample selection where it applies
+        (:func:`~combex.solvers._top_two_kernel.select_one`, the same arm), else the
+        Python rule."""
+        a = _top_two_kernel.select_one(self)
+        return a if a >= 0 else super()._select_one()
+
+    def _update_one(self, a: int, c: int, r: float) -> None:
+        """The compiled one-sample update and check where they apply
+        (:func:`~combex.solvers._top_two_kernel.tell_one`, the same values), else Python's."""
+        if c != 1 or not _top_two_kernel.tell_one(self, a, r):
+            super()._update_one(a, c, r)
+
     def _leader_probability(self) -> float:
         if not self._adaptive():
             return 0.5 if self._fixed_half() else float(self.solver.beta)
