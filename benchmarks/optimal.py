@@ -11,6 +11,7 @@ Usage::
     python benchmarks/optimal.py --runs 10 --sections tas   # Track-and-Stop: us/sample, w* solves/sample
     python benchmarks/optimal.py --runs 10 --sections uv   # cost of unknown variances
     python benchmarks/optimal.py --runs 10 --sections uv-class   # the same on s-t paths (a decision class)
+    python benchmarks/optimal.py --runs 3 --sections class-certificate   # classes too large to list
     python benchmarks/optimal.py --runs 20 --sections mab bestk class delta trace --figures docs/figures
 
 Every row gives: mean samples, samples / (T*(mu) log(1/delta)) ("xLB"), samples / (the
@@ -29,6 +30,7 @@ This script prints figures; it is not a pass/fail test.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 from typing import Any, Callable
@@ -219,6 +221,61 @@ class _ClassEnv:
         mu = self.env.means()
         best = self.decision_class.argmax(mu)
         return float(mu[best].sum() - mu[np.asarray(answer, bool)].sum()) <= tol + 1e-12
+
+
+def class_certificate(runs: int, n: int = 4, budget: int = 60_000) -> list[dict[str, Any]]:
+    """Decision classes too large to list, side by side with the same class listed: the
+    perfect matchings of K(n, n) (n^2 arms, n! members; means uniform on [0, 1] with seed 5,
+    sigma 1, delta 0.1, top-two). Rows: the listed class (its exact GLR, one threshold per
+    member, ``valid:sets-mixture``); the Lagrangian certificate with one threshold per
+    member (``valid:sets-product-mixture``, what a class of more than
+    ``CLASS_MEMBERS_LIMIT`` members gets); the certificate with one threshold over all arms
+    (``threshold="valid-kk"``, ``valid:all-arms-gaussian``). The last two are forced on
+    this small class by listing no member (``ClassQuery``'s ``max_members = 0``). Runs cut
+    at ``budget`` samples report the statistic against the threshold at the cut."""
+    import networkx as nx
+
+    from combex.identification import _arm_queries
+    from combex.oracles import Matchings
+
+    dc = Matchings(nx.complete_bipartite_graph(n, n), cardinality=n)
+    means = np.random.default_rng(5).uniform(0.0, 1.0, n * n)
+    delta = 0.1
+    env0 = GaussianArms(means, sigma=1.0, rng=0)
+    cases = [("listed: exact GLR, sets-mixture", {}, None),
+             ("certificate: sets-product-mixture", {}, 0),
+             ("certificate: all-arms (valid-kk)", {"threshold": "valid-kk"}, 0)]
+    print(f"\n=== perfect matchings of K({n}, {n}): {n * n} arms, {math.factorial(n)} members; top-two, delta = {delta}, "
+          f"sigma 1, {runs} runs, budget {budget:,} ===")
+    print(f"{'stopping rule':<36}{'threshold':>26}{'samples':>10}{'stopped':>9}{'errors':>8}{'stat/thr':>10}{'CPU s':>8}")
+    defaults = _arm_queries.ClassQuery.__init__.__defaults__
+    rows = []
+    try:
+        for title, kw, limit in cases:
+            _arm_queries.ClassQuery.__init__.__defaults__ = defaults if limit is None else (limit,)
+            samples, stopped, errors, ratio, cpu, name = [], 0, 0, [], 0.0, ""
+            for sd in np.random.SeedSequence(2025).spawn(runs):
+                env = env0.spawn(sd)
+                env.decision_class = dc
+                t0 = time.process_time()
+                res = TopTwo(delta=delta, decision_class=dc, **kw).run(env, rng=int(sd.generate_state(1)[0]),
+                                                                       budget=budget)
+                cpu += time.process_time() - t0
+                cert = res.certificate
+                name = cert["threshold"]
+                samples.append(res.samples)
+                stopped += res.status == "identified"
+                errors += res.status == "identified" and not np.array_equal(np.asarray(res.answer, bool),
+                                                                           dc.argmax(means))
+                ratio.append(cert["statistic"] / cert["threshold_value"])
+            mean = float(np.mean(samples))
+            print(f"{title:<36}{name:>26}{mean:>10,.0f}{stopped:>6}/{runs:<2}{errors:>8}{np.mean(ratio):>10.2f}"
+                  f"{cpu / runs:>8.1f}")
+            rows.append({"rule": title, "threshold": name, "samples": mean, "stopped": stopped, "errors": errors,
+                         "stat_over_threshold": float(np.mean(ratio)), "cpu_s": cpu / runs})
+    finally:
+        _arm_queries.ClassQuery.__init__.__defaults__ = defaults
+    return rows
 
 
 def batches(runs: int) -> list[dict[str, Any]]:
@@ -706,8 +763,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--sections", nargs="*", default=["mab", "bestk", "class", "batch"],
-                    help="any of mab bestk class batch timing timing-top-two ask-tell many-arms tas uv uv-class delta "
-                         "trace")
+                    help="any of mab bestk class class-certificate batch timing timing-top-two ask-tell many-arms tas uv "
+                         "uv-class delta trace")
     _figures.add_option(ap)
     args = ap.parse_args()
     t0 = time.time()
@@ -715,7 +772,8 @@ def main() -> None:
     rows = {}
     for s in args.sections:
         rows[s] = {"mab": mab, "bestk": bestk, "class": decision_class, "batch": batches, "timing": timing,
-                   "timing-top-two": timing_top_two, "ask-tell": ask_tell_overhead, "many-arms": many_arms, "tas": tas_solves,
+                   "timing-top-two": timing_top_two, "ask-tell": ask_tell_overhead,
+                   "class-certificate": class_certificate, "many-arms": many_arms, "tas": tas_solves,
                    "uv": unknown_variance, "uv-class": unknown_variance_class, "delta": against_delta,
                    "trace": traces}[s](args.runs)
     print_factors()
