@@ -545,7 +545,7 @@ class Steps:
         exp._zc = None
         exp._n_obs, exp._noise_n, exp.samples, exp.rounds = v[:I_ANSWER]
         if v[I_TESTS] > 0:  # the record of the kernel's last test, as _test_declared_scale makes it
-            exp._record_scale_test(exp._noise_n, float(self.ff[F0 + exp.N:].sum()), v[I_TESTED_AT])
+            exp._record_scale_test(exp._noise_n, float(self.ff[F0 + exp.N:].sum()), v[I_TESTED_AT], later=True)
         if v[I_CI] >= 0:  # the kernel's own checks (else the one before the call stands)
             exp._answer = self.mask.copy() if self.topk else v[I_ANSWER]
             exp._stat, exp._beta_t = self.ff[:2].tolist()

@@ -980,14 +980,31 @@ class GLRExploration(Exploration):
             self._switch_to_unknown_variance()
         return switch
 
-    def _record_scale_test(self, n: int, rss: float, at: int) -> dict[str, Any]:
+    def _record_scale_test(self, n: int, rss: float, at: int, later: bool = False) -> dict[str, Any] | None:
         """The record of a test of the declared scale on ``n`` told entries with residual sum
-        of squares ``rss``, after ``at`` samples."""
+        of squares ``rss``, after ``at`` samples; ``later``: made when first read (a test the
+        compiled loop ran and that could not reject: about 11 us saved each time)."""
         self._noise_n = n
-        chk = scale_check_dict(rss, n, self.sigma, rss / max(n - self.N, 1) if n > self.N else math.nan)
-        chk["at_sample"] = at
-        self._noise_record = chk
+        if later:
+            self._noise_record = None
+            self.__dict__["_noise_later"] = (rss, n, self.sigma, at)
+            return None
+        self._noise_record = chk = _scale_record(rss, n, self.sigma, at, self.N)
         return chk
+
+    @property
+    def _noise_record(self) -> dict[str, Any] | None:
+        """The record of the last test of the declared scale (None before the first)."""
+        d = self.__dict__
+        later = d.pop("_noise_later", None)
+        if later is not None:
+            d["_noise_rec"] = _scale_record(*later, self.N)
+        return d.get("_noise_rec")
+
+    @_noise_record.setter
+    def _noise_record(self, value: dict[str, Any] | None) -> None:
+        self.__dict__.pop("_noise_later", None)
+        self.__dict__["_noise_rec"] = value
 
     def _switch_to_unknown_variance(self) -> None:
         """From now on: the unknown-variance model and its threshold (full delta: that rule is
@@ -1226,6 +1243,14 @@ class GLRExploration(Exploration):
         return out
 
 
+
+
+def _scale_record(rss: float, n: int, sigma: float, at: int, n_arms: int) -> dict[str, Any]:
+    """The record of a test of the declared scale (:func:`scale_check_dict` and the sample it
+    was made after)."""
+    chk = scale_check_dict(rss, n, sigma, rss / max(n - n_arms, 1) if n > n_arms else math.nan)
+    chk["at_sample"] = at
+    return chk
 
 
 def _simplex_floor(w: NDArray[np.float64], eps: float) -> NDArray[np.float64]:
