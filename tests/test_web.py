@@ -691,6 +691,54 @@ def test_a_score_for_a_ticket_released_meanwhile_is_recorded_for_the_assistant_w
         assert study.summary()["evaluations"] == 5
 
 
+def test_a_score_form_sent_twice_records_once_and_says_so(tmp_path, browser):
+    """*Record* sent twice (a double click, a reload of the page the post answered): the
+    first records the score, the second says the ticket is recorded (its score and by whom)
+    and records nothing more; another assistant sending the same ticket is told it is not
+    one of theirs."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    token = study.add_assistant("Ravi")
+    other = study.add_assistant("Mia")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, _ = _ask(browser)
+        _enter(browser, tid, "55")
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: f"Recorded 55 for ticket #{tid}" in _text(d, ".flash"))
+        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="55")
+        assert f"Ticket #{tid} is recorded: 55 by Ravi. Nothing more was recorded." in status[1]
+        assert study.summary()["evaluations"] == 5
+        _sign_in(browser, base, other)
+        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="56")
+        assert f"Ticket #{tid} is not one of your pending tickets" in status[1]
+        assert study.summary()["evaluations"] == 5
+
+
+def test_a_ticket_held_long_is_marked_on_its_assistants_page_and_the_owners(tmp_path, browser):
+    """A ticket out while more than ``2 m + 2`` scores were told is overdue: the assistant
+    holding it and the owner's list of tickets out both mark it "held long" (the study goes
+    on without it; its score still counts)."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=12)
+    token = study.add_assistant("Sol")
+    gen = np.random.default_rng(5)
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, _ = _ask(browser)
+        for _ in range(6):  # other sessions told meanwhile
+            t = study.ask()
+            study.tell(t.id, session_score(t, gen))
+        assert [t.overdue for t in study.pending() if t.id == tid] == [True]
+        for who in (token, OWNER):
+            _sign_in(browser, base, who)
+            _wait(browser, lambda d: d.refresh() or "held long" in _text(d, f"#ticket-{tid} .ticket-head"))
+            held = _text(browser, f"#ticket-{tid} .ticket-head")
+            assert "held long: the study goes on without waiting for it; its score still counts" in held
+
+
 def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser):
     """The owner's page has 'Stop the study now' (a confirming box required); the study
     ends on the evaluations told with the leader and delta_achieved; an assistant's page has

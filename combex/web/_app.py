@@ -204,6 +204,8 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
     templates = Jinja2Templates(env=env)
     from . import _views
 
+    env.filters["status"] = _views._status_words
+
     views = _views.Views(app_state, templates)
     name = "{name:path}"
     routes = [

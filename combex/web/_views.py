@@ -417,7 +417,13 @@ class Views:
         snap = await self._run(self._fresh, name)
         t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
         if t is None:
-            self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
+            told = await self._run(self._told_row, snap, tid)
+            if told is not None and (who.owner or told.get("assistant") == who.assistant):
+                # the form sent twice (a double click, a reload): the first one recorded it
+                self._flash(request, "info", f"Ticket #{tid} is recorded: {_g(told.get('score'))} by "
+                                             f"{told.get('assistant') or 'the owner'}. Nothing more was recorded.")
+            else:
+                self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
             return self._redirect(study_path(name, "/assistant"))
         try:
             x = parse_score(form.get("score"))
