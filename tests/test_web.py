@@ -642,6 +642,45 @@ def test_an_assistant_corrects_a_score_older_than_the_rows_listed(tmp_path, brow
     assert int(df["corrected"].sum()) == 1
 
 
+def test_an_assistant_finds_an_older_scores_ticket_on_the_list_of_all_told_scores(tmp_path, browser):
+    """The ticket number of a score older than the rows listed is on the list of all the
+    assistant's told scores (a link beside the older-score form); following it opens that
+    form with the number filled in, and the correction goes through."""
+    from combex.web._data import LOG_ROWS
+
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db)
+    token = study.add_assistant("Ravi")
+    first = study.ask(assistant="Ravi")
+    study.tell(first.id, 4.5, assistant="Ravi")  # a slip: 45.5 was meant
+    gen = np.random.default_rng(2)
+    for k in range(LOG_ROWS + 5):
+        t = study.ask(assistant="Ravi" if k % 10 == 0 else None)
+        study.tell(t.id, session_score(t, gen), assistant="Ravi" if k % 10 == 0 else None)
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        assert not browser.find_elements(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{first.id}']")
+        browser.find_element(By.ID, "told-all-link").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "told-all"))
+        rows = browser.find_elements(By.CSS_SELECTOR, "#told-all tr.told-row")
+        assert len(rows) == 1 + len(range(0, LOG_ROWS + 5, 10))  # Ravi's only, every one of them
+        assert "All 7 of your told scores" in _text(browser, "#told")
+        row = browser.find_element(By.CSS_SELECTOR, f"#told-all tr.told-row[data-ticket='{first.id}']")
+        assert "4.5" in row.text and "Ravi" in row.text
+        row.find_element(By.TAG_NAME, "a").click()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "details.correct-older[open]"))
+        box = browser.find_element(By.CSS_SELECTOR, "details.correct-older")
+        assert box.find_element(By.NAME, "ticket").get_attribute("value") == str(first.id)
+        box.find_element(By.NAME, "score").send_keys("45.5")
+        box.find_element(By.NAME, "reason").send_keys("decimal point slipped")
+        box.find_element(By.CSS_SELECTOR, "button").click()
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "45.5")
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "corrected to 45.5 by Ravi" in _text(d, ".flash"))
+    assert study.trials_dataframe().set_index("id").loc[first.id, "reward_sum_corrected"] == 45.5
+
+
 def _rows(est):
     return est["rows"] if isinstance(est, dict) else est
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from .._validation import check_float, param_error
 from ..studies import get_all_study_names, get_storage, load_study
-from ._data import Scrubber, studies_list, study_snapshot, told_row
+from ._data import Scrubber, studies_list, study_snapshot, told_row, told_rows_all
 from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token
 
 __all__ = ["create_app", "parse_score", "fmt_score", "accepts_assistant", "WebApp"]
@@ -147,6 +147,10 @@ class WebApp:
         """The told evaluation of ticket number ``ticket`` of study ``name`` (a row of the told
         log), or None: for corrections of rows older than the page lists."""
         return told_row(self.handle(name).reader, ticket)
+
+    def told_all(self, name: str) -> list[dict[str, Any]]:
+        """Every told evaluation of study ``name``, newest first (rows of the told log)."""
+        return told_rows_all(self.handle(name).reader)
 
     def names(self) -> list[str]:
         return get_all_study_names(self.storage)

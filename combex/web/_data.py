@@ -457,6 +457,13 @@ def told_row(study: Any, ticket: int) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
+def told_rows_all(study: Any) -> list[dict[str, Any]]:
+    """Every told evaluation as rows of the page's told log, newest first (the assistant page
+    with ``?told=all``: the ticket numbers of scores older than the page lists)."""
+    problem = _problem(study)
+    return _log_section(told_tail(study, 10 ** 12), problem.get("labels"), problem)["rows"]
+
+
 def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]:
     """The JSON of the study page (every section from the read API; see the module docstring)."""
     summary = _read(study, "summary", scrub)

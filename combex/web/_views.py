@@ -220,8 +220,15 @@ class Views:
             values[int(raw_t)] = raw_s
         typed = request.query_params.get("budget")  # a refused budget stays in its box
         typed = typed if typed is not None and len(typed) <= 32 else None
+        extra: dict[str, Any] = {}
+        if request.query_params.get("told") == "all":  # every told score, with its ticket number
+            rows = await self._run(self.web.told_all, name)
+            extra["told_all"] = [r for r in rows if who.owner or r.get("assistant") == who.assistant]
+        older = request.query_params.get("older", "")
+        if older.isdigit() and len(older) <= 18:  # "correct an older score", its ticket filled in
+            extra.update(correction_open="older", correction_values={"ticket": older})
         return self._render(request, "assistant.html", **self._assistant_context(snap, name, who, values=values,
-                                                                                 budget_typed=typed))
+                                                                                 budget_typed=typed, **extra))
 
     def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
         pend = snap["pending"]
