@@ -513,6 +513,10 @@ def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
     assert best["certificate_text"].startswith("The owner stopped the study after 10 evaluations, before the "
                                                "stopping rule held")
     assert best["certificate_text"].endswith("A larger budget continues the study.")
+    assert best["delta_achieved"] == 1 and ("nothing is certified" in best["certificate_text"]) and (
+        "What speaks for the leader then is the plan's error at a fixed budget: how often, in studies simulated "
+        "under your assumptions, the leader after 10 evaluations was not the best (combex plan ... --budget 10)."
+        in best["certificate_text"])
     assert {t.id for t in held} <= {t["id"] for t in study.trials_dataframe().to_dict("records")
                                     if t["state"] == "cancelled"}
     with pytest.raises(cs.StudyFinishedError, match="unless the owner sets a larger budget"):

@@ -71,6 +71,28 @@ def test_study_commands_end_to_end(tmp_path, capsys):
     assert cs.get_all_study_names(db) == []
 
 
+def test_a_backup_copies_a_running_study_with_its_newest_scores(tmp_path, capsys):
+    """`combex study backup` copies an SQLite storage while its study runs (the writes in its
+    write-ahead log included): the copy opens with every told score and ticket out; an
+    existing output file is refused, not overwritten."""
+    db = str(tmp_path / "lab.db")
+    problem = cs.problem_spec(workers=[f"w{i}" for i in range(8)], team_size=3, score_range=(0, 100))
+    study = cs.create_study(storage=db, name="lab", problem=problem, solver="top-two",
+                            solver_params={"delta": 0.1}, budget=200)
+    for k in range(30):
+        t = study.ask()
+        study.tell(t.id, float(40 + k % 7))
+    held = study.ask()
+    code, doc, _ = run(capsys, "study", "backup", db, "--out", str(tmp_path / "copy.db"))
+    assert code == 0 and doc == {"backup": str(tmp_path / "copy.db"), "studies": ["lab"]}
+    copy = cs.load_study(storage=str(tmp_path / "copy.db"), name="lab")
+    assert copy.summary()["evaluations"] == 30 and [t.id for t in copy.pending()] == [held.id]
+    scores = [st.trials_dataframe()["reward_sum"].dropna().tolist() for st in (copy, study)]
+    assert scores[0] == scores[1]
+    code, doc, err = run(capsys, "study", "backup", db, "--out", str(tmp_path / "copy.db"))
+    assert code == 2 and "must be a new file" in err and "copy.db exists" in err
+
+
 def test_tell_errors_from_the_cli(tmp_path, capsys):
     db = str(tmp_path / "lab.db")
     run(capsys, "study", "create", db, "--name", "q", "--n-arms", "3", "--solver", "lucb", "--param", "K=1")

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from ..exceptions import InvalidParameterError
-from ..exceptions import StudyFinishedError
+from ..exceptions import StorageError, StudyFinishedError
 from ._study import DEFAULT_LEASE_SECONDS
 
 __all__ = ["add_study_command"]
@@ -185,6 +185,12 @@ def _cmd(args: argparse.Namespace) -> int:
         from ._upgrade import upgrade_storage
 
         _print(upgrade_storage(args.storage))
+        return 0
+    if action == "backup":
+        st = S.get_storage(args.storage)
+        if not hasattr(st, "backup"):
+            raise StorageError(f"This storage ({type(st).__name__}) has no backup; copy it with its own tools.")
+        _print({"backup": st.backup(args.out), "studies": [r.name for r in st.list_studies()]})
         return 0
     if action == "list":
         st = S.get_storage(args.storage)
@@ -379,8 +385,12 @@ def add_study_command(sub: Any) -> None:
     li = acts.add_parser("list", help="the studies of a storage")
     li.add_argument("storage")
     up = acts.add_parser("upgrade", help="upgrade a storage written by an older combex to the current schema "
-                                         "(back it up first)")
+                                         "(back it up first: combex study backup)")
     up.add_argument("storage")
+    bk = acts.add_parser("backup", help="a consistent copy of an SQLite storage in a new file, while studies run "
+                                        "(a plain copy of the file can miss the newest writes)")
+    bk.add_argument("storage")
+    bk.add_argument("--out", required=True, help="the new file")
     d = cmd("delete", "delete a study and its logs")
     del d
     p.set_defaults(func=_cmd)

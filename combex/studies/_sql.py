@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import time
 from dataclasses import replace
 from typing import Any, Iterator
@@ -559,7 +560,7 @@ class SQLStorage(BaseStorage):
                         raise SchemaVersionError(
                             f"The storage {self._safe_url()!r} was written with combex storage schema version {v}, "
                             f"older than this combex's {SCHEMA_VERSION}; it is never changed silently: upgrade it "
-                            f"with `combex study upgrade {self._cli_url()}` (back it up first)."
+                            f"with `combex study upgrade {self._cli_url()}` (back it up first: `combex study backup`)."
                         )
                     return
                 if names & {"combex_studies", "combex_tickets", "combex_snapshots"}:
@@ -687,6 +688,37 @@ class SQLStorage(BaseStorage):
     def get_study(self, name: str) -> StudyRecord:
         with self._begin(read=True) as conn:
             return self._record(self._row(conn, name))
+
+    def backup(self, path: Any) -> str:
+        """A consistent copy of this SQLite storage in a new file ``path``, taken while studies
+        run (SQLite's online backup, which reads through the write-ahead log: a plain copy of
+        the file alone can miss the newest writes, which sit in ``<file>-wal`` until a
+        checkpoint). Returns the copy's path. A PostgreSQL storage is copied with the
+        server's own tools (``pg_dump``).
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``path`` exists (a backup never overwrites a file).
+        StorageError
+            If the storage is not an SQLite file, or the copy fails."""
+        src = self._cli_url()
+        if not self._sqlite or src == self._safe_url() or not os.path.isfile(src):
+            raise StorageError(f"combex study backup copies an SQLite file; this storage is {self._safe_url()}: "
+                               f"copy a PostgreSQL database with pg_dump.")
+        dst = os.path.abspath(os.fspath(path))
+        if os.path.exists(dst):
+            raise InvalidParameterError(f"The 'out' parameter of the backup must be a new file; {dst} exists. "
+                                        f"Got {os.fspath(path)!r}.")
+        try:
+            with contextlib.closing(sqlite3.connect(src, timeout=self.lock_timeout)) as a, \
+                    contextlib.closing(sqlite3.connect(dst)) as b:
+                a.backup(b)
+        except sqlite3.Error as exc:
+            with contextlib.suppress(OSError):
+                os.remove(dst)
+            raise StorageError(f"The backup of {src} to {dst} failed: {exc}") from exc
+        return dst
 
     def list_studies(self) -> list[StudyRecord]:
         with self._begin(read=True) as conn:

@@ -1184,8 +1184,13 @@ class Study:
             why = (f"The owner stopped the study after {rec.n_told} evaluations, before the stopping rule held"
                    if last.get("event") == "stopped_by_owner" and last.get("to") == rec.budget else
                    f"The budget of {rec.budget} evaluations ran out before the stopping rule held")
+            plan = ""
+            if isinstance(b["delta_achieved"], (int, float)) and b["delta_achieved"] >= 1:
+                plan = (f" What speaks for the leader then is the plan's error at a fixed budget: how often, in "
+                        f"studies simulated under your assumptions, the leader after {rec.n_told} evaluations was not "
+                        f"{good} (combex plan ... --budget {rec.n_told}).")
             return (f"{why}; the recommended {what} is the leader of the data, not certified at the study's delta."
-                    f"{da}{stat}{left} A larger budget continues the study.")
+                    f"{da}{plan}{stat}{left} A larger budget continues the study.")
         if rec.status != "running":
             return f"The study stopped ({rec.status}) after {rec.n_told} evaluations; the recommendation is the {what}."
         return (f"After {_evaluations(rec.n_told)} the leader is the {what}; the study runs until the {rec.solver} "
