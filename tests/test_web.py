@@ -778,6 +778,27 @@ def test_a_ticket_held_long_is_marked_on_its_assistants_page_and_the_owners(tmp_
             assert "held long: the study goes on without waiting for it; its score still counts" in held
 
 
+def test_a_recorded_slip_stays_marked_far_from_the_others_until_corrected(tmp_path, browser):
+    """A score recorded despite the warning (4.5 for 45.5) is marked "far from the others" in
+    the assistant's told scores and the owner's, by the rule of the warning; corrected, the
+    mark goes."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=10)
+    token = study.add_assistant("Ravi")
+    t = study.ask(assistant="Ravi")
+    study.tell(t.id, 4.5, assistant="Ravi")
+    with served(db) as base:
+        for who in (token, OWNER):
+            _sign_in(browser, base, who)
+            _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{t.id}']"))
+            assert "far from the others" in _text(browser, f"tr.told-row[data-ticket='{t.id}']")
+            assert len(browser.find_elements(By.CSS_SELECTOR, "tr.told-row .far")) == 1  # the 10 others are not
+        study.correct(t.id, 45.5, reason="decimal point", assistant="Ravi")
+        _wait(browser, lambda d: d.refresh() or "45.5" in _text(d, f"tr.told-row[data-ticket='{t.id}']"))
+        assert not browser.find_elements(By.CSS_SELECTOR, "tr.told-row .far")
+
+
 def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser):
     """The owner's page has 'Stop the study now' (a confirming box required); the study
     ends on the evaluations told with the leader and delta_achieved; an assistant's page has

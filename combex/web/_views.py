@@ -238,7 +238,9 @@ class Views:
         log_ = snap["log"]
         told = []
         if log_.get("available"):
-            told = [r for r in log_["rows"] if who.owner or r.get("assistant") == who.assistant]
+            told = [_flag_far(r, snap) for r in log_["rows"] if who.owner or r.get("assistant") == who.assistant]
+        if "told_all" in extra:
+            extra["told_all"] = [_flag_far(r, snap) for r in extra["told_all"]]
         h = self.web.handle(name)
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
@@ -572,6 +574,14 @@ class Views:
 
 def _g(x: Any) -> str:
     return fmt_score(x) if isinstance(x, (int, float)) else ("-" if x is None else str(x))
+
+
+def _flag_far(row: dict[str, Any], snap: dict[str, Any]) -> dict[str, Any]:
+    """A told row with ``far``: its score is far from the scores told so far by the rule that
+    warns before recording (:func:`_unusual`), so a slip recorded all the same stays visible
+    until it is corrected."""
+    x = row.get("score")
+    return dict(row, far=x is not None and not row.get("voided") and _unusual(float(x), row, snap) is not None)
 
 
 def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | None:
