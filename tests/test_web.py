@@ -799,6 +799,35 @@ def test_a_recorded_slip_stays_marked_far_from_the_others_until_corrected(tmp_pa
         assert not browser.find_elements(By.CSS_SELECTOR, "tr.told-row .far")
 
 
+def test_back_from_the_review_and_after_record_shows_pages_not_a_form_sent_again(tmp_path, browser):
+    """*Review* answers with a redirect to the confirmation page: *Back* from it is the
+    assistant's page, *Forward* the confirmation again (no "Confirm Form Resubmission");
+    after *Record*, *Back* twice reaches the confirmation of a ticket now recorded, which
+    says so and records nothing."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, _ = _ask(browser)
+        _enter(browser, tid, "55")
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+        assert "/study/lab/confirm?" in browser.current_url
+        browser.back()
+        _wait(browser, lambda d: d.find_elements(By.ID, f"score-{tid}"))
+        browser.forward()
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+        assert _text(browser, "#confirm-score") == "55"
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: f"Recorded 55 for ticket #{tid}" in _text(d, ".flash"))
+        browser.back()
+        _wait(browser, lambda d: "/study/lab/assistant" in d.current_url or d.find_elements(By.CSS_SELECTOR, ".flash"))
+        _wait(browser, lambda d: f"Ticket #{tid} is recorded: 55 by Ravi. Nothing more was recorded." in
+              _text(d, "body"))
+        assert study.summary()["evaluations"] == 5
+
+
 def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser):
     """The owner's page has 'Stop the study now' (a confirming box required); the study
     ends on the evaluations told with the leader and delta_achieved; an assistant's page has
@@ -1091,7 +1120,9 @@ def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path
         assert not browser.find_elements(_by().CSS_SELECTOR, "tr.member-row.in-leader")  # no team leads yet
         assert "no team leads yet" in _text(browser, "#estimates-validity")
         # five teams separate no member: no estimate is shown, and the note says why
-        assert {e.text for e in browser.find_elements(_by().CSS_SELECTOR, "td.estimate")} == {"not yet"}
+        # read in one script call: the page redraws its tables every half second
+        assert set(browser.execute_script(
+            "return [...document.querySelectorAll('td.estimate')].map(e => e.innerText.trim())")) == {"not yet"}
         assert "cannot tell this member's contribution from the others'" in _text(browser, "#estimates-validity")
         assert not browser.find_elements(_by().CSS_SELECTOR, "circle.interval-dot")
         gen = np.random.default_rng(1)

@@ -394,16 +394,31 @@ class Views:
                f"was {what}."
 
     async def enter(self, request: Any) -> Any:
-        """The confirmation page: what will be recorded (nothing is written here)."""
+        """*Review*: a score the ticket accepts goes to the confirmation page by a redirect
+        (so *Back* from it, or from the page after *Record*, is a plain page, not a form sent
+        again); a refused one is said beside its form."""
         name = self._name(request)
         form, who = await self._guard(request, name)
         tid = self._ticket_id(form)
+        raw = form.get("score")
+        return await self._review(request, name, who, tid, raw, post=True)
+
+    async def confirm(self, request: Any) -> Any:
+        """The confirmation page: what will be recorded (nothing is written here)."""
+        name = self._name(request)
+        who = self._who(request, name)
+        raw_t = request.query_params.get("ticket", "")
+        if who is None or not raw_t.isdigit() or len(raw_t) > 18:
+            return self._redirect(study_path(name, "/assistant"))
+        return await self._review(request, name, who, int(raw_t), request.query_params.get("score", "")[:64],
+                                  post=False)
+
+    async def _review(self, request: Any, name: str, who: Who, tid: int, raw: Any, *, post: bool) -> Any:
         snap = await self._run(self._fresh, name)
         t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
         if t is None:
-            self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
+            self._flash(request, *(await self._gone(snap, tid, who)))
             return self._redirect(study_path(name, "/assistant"))
-        raw = form.get("score")
         try:
             x = parse_score(raw)
         except ValueError as exc:
@@ -414,8 +429,20 @@ class Views:
             msg = f"The score must lie in [{_g(lo)}, {_g(hi)}]. Got {_g(x)}."
             ctx = self._assistant_context(snap, name, who, errors={tid: msg}, values={tid: str(raw)})
             return self._render(request, "assistant.html", status=400, **ctx)
+        if post:
+            return self._redirect(study_path(name, "/confirm") + "?" + urlencode({"ticket": tid,
+                                                                                 "score": str(raw).strip()}))
         return self._render(request, "confirm.html", name=name, who=who, ticket=t, score=x, raw=str(raw).strip(),
                             warning=_unusual(x, t, snap))
+
+    async def _gone(self, snap: dict[str, Any], tid: int, who: Who) -> tuple[str, str]:
+        """The flash for a ticket that is no longer out for ``who``: recorded already (a form
+        sent twice: a double click, a reload, *Back* then *Record* again), or not theirs."""
+        told = await self._run(self._told_row, snap, tid)
+        if told is not None and (who.owner or told.get("assistant") == who.assistant):
+            return "info", (f"Ticket #{tid} is recorded: {_g(told.get('score'))} by "
+                            f"{told.get('assistant') or 'the owner'}. Nothing more was recorded.")
+        return "error", self._not_pending(snap, tid, "recorded")
 
     async def tell(self, request: Any) -> Any:
         name = self._name(request)
@@ -426,13 +453,7 @@ class Views:
         snap = await self._run(self._fresh, name)
         t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
         if t is None:
-            told = await self._run(self._told_row, snap, tid)
-            if told is not None and (who.owner or told.get("assistant") == who.assistant):
-                # the form sent twice (a double click, a reload): the first one recorded it
-                self._flash(request, "info", f"Ticket #{tid} is recorded: {_g(told.get('score'))} by "
-                                             f"{told.get('assistant') or 'the owner'}. Nothing more was recorded.")
-            else:
-                self._flash(request, "error", self._not_pending(snap, tid, "recorded"))
+            self._flash(request, *(await self._gone(snap, tid, who)))
             return self._redirect(study_path(name, "/assistant"))
         try:
             x = parse_score(form.get("score"))
