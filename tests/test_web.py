@@ -415,6 +415,43 @@ def _enter(d, tid, text):
     d.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
 
 
+@contextmanager
+def _ravi_holding_a_ticket(tmp_path, browser, told=4):
+    """The lab study with ``told`` sessions told, Ravi signed in and holding a ticket:
+    ``(study, base, ticket, team)``."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=told)
+    token = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, token)
+        tid, team = _ask(browser)
+        yield study, base, tid, team
+
+
+def _correct(d, box, score, reason, by="Ravi"):
+    """Fill a correction form inside ``box`` (its details opened by the caller), review it
+    and record it: the flash of the correction."""
+    By = _by()
+    box.find_element(By.NAME, "score").send_keys(score)
+    box.find_element(By.NAME, "reason").send_keys(reason)
+    box.find_element(By.CSS_SELECTOR, "form.correct button").click()
+    _wait(d, lambda d: _text(d, "#confirm-score") == score)
+    d.find_element(By.ID, "confirm").click()
+    _wait(d, lambda d: f"corrected to {score} by {by}" in _text(d, ".flash"))
+
+
+def _review(d, tid, text):
+    """Type a ticket's score and press *Review*: the confirmation page."""
+    _enter(d, tid, text)
+    _wait(d, lambda d: d.find_elements(_by().ID, "confirm"))
+
+
+def _record(d, tid, text):
+    """*Record* on the confirmation page of ``text`` for ticket ``tid``, and its flash."""
+    d.find_element(_by().ID, "confirm").click()
+    _wait(d, lambda d: f"Recorded {text} for ticket #{tid}" in _text(d, ".flash"))
+
+
 def test_a_slipped_decimal_point_is_warned_from_the_first_told_score(tmp_path, browser):
     """7.0 typed for 70 on the third session: two told scores (about 60) are enough to warn
     (a sixth of their median); before any score nothing is known to compare with."""
@@ -557,12 +594,7 @@ def test_a_correction_shows_in_the_log_and_the_estimates(tmp_path, browser):
         assert not browser.find_elements(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{other.id}']")  # not Ravi's
         row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{t.id}']")
         row.find_element(By.TAG_NAME, "summary").click()
-        row.find_element(By.NAME, "score").send_keys("5")
-        row.find_element(By.NAME, "reason").send_keys("typed 95 for 5")
-        row.find_element(By.CSS_SELECTOR, "form.correct button").click()
-        _wait(browser, lambda d: _text(d, "#confirm-score") == "5")
-        browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: "corrected to 5 by Ravi" in _text(d, ".flash"))
+        _correct(browser, row, "5", "typed 95 for 5")
         est_after = {r["name"]: r["estimate"] for r in _rows(study.member_estimates())}
         for name in t.names:
             assert est_after[name] < est_before[name]
@@ -672,12 +704,7 @@ def test_an_assistant_finds_an_older_scores_ticket_on_the_list_of_all_told_score
         _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "details.correct-older[open]"))
         box = browser.find_element(By.CSS_SELECTOR, "details.correct-older")
         assert box.find_element(By.NAME, "ticket").get_attribute("value") == str(first.id)
-        box.find_element(By.NAME, "score").send_keys("45.5")
-        box.find_element(By.NAME, "reason").send_keys("decimal point slipped")
-        box.find_element(By.CSS_SELECTOR, "button").click()
-        _wait(browser, lambda d: _text(d, "#confirm-score") == "45.5")
-        browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: "corrected to 45.5 by Ravi" in _text(d, ".flash"))
+        _correct(browser, box, "45.5", "decimal point slipped")
     assert study.trials_dataframe().set_index("id").loc[first.id, "reward_sum_corrected"] == 45.5
 
 
@@ -687,12 +714,7 @@ def _rows(est):
 
 def test_a_release_puts_the_ticket_back(tmp_path, browser):
     By = _by()
-    db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    token = study.add_assistant("Ravi")
-    with served(db) as base:
-        _sign_in(browser, base, token)
-        tid, team = _ask(browser)
+    with _ravi_holding_a_ticket(tmp_path, browser) as (study, base, tid, team):
         browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.release button").click()
         _wait(browser, lambda d: f"Released ticket #{tid}" in _text(d, ".flash"))
         assert browser.find_elements(By.ID, "no-tickets") and study.pending() == []
@@ -704,8 +726,9 @@ def test_a_release_puts_the_ticket_back(tmp_path, browser):
 def test_a_score_for_a_ticket_released_meanwhile_is_recorded_for_the_assistant_who_asked(tmp_path, browser):
     """The owner releases a ticket while its assistant is on the confirmation page: the
     session was run, so *Record* records its score (as ``Study.tell`` accepts it) and says
-    the ticket had been released; another assistant cannot record it."""
-    By = _by()
+    the ticket had been released; *Record* sent again (a double click, a reload) records
+    nothing more and says the ticket is recorded, with its score and by whom; another
+    assistant cannot record it."""
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=4)
     token = study.add_assistant("Ravi")
@@ -713,46 +736,21 @@ def test_a_score_for_a_ticket_released_meanwhile_is_recorded_for_the_assistant_w
     with served(db) as base:
         _sign_in(browser, base, token)
         tid, team = _ask(browser)
-        _enter(browser, tid, "55")
-        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+        _review(browser, tid, "55")
         study.release(tid)
-        browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: f"Recorded 55 for ticket #{tid}" in _text(d, ".flash"))
+        _record(browser, tid, "55")
         assert "The ticket had been released; the session was run, so its score counts all the same." in _text(
             browser, ".flash")
         rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
         assert rows[tid]["state"] == "told" and rows[tid]["reward_sum"] == 55 and rows[tid]["told_by"] == "Ravi"
+        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="55")
+        assert f"Ticket #{tid} is recorded: 55 by Ravi. Nothing more was recorded." in status[1]
+        assert study.summary()["evaluations"] == 5
         tid2, _ = _ask(browser)
         study.release(tid2)
         _sign_in(browser, base, other)
         status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid2), score="50")
         assert f"Ticket #{tid2} is not one of your pending tickets" in status[1]
-        assert study.summary()["evaluations"] == 5
-
-
-def test_a_score_form_sent_twice_records_once_and_says_so(tmp_path, browser):
-    """*Record* sent twice (a double click, a reload of the page the post answered): the
-    first records the score, the second says the ticket is recorded (its score and by whom)
-    and records nothing more; another assistant sending the same ticket is told it is not
-    one of theirs."""
-    By = _by()
-    db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    token = study.add_assistant("Ravi")
-    other = study.add_assistant("Mia")
-    with served(db) as base:
-        _sign_in(browser, base, token)
-        tid, _ = _ask(browser)
-        _enter(browser, tid, "55")
-        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
-        browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: f"Recorded 55 for ticket #{tid}" in _text(d, ".flash"))
-        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="55")
-        assert f"Ticket #{tid} is recorded: 55 by Ravi. Nothing more was recorded." in status[1]
-        assert study.summary()["evaluations"] == 5
-        _sign_in(browser, base, other)
-        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="56")
-        assert f"Ticket #{tid} is not one of your pending tickets" in status[1]
         assert study.summary()["evaluations"] == 5
 
 
@@ -805,22 +803,15 @@ def test_back_from_the_review_and_after_record_shows_pages_not_a_form_sent_again
     after *Record*, *Back* twice reaches the confirmation of a ticket now recorded, which
     says so and records nothing."""
     By = _by()
-    db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    token = study.add_assistant("Ravi")
-    with served(db) as base:
-        _sign_in(browser, base, token)
-        tid, _ = _ask(browser)
-        _enter(browser, tid, "55")
-        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+    with _ravi_holding_a_ticket(tmp_path, browser) as (study, base, tid, _):
+        _review(browser, tid, "55")
         assert "/study/lab/confirm?" in browser.current_url
         browser.back()
         _wait(browser, lambda d: d.find_elements(By.ID, f"score-{tid}"))
         browser.forward()
         _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
         assert _text(browser, "#confirm-score") == "55"
-        browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: f"Recorded 55 for ticket #{tid}" in _text(d, ".flash"))
+        _record(browser, tid, "55")
         browser.back()
         _wait(browser, lambda d: "/study/lab/assistant" in d.current_url or d.find_elements(By.CSS_SELECTOR, ".flash"))
         _wait(browser, lambda d: f"Ticket #{tid} is recorded: 55 by Ravi. Nothing more was recorded." in
