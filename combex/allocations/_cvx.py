@@ -31,7 +31,7 @@ _cache: "OrderedDict[tuple[Any, ...], Any]" = OrderedDict()
 
 
 def _cp() -> Any:
-    import cvxpy as cp
+    import cvxpy as cp  # cvxpy is slow to import (~0.5 s): only the cvxpy methods load it
 
     return cp
 

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_int, check_matrix
-from ..exceptions import InvalidParameterError
+from ..exceptions import AllocationError, InvalidParameterError
 
 __all__ = [
     "Design",
@@ -186,8 +186,6 @@ def _inv_psd(A: NDArray[np.float64], owner: str) -> NDArray[np.float64]:
     try:
         c = np.linalg.cholesky(A)
     except np.linalg.LinAlgError:
-        from ..exceptions import AllocationError
-
         raise AllocationError(
             f"{owner}: the information matrix of the design is singular (its support does not "
             f"span R^{A.shape[0]}); use a design whose support spans the space."

@@ -28,9 +28,9 @@ import warnings
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize_scalar
+from scipy.optimize import linprog, minimize_scalar
 
-from ..exceptions import ConvergenceWarning
+from ..exceptions import AllocationError, ConvergenceWarning
 from ._design import _inv_psd
 
 __all__ = ["fw_g_optimal", "fw_xy_optimal"]
@@ -142,8 +142,6 @@ def fw_xy_optimal(
 
     Returns ``(p, iterations, value, certified_gap, converged)``.
     """
-    from scipy.optimize import linprog
-
     m, d = X.shape
     ny = Y.shape[0]
     K = min(ny, n_cuts if n_cuts is not None else max(200, 4 * d))
@@ -175,8 +173,6 @@ def fw_xy_optimal(
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
                       bounds=[(0, None)] * m + [(None, None)], method="highs")
         if res.status != 0:
-            from ..exceptions import AllocationError
-
             raise AllocationError(
                 f"xy_optimal_design (frank-wolfe): the HiGHS linear subproblem failed with status "
                 f"{res.status} ({res.message}); try method='cvxpy'."

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
+from scipy.optimize import linprog
 
 __all__ = ["ip_xy_optimal", "xy_lower_bound"]
 
@@ -104,8 +105,6 @@ def _lp_bound(U2: NDArray[np.float64], v: NDArray[np.float64], mu: NDArray[np.fl
     """The best bound of :func:`_bound` at this ``p`` over ``mu`` supported where the barrier's
     ``mu`` is not negligible: a linear program (HiGHS) in ``|J| + 1`` variables, recomputed
     by :func:`_bound` at the clipped solution; ``-inf`` when the LP fails."""
-    from scipy.optimize import linprog
-
     J = np.flatnonzero(mu > 1e-6 * mu.max())
     c = np.r_[-2.0 * v[J], 1.0]
     A_ub = np.hstack([U2[:, J], -np.ones((U2.shape[0], 1))])

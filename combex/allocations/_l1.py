@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linprog
 
 from .._validation import check_matrix
 from ..exceptions import AllocationError, InvalidParameterError
@@ -87,8 +88,6 @@ def l1_design(X: Any, y: Any, *, zero_tol: float = 1e-12) -> L1Design:
     >>> r.p.tolist(), r.rho, r.variance_bound
     ([0.5, 0.5, 0.0], 2.0, 4.0)
     """
-    from scipy.optimize import linprog
-
     owner = "l1_design"
     Xa = _check_candidates(X, owner, full_rank=False)
     m, d = Xa.shape

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._validation import check_bool, check_choice, check_float, check_int, check_mask, check_matrix
 from ..exceptions import ConvergenceWarning, InvalidParameterError
+from ._cvx import DOptimalProblem, _check_solver, get_xy_problem
 from ._design import Design, SUPPORT_TOL, _check_candidates, _finalize_weights, g_value, pairwise_differences, xy_value
 from ._frank_wolfe import fw_g_optimal, fw_xy_optimal
 from ._interior_point import ip_xy_optimal
@@ -96,8 +97,6 @@ def g_optimal_design(
                                                                     away_steps, support_tol)
     m, d = Xa.shape
     if method == "cvxpy":
-        from ._cvx import DOptimalProblem, _check_solver
-
         solver_name = _check_solver(solver, owner)
         p, iters = DOptimalProblem(Xa).solve(solver_name)
         p = np.nan_to_num(p, nan=0.0)
@@ -210,8 +209,6 @@ def xy_optimal_design(
         method = "cvxpy" if Ya.shape[0] * (d + 1) ** 2 <= 20_000 else "frank-wolfe"
     gap: float | None
     if method == "cvxpy":
-        from ._cvx import _check_solver, get_xy_problem
-
         solver_name = _check_solver(solver, owner)
         p, iters = get_xy_problem(m, d, Ya.shape[0]).solve(Xa, Ya, solver_name, active=act)
         p = np.nan_to_num(p, nan=0.0)

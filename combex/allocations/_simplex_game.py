@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linprog
 
 __all__ = ["simplex_maxmin"]
 
@@ -52,8 +53,6 @@ def simplex_maxmin(G: NDArray[np.float64], x: NDArray[np.float64]) -> NDArray[np
         return z
     if m == 2:
         return _two_row_game(G[0] - G[0] @ x, G[1] - G[1] @ x)
-    from scipy.optimize import linprog
-
     scale = max(float(np.abs(G).max()), 1e-300)
     Gs = G / scale
     # variables (z_1..z_n, u): maximize u s.t. u <= G_h z - G_h x, z in the simplex

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_int, check_matrix, check_rng
 from ..exceptions import AllocationError, InvalidParameterError
+from ._design import _inv_psd
 
 __all__ = [
     "support_from_decision_class",
@@ -241,8 +242,6 @@ def max_g_value_topk(A: Any, k: int, *, limit: int = 200_000) -> float:
     InvalidParameterError
         ``C(n, k) > limit`` (enumeration refused) or bad ``A``/``k``.
     """
-    from ._design import _inv_psd
-
     Aa = check_matrix(A, "A", owner="max_g_value_topk", symmetric=True)
     n = Aa.shape[0]
     if Aa.shape != (n, n):
