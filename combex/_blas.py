@@ -23,6 +23,9 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
+import scipy.linalg  # noqa: F401  (loads scipy's own OpenBLAS first)
+from threadpoolctl import ThreadpoolController
+
 __all__ = ["blas_threads", "SingleThreadedRuns", "ENV_VAR"]
 
 #: Environment variable overriding the BLAS thread limit of runs ("off" disables it).
@@ -40,9 +43,6 @@ def _get_controller() -> Any:
     if _controller is None:
         with _lock:
             if _controller is None:
-                import scipy.linalg  # noqa: F401  (loads scipy's own OpenBLAS first)
-                from threadpoolctl import ThreadpoolController
-
                 _controller = ThreadpoolController()
     return _controller
 
