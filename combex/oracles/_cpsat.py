@@ -17,7 +17,7 @@ from ._registry import register_decision_class
 def import_cp_model() -> Any:
     """``ortools.sat.python.cp_model``, or an ImportError that says which extra installs it."""
     try:
-        from ortools.sat.python import cp_model
+        from ortools.sat.python import cp_model  # OR-Tools is optional (the cpsat extra)
     except ImportError as exc:
         raise ImportError(
             "This needs OR-Tools CP-SAT, an optional dependency of combex: pip install 'combex[cpsat]'."

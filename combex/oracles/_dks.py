@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_matrix, param_error
 from ..exceptions import InvalidParameterError, OracleError
+from ._cpsat import import_cp_model
 
 __all__ = [
     "DkSOracle",
@@ -197,8 +198,6 @@ def _cpsat_qp(
         ``upper_bound`` is a valid bound on the true (unscaled) optimum: CP-SAT's best
         integer bound plus the largest possible total rounding error, divided by S.
     """
-    from ._cpsat import import_cp_model
-
     cp_model = import_cp_model()
 
     n = d.shape[0]

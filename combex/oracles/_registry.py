@@ -21,6 +21,7 @@ from typing import Any, Callable, TypeVar
 
 from .._validation import param_error
 from ..exceptions import CombexWarning, InvalidParameterError
+from ._base import DecisionClass
 
 __all__ = [
     "DECISION_CLASSES",
@@ -76,8 +77,6 @@ def register_decision_class(name: str, *, replace: bool = False) -> Callable[[T]
         raise param_error("name", "register_decision_class", "a non-empty str", name)
 
     def decorator(cls: T) -> T:
-        from ._base import DecisionClass
-
         if not (isinstance(cls, type) and issubclass(cls, DecisionClass)):
             raise param_error("cls", "register_decision_class", "a subclass of DecisionClass", cls)
         old = DECISION_CLASSES.get(name)
@@ -114,8 +113,6 @@ def _load_plugins(*, force: bool = False) -> None:
     if _plugins_loaded and not force:
         return
     _plugins_loaded = True
-    from ._base import DecisionClass
-
     try:
         eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception as exc:  # a broken distribution's metadata
