@@ -102,6 +102,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import gammaincinv
 
 from .._validation import check_choice, check_int, check_probability
 from ._glr import MIXTURE_RHO, GLRThreshold, kk_C_gauss
@@ -320,8 +321,6 @@ class UnknownVarianceThreshold:
         """The chi-square quantile ``F^{-1}_{n_k - 1}(delta_k / (k + 1)^2)`` (scalar or
         arrays; ``2 gammaincinv(df / 2, q)``, the formula of ``scipy.stats.chi2.ppf`` without
         its per-call overhead: a threshold is built for every level ``delta_achieved`` tries)."""
-        from scipy.special import gammaincinv
-
         return 2.0 * gammaincinv((np.asarray(n_k, dtype=np.float64) - 1.0) / 2.0,
                                  self._dk / (np.asarray(k, dtype=np.float64) + 1.0) ** 2)
 
