@@ -271,7 +271,7 @@ def _set_alternatives(mu: NDArray[np.float64], S: NDArray[np.bool_], dc: Any, K:
 
 def _cvx_time(mu: NDArray[np.float64], S: NDArray[np.bool_], alts: list[NDArray[np.bool_]], epsilon: float,
               sigma: float) -> tuple[float, NDArray[np.float64]]:
-    import cvxpy as cp
+    import cvxpy as cp  # cvxpy is slow to import (~0.5 s): only this solve loads it
 
     N = mu.shape[0]
     muS = float(mu[S].sum())
@@ -379,7 +379,7 @@ def bandit_lower_bound_info(env: Any, delta: float, samples: int, *, K: int = 1,
         # Gaussian T* would be larger: kl(p, q) >= 2 (p - q)^2): exact by Theorem 5 for the
         # best arm at epsilon = 0, bracketed (combex.identification._unknown_variance) otherwise
         if not (decision_class is None and K == 1 and epsilon == 0):
-            from ._unknown_variance import kl_lower_bound_info
+            from ._unknown_variance import kl_lower_bound_info  # _unknown_variance imports this module
 
             return kl_lower_bound_info(mu, delta, samples, K, decision_class, epsilon)
         divergence = "bernoulli"

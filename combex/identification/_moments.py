@@ -106,7 +106,7 @@ def _polytope(n: int, k: int) -> tuple[Any, ...]:
 def _guide(V: NDArray[np.float64], c2: NDArray[np.float64], k: int, tol: float, rounds: int,
            add: int) -> tuple[NDArray[np.float64], float, int]:
     """Design ``M_0`` of the SDP relaxation by constraint generation; ``(M_0, value, swaps)``."""
-    import cvxpy as cp
+    import cvxpy as cp  # cvxpy is slow to import (~0.5 s): only the SDP guide loads it
 
     n, L_all = V.shape
     K = [int(l) for l in np.argsort(c2)[:30]]
@@ -215,7 +215,7 @@ def swap_T_star_moment_bound(theta: NDArray[np.float64], x_star: NDArray[np.bool
         V = np.zeros((n, a.size))
         V[pairs[:, 0], np.arange(a.size)] = 1.0
         V[pairs[:, 1], np.arange(a.size)] = -1.0
-        from cvxpy.error import SolverError
+        from cvxpy.error import SolverError  # cvxpy is slow to import (~0.5 s): only the SDP guide loads it
 
         try:
             M0, sdp, used = _guide(V, c2, k, tol, rounds, add)

@@ -54,7 +54,7 @@ from scipy.optimize import linprog
 
 from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance, pair_glr_unknown_variance
 from ..oracles import TopK
-from ._bandit import _maxmin_weights
+from ._bandit import _maxmin_weights, _set_alternatives
 from ._swaps import exchange_pairs, is_matroid_base_class
 
 __all__ = ["UVBound", "uv_characteristic_time", "uv_lower_bound_info", "kl_characteristic_time", "kl_lower_bound_info"]
@@ -547,8 +547,6 @@ _CACHE: dict[Any, UVBound] = {}
 def _alternatives(mu: NDArray[np.float64], K: int, dc: Any, eps: float,
                   max_members: int) -> tuple[NDArray[np.intp], NDArray[np.float64], bool, NDArray[np.bool_]] | None:
     """``(D, c, complete, S)`` of the true answer S; None when there is nothing to identify."""
-    from ._bandit import _set_alternatives
-
     N = mu.shape[0]
     if dc is None and (K == 1 or eps == 0):  # best arm, or Best-K at eps = 0: the pairs in x out
         order = np.argsort(-mu, kind="stable")
