@@ -299,7 +299,7 @@ def _cache_dir() -> Path:
 
 def _pooch() -> Any:
     try:
-        import pooch
+        import pooch  # pooch is optional (the data extra)
     except ImportError as exc:
         raise DataNotFoundError(
             "Downloading a combex data set needs pooch: pip install 'combex[data]'."

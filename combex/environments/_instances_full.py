@@ -9,6 +9,8 @@ import numpy as np
 
 from .._validation import _reject_complex, check_float, check_int, check_rng
 from ..exceptions import InvalidParameterError
+from ._crowd import CrowdQuiz
+from ._simulated import FullBandit
 
 __all__ = ["kuroki_synthetic_means", "kuroki_synthetic", "topk_gaussian", "crowd"]
 
@@ -46,8 +48,6 @@ def kuroki_synthetic(n: int = 10, k: int = 5, gap: float = 0.5, *, sigma: float 
     lie in [-1, 1] by construction, which the problem reports as
     ``info["reward_range"] = (-1, 1)`` (solvers that need a norm bound derive it from it).
     """
-    from ._simulated import FullBandit
-
     g = check_rng(rng)
     means = kuroki_synthetic_means(n, k, gap, rng=g)
     env = FullBandit(means, k=k, noise="gaussian", sigma=sigma, rng=g)
@@ -60,8 +60,6 @@ def topk_gaussian(means: Any = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0), k: int = 2, sigma
     the noise (same ``rng``, same run). The problem carries ``info["S"] = ||means||_2``
     (the norm bound the linear model of Xu et al. assumes known, as for the linear
     instances)."""
-    from ._simulated import FullBandit
-
     _reject_complex(means, "means", "topk-gaussian")
     mu = np.asarray(means, dtype=float)
     if mu.ndim != 1 or mu.size < 2:
@@ -77,8 +75,6 @@ def crowd(dataset: str = "ITMANAGE", k: int = 10, data_dir: Any = None, *, rng: 
     """``crowd``: team selection on the Li et al. (2017) quiz data; a pull of a team draws a
     uniformly random question and observes how many members answered it correctly.
     ``rng`` seeds the question draws (same ``rng``, same run)."""
-    from ._crowd import CrowdQuiz
-
     return CrowdQuiz(dataset, k=k, data_dir=data_dir, rng=rng)
 
 
@@ -102,8 +98,6 @@ def lab_teams(n: int = 12, k: int = 4, noise_sd: float = 10.0, *, known_noise: b
     ``n`` other than 12 takes the first ``n`` qualities (``n <= 12``) unless ``qualities``
     is given.
     """
-    from ._simulated import FullBandit
-
     if qualities is None:
         n = check_int(n, "n", owner="lab_teams", low=2, high=len(LAB_QUALITIES))
         qualities = LAB_QUALITIES[:n]

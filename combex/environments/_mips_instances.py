@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import _reject_complex, check_bool, check_choice, check_float, check_int, check_rng, param_error
+from ..datasets import load_wine_quality
 from ..exceptions import InvalidParameterError
 from ._lists import BinaryRewardLists, RewardLists, _list_noise
 
@@ -526,8 +527,6 @@ def sublinear_synthetic(
 def load_white_wine(path: Any = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The 4,898 white wines: (11 physicochemical features, quality), shipped in combex
     (:func:`combex.datasets.load_wine_quality`); ``path``: a data root of your own."""
-    from ..datasets import load_wine_quality
-
     data = load_wine_quality("white", data_home=path)
     return np.array(data.data), np.array(data.target)
 

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from .._validation import _reject_complex, check_bool, check_choice, check_float, check_int, param_error
 from ..exceptions import InvalidParameterError
+from ..oracles import TopK
 from ._base import ArmType, Environment, NoiseModel
 
 __all__ = ["GaussianArms", "BernoulliArms", "FullBandit"]
@@ -294,8 +295,6 @@ class FullBandit(Environment):
             )
         if k is not None:
             self.k = check_int(k, "k", owner=owner, low=1, high=n)
-            from ..oracles import TopK  # lazy: oracles may import environments
-
             decision_class = TopK(n, self.k)
         elif decision_class is not None:
             if not callable(getattr(decision_class, "argmax", None)) or getattr(decision_class, "n", None) != n:
