@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from .._validation import check_choice, check_float, check_int, check_probability, check_rng, param_error
 from ._common import check_query
 from ._exact import ExactIndex
+from ._hnsw import HNSWIndex, _resolve_backend
 
 __all__ = ["AdaptiveMIPS"]
 
@@ -149,8 +150,6 @@ class AdaptiveMIPS:
         self._built = False
         self.backend = None
         if self.index == "hnsw":
-            from ._hnsw import _resolve_backend
-
             self.backend = _resolve_backend(backend, owner)
         self._hnsw_args = {"M": hnsw_M, "ef_construction": ef_construction, "ef": max(ef, self.shortlist),
                            "backend": self.backend or "auto",
@@ -168,8 +167,6 @@ class AdaptiveMIPS:
 
     def _build(self) -> None:
         """(Re)build the independent HNSW indexes over the live points."""
-        from ._hnsw import HNSWIndex
-
         P, ids = self._store.live()
         self._indexes = []
         for s in self._gen.spawn(self.n_indexes):

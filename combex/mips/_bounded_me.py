@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 from .._validation import check_float, check_int, check_probability, check_rng
 from ..estimation import without_replacement_pulls
 from ..exceptions import InvalidParameterError
+from ._kernels import remove_lowest
 
 __all__ = ["BoundedMERound", "bounded_me_schedule", "bounded_me", "BoundedMEOutcome"]
 
@@ -147,8 +148,6 @@ def _remove_lowest(
     if n_remove <= 0:
         return active
     if compiled and active.size >= 32 and means.dtype == np.float64 and active.dtype == np.intp:
-        from ._kernels import remove_lowest
-
         out = remove_lowest(means, active, n_remove)
         if out is not None:
             return out

@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability
 from ._bounded_me import BoundedMERound, bounded_me_schedule
+from ._kernels import HAVE_NUMBA
 
 __all__ = ["ReadCost", "read_cost", "schedule_epsilon", "LINE_BYTES", "EXACT_ABOVE"]
 
@@ -355,8 +356,6 @@ def _read_cost(
     products = bytes_read = time_bytes = 0.0
     # the one-call schedule and planned query (an index, numba, rows a whole number of
     # lines apart)
-    from ._kernels import HAVE_NUMBA
-
     one_call = layout == "permuted" and HAVE_NUMBA and (dim * itemsize) % LINE_BYTES == 0
     per_round = ROUND_BYTES_ONE_CALL if one_call else ROUND_BYTES
     fixed = QUERY_BYTES_ONE_CALL if one_call else QUERY_BYTES

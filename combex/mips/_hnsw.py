@@ -76,7 +76,7 @@ def require_hnswlib() -> Any:
 class _HnswlibGraph:
     def __init__(self, dim: int, space: str, M: int, ef_construction: int, ef: int, capacity: int,
                  seed: int, threads: int) -> None:
-        import hnswlib
+        import hnswlib  # hnswlib is optional (used when installed)
 
         self.threads = threads
         self.g = hnswlib.Index(space=space, dim=dim)
@@ -108,7 +108,7 @@ class _HnswlibGraph:
 class _UsearchGraph:
     def __init__(self, dim: int, space: str, M: int, ef_construction: int, ef: int, capacity: int,
                  seed: int, threads: int) -> None:
-        from usearch.index import Index
+        from usearch.index import Index  # usearch is optional (the mips extra)
 
         metric = {"ip": "ip", "l2": "l2sq", "cosine": "cos"}[space]
         self.g = Index(ndim=dim, metric=metric, dtype="f32", connectivity=M, expansion_add=ef_construction,
@@ -134,7 +134,7 @@ class _FaissGraph:
 
     def __init__(self, dim: int, space: str, M: int, ef_construction: int, ef: int, capacity: int,
                  seed: int, threads: int) -> None:
-        import faiss
+        import faiss  # faiss is optional (the mips extra)
 
         self._faiss = faiss
         metric = faiss.METRIC_L2 if space == "l2" else faiss.METRIC_INNER_PRODUCT

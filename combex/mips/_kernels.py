@@ -53,6 +53,7 @@ def _make_prefetch() -> Any:
     """``_prefetch(A, i, j)``: a software prefetch of the cache line holding ``A[i, j]``
     (2-d array) into every cache level, as a numba intrinsic (LLVM's ``llvm.prefetch``;
     no effect on results)."""
+    # numba (with its llvmlite) is optional (the mips extra)
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -88,7 +89,7 @@ def _compiled(name: str) -> Any:
     """The numba-compiled version of the kernel ``name`` (compiled once per process)."""
     fn = _COMPILED.get(name)
     if fn is None:
-        import numba
+        import numba  # numba is optional (the mips extra)
 
         global _prefetch
         if _prefetch is None:
@@ -176,7 +177,7 @@ def remove_lowest(means: NDArray[np.float64], active: NDArray[np.intp], n_remove
         return None
     fn = _COMPILED.get("_nb_remove_lowest")
     if fn is None:
-        import numba
+        import numba  # numba is optional (the mips extra)
 
         global _JIT_KTH
         # No fastmath: the comparisons must be exact.
@@ -674,7 +675,7 @@ def _make_schedule_loop() -> Any:
     in one compiled call instead of about twenty numpy calls and two kernel dispatches per
     round."""
     global _JIT_ROWS_RUNS, _JIT_REMOVE_LOWEST, _JIT_BLOCK_RUNS
-    import numba
+    import numba  # numba is optional (the mips extra)
 
     _JIT_ROWS_RUNS = _compiled("_nb_rows_runs")
     _JIT_BLOCK_RUNS = numba.njit(nogil=True, cache=True)(_nb_block_runs)
@@ -847,7 +848,7 @@ def index_query_kernel() -> Any:
     fn = _COMPILED.get("_index_query")
     if fn is None:
         global _JIT_SCHEDULE_LOOP
-        import numba
+        import numba  # numba is optional (the mips extra)
 
         loop = _COMPILED.get("_schedule_loop")
         if loop is None:  # (compiles the read loop and the elimination step too)
