@@ -186,7 +186,7 @@ def _jitable() -> None:
     """Make :func:`round_into` callable from compiled code (once; unchanged for Python)."""
     global _REGISTERED
     if not _REGISTERED:
-        from numba.extending import register_jitable
+        from numba.extending import register_jitable  # numba is optional (the mips extra)
 
         register_jitable(round_into)
         _REGISTERED = True
@@ -202,7 +202,7 @@ def compiled_round() -> Callable[..., Any] | None:
     without numba."""
     global _COMPILED
     if _COMPILED is None and HAVE_NUMBA:
-        import numba
+        import numba  # numba is optional (the mips extra)
 
         # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
         _jitable()
@@ -215,7 +215,7 @@ def compiled_switch() -> Callable[..., Any] | None:
     without numba."""
     global _COMPILED_SWITCH
     if _COMPILED_SWITCH is None and HAVE_NUMBA:
-        import numba
+        import numba  # numba is optional (the mips extra)
 
         _COMPILED_SWITCH = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_switch)
     return _COMPILED_SWITCH
@@ -226,7 +226,7 @@ def compiled_block() -> Callable[..., Any] | None:
     compiled inline), or None without numba."""
     global _COMPILED_BLOCK
     if _COMPILED_BLOCK is None and HAVE_NUMBA:
-        import numba
+        import numba  # numba is optional (the mips extra)
 
         _jitable()
         _COMPILED_BLOCK = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_block)
