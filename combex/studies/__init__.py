@@ -134,7 +134,7 @@ from ._study import (
 
 def __getattr__(name: str):  # SQLStorage needs SQLAlchemy: imported on first use
     if name == "SQLStorage":
-        from ._sql import SQLStorage
+        from ._sql import SQLStorage  # SQLAlchemy is optional (the studies extra)
 
         return SQLStorage
     raise AttributeError(f"module 'combex.studies' has no attribute {name!r}")

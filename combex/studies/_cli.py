@@ -15,7 +15,10 @@ from typing import Any
 
 from ..exceptions import InvalidParameterError
 from ..exceptions import StorageError, StudyFinishedError
+from . import _study as S
+from ._problem import problem_spec
 from ._study import DEFAULT_LEASE_SECONDS
+from ._upgrade import upgrade_storage
 
 __all__ = ["add_study_command"]
 
@@ -68,8 +71,6 @@ def _names(text: str, option: str) -> list[str]:
 
 
 def _problem(args: argparse.Namespace) -> dict[str, Any]:
-    from ._problem import problem_spec
-
     lab = [o for o, v in (("--workers", args.workers), ("--team-size", args.team_size)) if v is not None]
     if args.problem:
         if lab or args.n_arms is not None:
@@ -178,12 +179,8 @@ def _status_text(doc: dict[str, Any]) -> str:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from . import _study as S
-
     action = args.action
     if action == "upgrade":
-        from ._upgrade import upgrade_storage
-
         _print(upgrade_storage(args.storage))
         return 0
     if action == "backup":

@@ -22,9 +22,11 @@ Examples
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -33,6 +35,7 @@ import numpy as np
 from .._validation import check_float, check_int, check_probability, param_error
 from ..environments import FullBandit, GaussianArms
 from ..exceptions import InvalidParameterError
+from ..identification import bandit_characteristic_time, team_T_star_lower_bound
 from ..solvers import get_solver
 
 __all__ = ["plan", "StudyPlan"]
@@ -100,7 +103,7 @@ class StudyPlan:
         ``certified``, the fraction of runs whose stopping rule at the study's delta held by
         then (a study with that budget ends identified, not at its budget; None when the
         plan's deltas do not include the study's)."""
-        from scipy.stats import beta as beta_dist
+        from scipy.stats import beta as beta_dist  # scipy.stats is slow to import (~0.3 s): combex --help stays light
 
         d = self.setting.get("delta")
         jd = next((j for j, x in enumerate(self.deltas) if d is not None and math.isclose(x, d)), None)
@@ -186,7 +189,7 @@ class StudyPlan:
 
     def to_frame(self) -> Any:
         """The summary as a pandas DataFrame."""
-        import pandas as pd
+        import pandas as pd  # pandas is optional (the studies / plots extras)
 
         return pd.DataFrame(self.summary(), columns=list(_COLUMNS))
 
@@ -195,11 +198,11 @@ class StudyPlan:
         epsilon, the lower bound ``T* log(1/delta)`` dashed, the budgets dotted; log axes (one
         delta: error bars, and the bound as a bar). Saved to ``path`` when
         given; returns the matplotlib Figure."""
-        import matplotlib
+        import matplotlib  # matplotlib is optional (the plots extra)
 
         if path is not None:
             matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # matplotlib is optional (the plots extra)
 
         fig, ax = plt.subplots(figsize=(8.4, 4.2))
         rows = self.summary()
@@ -238,7 +241,7 @@ class StudyPlan:
         if len(self.deltas) == 1:
             ax.set_xlim(self.deltas[0] / 4.0, min(self.deltas[0] * 4.0, 1.0))
         if len(self.deltas) <= 8:  # the deltas planned, as written
-            from matplotlib.ticker import NullFormatter
+            from matplotlib.ticker import NullFormatter  # matplotlib is optional (the plots extra)
 
             ax.set_xticks(list(self.deltas), [f"{x:g}" for x in self.deltas])
             ax.xaxis.set_minor_formatter(NullFormatter())
@@ -279,11 +282,7 @@ def _T_star(env: Any, team_size: int | None, epsilon: float, noise_sd: float) ->
     lower bound of :func:`~combex.identification.team_T_star_lower_bound`)."""
     try:
         if team_size is None:
-            from ..identification import bandit_characteristic_time
-
             return float(bandit_characteristic_time(env.means(), sigma=noise_sd, epsilon=epsilon).T_star)
-        from ..identification import team_T_star_lower_bound
-
         t, _ = team_T_star_lower_bound(env, epsilon=epsilon, sigma=noise_sd, method="lp")
         return float(t)
     except Exception:  # noqa: BLE001 - the yardstick is a display aid; the plan stands without it
@@ -441,8 +440,6 @@ def plan(
              for name in solvers for eps in epsilons for seed in seeds]
     t0 = time.perf_counter()
     if jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             out = list(pool.map(_one_run, tasks, chunksize=max(1, len(tasks) // (4 * jobs))))
     else:
@@ -501,8 +498,6 @@ def _cmd(args: Any) -> int:
 
 def add_plan_command(sub: Any) -> None:
     """Register ``combex plan`` on the ``combex`` parser's subparsers."""
-    import argparse
-
     p = sub.add_parser(
         "plan", help="plan a study: sessions needed against delta and epsilon, error at fixed budgets",
         formatter_class=argparse.RawDescriptionHelpFormatter,

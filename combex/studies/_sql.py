@@ -48,7 +48,7 @@ __all__ = ["SQLStorage"]
 
 def _sa() -> Any:
     try:
-        import sqlalchemy
+        import sqlalchemy  # SQLAlchemy is optional (the studies extra)
     except ImportError as exc:  # pragma: no cover - the studies extra
         raise ImportError("SQL storages need SQLAlchemy: pip install 'combex[studies]'") from exc
     return sqlalchemy
@@ -476,7 +476,7 @@ class SQLStorage(BaseStorage):
         except Exception as exc:  # bad URL, unknown dialect, missing driver
             raise StorageError(f"Cannot open the storage {self._safe_url()!r}: {exc}") from None
         if self._sqlite:
-            from sqlalchemy import event
+            from sqlalchemy import event  # SQLAlchemy is optional (the studies extra)
 
             @event.listens_for(self.engine, "connect")
             def _connect(dbapi_conn: Any, record: Any) -> None:

@@ -43,6 +43,7 @@ from ._problem import (
     problem_spec,
     solver_spec,
 )
+from ._sql import SQLStorage
 from ._storage import (
     AssistantRow,
     BaseStorage,
@@ -143,8 +144,6 @@ def get_storage(storage: Any) -> BaseStorage:
         return InMemoryStorage()
     if not isinstance(storage, str) and not hasattr(storage, "__fspath__"):
         raise param_error("storage", "get_storage", "a BaseStorage, None, a SQLAlchemy URL or a file path", storage)
-    from ._sql import SQLStorage
-
     return SQLStorage(storage)
 
 
@@ -1282,7 +1281,7 @@ class Study:
         it) gets ``estimate`` from the minimum-norm solution, no interval (None) and
         ``identified`` False (team studies; True when the told teams determine it).
         """
-        from scipy import stats
+        from scipy import stats  # scipy.stats is slow to import (~0.3 s): combex --help stays light
 
         level = float(level)
         if not 0.0 < level < 1.0:
@@ -1357,7 +1356,7 @@ class Study:
         and the Unix times (``*_unix``). batch / entry place a ticket in a batch-policy
         study's batch (-1 / 0 under the eager policy); arm is the list of the team's member
         indices (the order of the workers), names the same by name."""
-        import pandas as pd
+        import pandas as pd  # pandas is optional (the studies extra)
 
         rows = self.storage.tickets(self.name)
         with self.storage.read(self.name) as rx:

@@ -17,7 +17,9 @@ import os
 from typing import Any
 
 from ..exceptions import SchemaVersionError, StorageError
+from ._sql import SQLStorage, _sa, _tables
 from ._storage import SCHEMA_VERSION, row_checksum
+from ._study import _add_to_aggregates, _new_aggregates
 
 __all__ = ["upgrade_storage"]
 
@@ -45,8 +47,6 @@ def upgrade_storage(storage: Any, **kwargs: Any) -> dict[str, Any]:
     StorageError
         When it cannot be reached (nothing is changed on any error).
     """
-    from ._sql import SQLStorage, _sa
-
     sa = _sa()
     text = os.fspath(storage)
     if "://" not in text:
@@ -85,9 +85,6 @@ def upgrade_storage(storage: Any, **kwargs: Any) -> dict[str, Any]:
 
 
 def _v1_to_v2(sa: Any, conn: Any, probe: Any) -> None:
-    from ._sql import _tables
-    from ._study import _add_to_aggregates, _new_aggregates
-
     tb = _tables(sa)
     for col, ddl in (("budget", "BIGINT"), ("n_corrections", "INTEGER NOT NULL DEFAULT 0"), ("progress", "TEXT"),
                      ("aggregates", "TEXT"), ("history", "TEXT")):
