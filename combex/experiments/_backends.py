@@ -12,6 +12,7 @@ several processes run).
 
 from __future__ import annotations
 
+import ctypes
 import difflib
 import os
 import signal
@@ -42,7 +43,7 @@ def limit_blas_threads() -> None:
     for var in _THREAD_VARS:
         os.environ[var] = "1"
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # guarded: without it the variables above apply
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn/test extra
         return
     threadpool_limits(limits=1)
@@ -52,7 +53,7 @@ def limit_blas_threads() -> None:
 def _blas_one_thread() -> Iterator[None]:
     """Limit BLAS to one thread within the block (in-process backend)."""
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # guarded: without it the block runs unlimited
     except ImportError:  # pragma: no cover
         yield
         return
@@ -67,7 +68,7 @@ def progress_bar(total: int, desc: str, enabled: bool | None) -> Any:
         enabled = sys.stderr.isatty()
     if enabled:
         try:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # tqdm is optional (the plots / sweep extras)
 
             return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, dynamic_ncols=True)
         except ImportError:  # pragma: no cover - tqdm is in every extra that runs sweeps
@@ -95,8 +96,6 @@ def _die_with_parent(parent_pid: int) -> None:
     armed = False
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
             libc = ctypes.CDLL(None, use_errno=True)
             armed = libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
         except (OSError, AttributeError):  # pragma: no cover - no libc prctl
@@ -254,7 +253,7 @@ def _stop_pool(pool: ProcessPoolExecutor, pending: dict[Any, range]) -> None:
 def _run_dask(fn: Callable[[Any], Any], items: list[Any], jobs: int, scheduler: Any, chunksize: int | None,
               deliver: Callable[[range, list[Any]], None]) -> None:
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster, as_completed  # dask is optional (the dask extra)
     except ImportError:  # pragma: no cover - depends on the install
         raise ImportError(
             "The Dask backend needs dask.distributed: pip install 'combex[dask]'."

@@ -19,6 +19,7 @@ import numpy as np
 from ..environments import CrowdQuiz
 from ..solvers.full_bandit import ICB, SAFOA, SAQM
 from ..solvers.optimal_linear import LinearTopTwo
+from ._runner import lower_bound_text
 
 __all__ = ["demo"]
 
@@ -29,7 +30,6 @@ def _environment(quick: bool) -> tuple[Any, str]:
 
 
 def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
-    from ._runner import lower_bound_text
     env, source = _environment(quick)
     mu = env.means()
     best = env.best()
@@ -76,6 +76,7 @@ def demo(*, quick: bool = False, out_dir: str | Path = ".") -> int:
 
 def _plot(traces: dict[str, Any], thresholds: dict[str, float], out_dir: Path) -> None:
     try:
+        # matplotlib is optional (the plots extra); pyplot after the backend is chosen
         import matplotlib
 
         matplotlib.use("Agg")

@@ -20,12 +20,14 @@ import sys
 import numpy as np
 
 from ..exceptions import InvalidParameterError
+from ._sweep import results_table
 
 __all__ = ["summarize_table", "plot_results", "plot_time_per_round", "plot_traces", "plot_regret"]
 
 
 def _plt() -> Any:
     try:
+        # matplotlib is optional (the plots extra); pyplot after the backend is chosen
         import matplotlib
 
         if matplotlib.get_backend().lower() not in ("agg",) and not _interactive():
@@ -41,8 +43,6 @@ def _interactive() -> bool:
 
 
 def _frame(results: Any) -> Any:
-    from ._sweep import results_table
-
     if hasattr(results, "columns"):
         key = ["solver", "solver_params", "instance", "params", "run"]
         if all(c in results.columns for c in key):  # a run counted twice would weigh twice
@@ -139,7 +139,7 @@ def _set_ticks(ax: Any, values: Any, log: bool) -> None:
         if log:
             ax.minorticks_off()
     elif integral and not log:
-        from matplotlib.ticker import MaxNLocator
+        from matplotlib.ticker import MaxNLocator  # matplotlib is optional (the plots extra)
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 

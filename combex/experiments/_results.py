@@ -253,7 +253,7 @@ def _encode_row(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, Any
 
 def _pandas() -> Any:
     try:
-        import pandas as pd
+        import pandas as pd  # pandas is optional (the plots / sweep extras)
     except ImportError:  # pragma: no cover - depends on the install
         raise ImportError(
             "Results tables need pandas: pip install 'combex[plots]' (or 'combex[data]')."
@@ -301,7 +301,7 @@ class _Writer:
         self._fh = None
         if self.fmt == "parquet":
             _pandas()
-            try:
+            try:  # Parquet needs pyarrow (the sweep extra) or fastparquet: optional
                 import pyarrow  # noqa: F401
             except ImportError:
                 try:
@@ -388,7 +388,7 @@ class _Lock:
         self.fh = None
         self.path = _lock_path(path)
         try:
-            import fcntl
+            import fcntl  # POSIX only: no lock on Windows
         except ImportError:  # pragma: no cover - Windows
             return
         lp = self.path

@@ -25,7 +25,7 @@ from .._validation import check_float, check_int
 from ..exceptions import InvalidParameterError
 from ..solvers import Algorithm, Solver, get_solver
 from ._backends import execute
-from ._instances import make_instance
+from ._instances import check_instance_params, make_instance
 
 __all__ = ["run_once", "run_many", "summarize", "run_generators", "run_seed_sequence", "simulate", "ProgressLine"]
 
@@ -363,8 +363,6 @@ def run_many(
     if budget is not None:
         budget = check_int(budget, "budget", owner="run_many", low=1)
     params = dict(params or {})
-    from ._instances import check_instance_params
-
     check_instance_params(instance, params)
     if backend is None:
         backend = "dask" if scheduler is not None else ("processes" if jobs > 1 and runs > 1 else "serial")

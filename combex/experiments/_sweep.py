@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+import combex
+
 from .._validation import check_float, check_int
 from ..exceptions import CombexError, ConfigError, InvalidParameterError, ResultsFileError
 from ..solvers import get_solver
@@ -249,7 +251,7 @@ class Sweep:
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Parse a TOML file (``tomllib``, or ``tomli`` before Python 3.11) with clear errors."""
-    try:
+    try:  # tomllib from Python 3.11; tomli before (the plots / sweep extras)
         import tomllib  # type: ignore[import-not-found]
     except ModuleNotFoundError:  # pragma: no cover - Python 3.10
         try:
@@ -377,8 +379,6 @@ def run_sweep(
 
 def _run_locked(sweep: Sweep, path: Path | None, *, jobs: int, backend: str | None, scheduler: Any,
                 progress: bool | None, chunksize: int | None, t0: float) -> SweepReport:
-    import combex
-
     cols = sweep.param_columns()
     columns = sweep.columns()
     tasks = sweep.tasks()
