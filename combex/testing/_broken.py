@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_float
 from ..exceptions import InvalidParameterError
+from ._solver import _as_solver
 
 __all__ = ["broken_solver", "BROKEN_HOOKS"]
 
@@ -187,8 +188,6 @@ def broken_solver(solver: Any, factor: float = 0.1) -> Any:
     >>> bad.name, bad.broken_factor
     ('lucb', 0.1)
     """
-    from ._solver import _as_solver
-
     f = check_float(factor, "factor", owner="broken_solver", low=0.0, high=1.0, closed="right")
     solver = _as_solver(solver)
     cls = type(solver)

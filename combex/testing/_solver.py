@@ -78,7 +78,7 @@ def clopper_pearson(errors: int, runs: int, level: float = 0.95) -> tuple[float,
     >>> lo, round(up, 4)
     (0.0, 0.0487)
     """
-    from scipy.stats import beta
+    from scipy.stats import beta  # scipy.stats is slow to import (~0.4 s): import combex.testing stays light
 
     errors = check_int(errors, "errors", owner="clopper_pearson", low=0)
     runs = check_int(runs, "runs", owner="clopper_pearson", low=1)
