@@ -188,6 +188,7 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
     -------
     starlette.applications.Starlette
     """
+    # Starlette and Jinja2 are optional (the studies extra)
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -206,7 +207,7 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
     env.filters["score"] = fmt_score
     env.filters["when"] = fmt_time
     templates = Jinja2Templates(env=env)
-    from . import _views
+    from . import _views  # _views imports this module
 
     env.filters["status"] = _views._status_words
 
@@ -255,7 +256,7 @@ class _SecurityHeaders:
 
         async def send_wrapper(message: Any) -> None:
             if message["type"] == "http.response.start":
-                from starlette.datastructures import MutableHeaders
+                from starlette.datastructures import MutableHeaders  # Starlette is optional (the studies extra)
 
                 h = MutableHeaders(scope=message)
                 h["Content-Security-Policy"] = CSP

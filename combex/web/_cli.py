@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from .._validation import param_error
+from ._app import create_app
 from ._security import check_bind, check_port, is_loopback, new_token
 
 __all__ = ["serve", "add_dashboard_command", "bind_socket", "REMOTE_WARNING"]
@@ -61,9 +62,7 @@ def serve(storage: Any, *, host: str = "127.0.0.1", port: int = 8050, allow_remo
         A bad port, a non-loopback ``host`` without ``allow_remote``, a wildcard bind
         without ``allowed_host``, an address that cannot be bound.
     """
-    import uvicorn
-
-    from ._app import create_app
+    import uvicorn  # uvicorn is optional (the studies extra)
 
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err

@@ -73,7 +73,7 @@ class Views:
 
     # ------------------------------------------------------------------ helpers
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        from starlette.concurrency import run_in_threadpool
+        from starlette.concurrency import run_in_threadpool  # Starlette is optional (the studies extra)
 
         return await run_in_threadpool(fn, *args, **kwargs)
 
@@ -107,7 +107,7 @@ class Views:
 
     def _refused(self, request: Any, status: int, message: str, heading: str | None = None) -> Any:
         if request.url.path.startswith("/api/"):
-            from starlette.responses import JSONResponse
+            from starlette.responses import JSONResponse  # Starlette is optional (the studies extra)
 
             return JSONResponse({"error": message}, status_code=status)
         name = request.path_params.get("name") if hasattr(request, "path_params") else None
@@ -120,7 +120,7 @@ class Views:
         request.session["flash"] = {"kind": kind, "text": text}
 
     def _redirect(self, path: str) -> Any:
-        from starlette.responses import RedirectResponse
+        from starlette.responses import RedirectResponse  # Starlette is optional (the studies extra)
 
         return RedirectResponse(path, status_code=303)
 
@@ -183,7 +183,7 @@ class Views:
         return self._render(request, "index.html", studies=rows, interval=self.web.interval)
 
     async def api_studies(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse  # Starlette is optional (the studies extra)
 
         if self.web.remote and not self._is_owner(request):
             rows = [{"name": n} for n in await self._run(self.web.names)]
@@ -199,7 +199,7 @@ class Views:
         return self._render(request, "study.html", snap=snap, name=name, who=self._who(request, name))
 
     async def api_study(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse  # Starlette is optional (the studies extra)
 
         name = self._name(request)
         if not self._may_read(request, name):
