@@ -1,5 +1,5 @@
 """``combex study create|ask|tell|release|correct|pending|status|history|estimates|add-assistant|
-remove-assistant|assistants|export|list|delete|upgrade``: live studies from scripts.
+remove-assistant|assistants|export|list|delete|upgrade|backup``: live studies from scripts.
 
 Every command prints one JSON document on stdout (errors: a message on stderr, exit 2).
 STORAGE is a file path (SQLite) or a SQLAlchemy URL.
