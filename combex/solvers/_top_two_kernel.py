@@ -384,7 +384,7 @@ def compiled_steps() -> Callable[..., Any] | None:
     numba's cache), or None without numba."""
     global _COMPILED
     if _COMPILED is None and HAVE_NUMBA:
-        import numba
+        import numba  # optional (the mips extra)
         from numba.extending import register_jitable
 
         # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
@@ -398,7 +398,7 @@ def compiled_select() -> Callable[..., Any] | None:
     """The numba-compiled :func:`top_two_select`, or None without numba."""
     global _SELECT
     if _SELECT is None and compiled_steps() is not None:
-        import numba
+        import numba  # optional (the mips extra)
 
         _SELECT = numba.njit(cache=True, nogil=True, boundscheck=False)(top_two_select)
     return _SELECT
@@ -430,7 +430,7 @@ def _rule_applicable(exp: Any) -> bool:
     arm or Best-K pairs, the known-variance Gaussian GLR with per-pair thresholds
     (``"valid"`` or ``"valid-kk"``), none of the exploration's methods in
     :data:`_REPLICATED` changed by a subclass, a numpy Generator."""
-    from .optimal import _TopTwoExploration
+    from .optimal import _TopTwoExploration  # .optimal imports this module
 
     s = exp.solver
     own = all(getattr(type(exp), m) is getattr(_TopTwoExploration, m) for m in _REPLICATED)

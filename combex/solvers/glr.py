@@ -96,6 +96,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 
+import copy
 import importlib
 import math
 import time
@@ -1207,8 +1208,6 @@ class GLRExploration(Exploration):
         the told counts plus the pending ones, on a virtual copy (this exploration does not
         change; ``rng`` draws the rule's coins). ``avoid`` is not used: the rules of index
         arms choose one arm by their own criteria (the caller skips arms it cannot use)."""
-        import copy
-
         n = check_int(n, "n", owner=f"{type(self).__name__}.propose", low=0)
         if n == 0:
             return []
