@@ -530,9 +530,10 @@ class Steps:
         self.tr_t, self.tr_r = np.zeros(1), np.zeros(1)
         self.logtab = log_table(2 * int(exp.T.sum()) + 16)
 
-    def start(self, exp: Any) -> None:
-        """The exploration's counters before a kernel call."""
-        self.ii[:I_ANSWER] = (exp._n_obs, exp._noise_n, exp.samples, exp.rounds)
+    def start(self, exp: Any, told: int = 0) -> None:
+        """The exploration's counters before a kernel call (``told``: samples already counted
+        by ``tell_batch`` that the kernel counts again)."""
+        self.ii[:I_ANSWER] = (exp._n_obs, exp._noise_n, exp.samples - told, exp.rounds)
 
     def finish(self, exp: Any, code: int, tr_t: Any, tr_r: Any) -> None:
         """The exploration after a kernel call: its counters, the test of the scale, the
@@ -606,8 +607,7 @@ def tell_one(exp: Any, a: int, r: float) -> bool:
         return False
     if exp.samples + 2 >= st.logtab.shape[0]:  # T_i + T_j <= the samples
         st.logtab = log_table(2 * exp.samples + 16)
-    exp.samples -= 1  # counted by tell_batch; the kernel counts it again
-    st.start(exp)
+    st.start(exp, told=1)
     code = _COMPILED(None, None, _NONE, _NONE, exp.T, exp.sums, exp.mu, exp.m2, exp._h,  # type: ignore[misc]
                      st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, st.logtab, 1, st.tr_t, st.tr_r, a, r)
     st.finish(exp, code, st.tr_t, st.tr_r)

@@ -238,9 +238,10 @@ class Views:
         log_ = snap["log"]
         told = []
         if log_.get("available"):
-            told = [_flag_far(r, snap) for r in log_["rows"] if who.owner or r.get("assistant") == who.assistant]
-        if "told_all" in extra:
-            extra["told_all"] = [_flag_far(r, snap) for r in extra["told_all"]]
+            rule = _far_rule(snap)
+            told = [_flag_far(r, rule) for r in log_["rows"] if who.owner or r.get("assistant") == who.assistant]
+            if "told_all" in extra:
+                extra["told_all"] = [_flag_far(r, rule) for r in extra["told_all"]]
         h = self.web.handle(name)
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
@@ -597,12 +598,32 @@ def _g(x: Any) -> str:
     return fmt_score(x) if isinstance(x, (int, float)) else ("-" if x is None else str(x))
 
 
-def _flag_far(row: dict[str, Any], snap: dict[str, Any]) -> dict[str, Any]:
+def _flag_far(row: dict[str, Any], rule: tuple[float, float] | None) -> dict[str, Any]:
     """A told row with ``far``: its score is far from the scores told so far by the rule that
-    warns before recording (:func:`_unusual`), so a slip recorded all the same stays visible
-    until it is corrected."""
+    warns before recording (:func:`_far_rule`, computed once per page), so a slip recorded
+    all the same stays visible until it is corrected."""
     x = row.get("score")
-    return dict(row, far=x is not None and not row.get("voided") and _unusual(float(x), row, snap) is not None)
+    return dict(row, far=rule is not None and x is not None and not row.get("voided") and _is_far(float(x), row, rule))
+
+
+def _far_rule(snap: dict[str, Any]) -> tuple[float, float] | None:
+    """``(median, factor)`` of the warning: the median of the told scores per evaluation, and
+    4 (6 while fewer than 5 are told); None before any score."""
+    log_ = snap.get("log") or {}
+    if not log_.get("available"):
+        return None
+    per = [r["score"] / max(int(r.get("count") or 1), 1) for r in log_["rows"]
+           if r.get("score") is not None and not r.get("voided")]
+    if not per:
+        return None
+    return statistics.median(per), 4.0 if len(per) >= 5 else 6.0
+
+
+def _is_far(x: float, ticket: dict[str, Any], rule: tuple[float, float]) -> bool:
+    """Whether ``x`` (of ``ticket``'s evaluations) is far from the median of ``rule``."""
+    med, factor = rule
+    v = x / max(int(ticket.get("count") or 1), 1)
+    return med > 0 and (v < med / factor or v > med * factor)
 
 
 def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | None:
@@ -611,18 +632,9 @@ def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | No
     ten times the score) is more likely than a real score; from the first told score on,
     with a factor of 6 instead of 4 while fewer than 5 are told (a median of few scores
     is rougher; a slipped decimal point is still a factor of 10)."""
-    log_ = snap.get("log") or {}
-    if not log_.get("available"):
+    rule = _far_rule(snap)
+    if rule is None or not _is_far(x, ticket, rule):
         return None
-    per = [r["score"] / max(int(r.get("count") or 1), 1) for r in log_["rows"]
-           if r.get("score") is not None and not r.get("voided")]
-    if not per:
-        return None
-    med = statistics.median(per)
-    factor = 4.0 if len(per) >= 5 else 6.0
-    v = x / max(int(ticket.get("count") or 1), 1)
-    if med > 0 and (v < med / factor or v > med * factor):
-        return (f"{_g(x)} is far from the scores told so far (median {_g(round(med, 2))} per session). "
-                "Check the decimal point before recording it.")
-    return None
+    return (f"{_g(x)} is far from the scores told so far (median {_g(round(rule[0], 2))} per session). "
+            "Check the decimal point before recording it.")
 
