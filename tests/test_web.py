@@ -946,6 +946,39 @@ def test_the_how_sure_card_says_when_nothing_is_certified_yet(tmp_path, browser)
         assert "would hold now" not in _text(browser, "#verdict")
 
 
+def test_the_owner_reads_a_forecast_from_the_study_page(tmp_path, browser):
+    """The study page links to a forecast (the study continued in simulated sessions);
+    the page shows the same figures as ``Study.forecast``, is kept until the next told
+    score, says why there is none too early, and refuses a bad number of continuations."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=90)
+    study.set_budget(300)
+    expected = study.forecast(runs=20).summary()
+    early = lab_study(db, name="early", told=2)
+    del early
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: d.find_elements(_by().ID, "forecast-link"))
+        browser.find_element(_by().ID, "forecast-link").click()
+        _wait(browser, lambda d: d.find_elements(_by().ID, "forecast-cards"), timeout=120)
+        assert _text(browser, "#fc-by-budget") == f"{expected['certified_by_budget']} of 20"
+        assert _text(browser, "#fc-leader") == f"{expected['leader_good']} of 20"
+        median = expected["median_more"]
+        assert _text(browser, "#fc-median") == (f"{median:,.0f}" if median is not None else
+                                                f"over {expected['horizon']:,}")
+        lines = _text(browser, "#forecast-lines")
+        assert lines.startswith("Forecast for study 'lab' after 90 evaluations, budget 300: 20 simulated")
+        assert "only the stopping rule's certificate carries" in lines
+        assert browser.find_element(_by().ID, "forecast-more").get_attribute("href").endswith("/forecast?runs=100")
+        browser.get(f"{base}/study/early/forecast")
+        _wait(browser, lambda d: d.find_elements(_by().ID, "forecast-error"))
+        assert "determine every worker's contribution first" in _text(browser, "#forecast-error")
+        browser.get(f"{base}/study/lab/forecast?runs=abc")
+        _wait(browser, lambda d: d.find_elements(_by().ID, "refused"))
+        assert "The 'runs' parameter of the forecast must be a whole number from 1 to 200. Got 'abc'." == \
+            _text(browser, "#refused")
+
+
 def test_pages_do_not_scroll_sideways_on_a_phone(tmp_path, browser):
     """At a phone's width the wide tables (members, told evaluations, studies) scroll inside
     their box; the page itself does not scroll sideways; an assistant's told scores are

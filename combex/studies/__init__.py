@@ -116,6 +116,7 @@ from ._storage import (
     StudyTransaction,
     TicketRow,
 )
+from ._forecast import StudyForecast
 from ._plan import StudyPlan, plan
 from ._upgrade import upgrade_storage
 from ._study import (
@@ -142,7 +143,7 @@ def __getattr__(name: str):  # SQLStorage needs SQLAlchemy: imported on first us
 
 __all__ = [
     "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec", "plan",
-    "StudyPlan", "upgrade_storage",
+    "StudyPlan", "StudyForecast", "upgrade_storage",
     "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "CorrectionRow",
     "AssistantRow", "SnapshotRow", "InMemoryStorage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time",
     "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",

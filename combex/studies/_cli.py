@@ -1,5 +1,6 @@
-"""``combex study create|ask|tell|release|correct|pending|status|history|estimates|add-assistant|
-remove-assistant|assistants|export|list|delete|upgrade|backup``: live studies from scripts.
+"""``combex study create|ask|tell|release|correct|pending|status|forecast|history|estimates|
+add-assistant|remove-assistant|assistants|export|list|delete|upgrade|backup``: live studies from
+scripts.
 
 Every command prints one JSON document on stdout (errors: a message on stderr, exit 2).
 STORAGE is a file path (SQLite) or a SQLAlchemy URL.
@@ -263,6 +264,13 @@ def _cmd(args: argparse.Namespace) -> int:
         else:
             _print(doc)
         return 0
+    if action == "forecast":
+        f = study.forecast(runs=args.runs, more=args.more, rng=args.seed)
+        if args.text:
+            print(f)
+        else:
+            _print(f.to_dict())
+        return 0
     if action == "history":
         _print(study.history(max_points=args.max_points))
         return 0
@@ -308,6 +316,7 @@ def add_study_command(sub: Any) -> None:
                "  combex study set-budget lab.db --name lab --budget 200\n"
                "  combex study stop lab.db --name lab\n"
                "  combex study status lab.db --name quiz\n"
+               "  combex study forecast lab.db --name lab --text\n"
                "  combex study export lab.db --name quiz --out trials.csv\n"
                "  combex dashboard lab.db --port 8050",
     )
@@ -369,6 +378,14 @@ def add_study_command(sub: Any) -> None:
     cmd("pending", "the tickets out: assistant, age, lease deadline")
     st = cmd("status", "status, ticket counts, leader / result, certificate in words (JSON)")
     st.add_argument("--text", action="store_true", help="a few lines in words instead of the JSON document")
+    fc = cmd("forecast", "how many more evaluations the study may need: its exploration continued in simulated "
+                         "sessions under truths drawn around the current estimates")
+    fc.add_argument("--runs", type=int, default=20, help="simulated continuations (default 20)")
+    fc.add_argument("--more", type=int, default=None,
+                    help="evaluations more a continuation may take (default: the largest of 1000, twice the told, "
+                         "twice what the budget leaves)")
+    fc.add_argument("--seed", type=int, default=0)
+    fc.add_argument("--text", action="store_true", help="the forecast in words instead of the JSON document")
     h = cmd("history", "the stopping statistic over the evaluations")
     h.add_argument("--max-points", type=int, default=400)
     cmd("estimates", "per-worker estimates with intervals")

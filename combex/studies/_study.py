@@ -33,6 +33,7 @@ from ..exceptions import CombexWarning, InvalidParameterError, StateError
 from ..exceptions import DuplicatedStudyError, StorageError, StudyFinishedError, StudyNotFoundError, TicketError
 from ..solvers import Batch
 from ..solvers._bisect import LEFT_MIN_PROGRESS
+from ._forecast import StudyForecast, fit_log, forecast
 from ._problem import (
     build_problem,
     build_solver,
@@ -1288,62 +1289,95 @@ class Study:
             raise param_error("level", "Study.member_estimates", "a float in (0, 1)", level)
         with self.storage.read(self.name) as rx:
             rec = rx.study
-        spec = rec.problem
-        agg = rec.aggregates or _new_aggregates(spec)
-        n = int(spec["n_arms"])
-        labels = spec.get("labels") or [str(i) for i in range(n)]
-        noise = spec["noise"]
-        sigma = noise.get("sigma")
+        f = self._fit_now(rec)
         out = []
-        if agg["kind"] == "mask":
-            A = np.asarray(agg["xtx"], dtype=float)
-            b = np.asarray(agg["xty"], dtype=float)
-            Ainv = np.linalg.pinv(A, hermitian=True)
-            theta = Ainv @ b
-            rank = int(np.linalg.matrix_rank(A, hermitian=True)) if agg["rows"] else 0
-            dof = agg["rows"] - rank
-            if sigma is not None:
-                k = int((spec.get("decision_class") or {}).get("params", {}).get("k", 1))
-                s2 = float(sigma) ** 2 * (1 if noise.get("level") == "observation" else
-                                          (k if noise.get("independent", True) else k * k))
-                q = float(stats.norm.ppf(0.5 + level / 2))
-            elif dof >= 1:
-                s2 = max(float(agg["yty"] - theta @ b), 0.0) / dof
-                q = float(stats.t.ppf(0.5 + level / 2, dof))
-            else:
-                s2, q = math.nan, math.nan
-            ident = np.abs(A @ Ainv - np.eye(n)).max(axis=0) < 1e-8 if agg["rows"] else np.zeros(n, bool)
-            counts = np.diag(A)
-            for i in range(n):
-                est = float(theta[i]) if counts[i] > 0 else None
+        if f.kind == "mask":
+            q = float(stats.norm.ppf(0.5 + level / 2)) if f.known else (
+                float(stats.t.ppf(0.5 + level / 2, f.dof)) if f.dof >= 1 else math.nan)
+            for i in range(f.n):
+                est = float(f.theta[i]) if f.counts[i] > 0 else None
                 lo = hi = None
-                if ident[i] and math.isfinite(s2):
-                    half = q * math.sqrt(max(s2 * Ainv[i, i], 0.0))
+                if f.identified[i] and math.isfinite(f.s2) and math.isfinite(q):
+                    half = q * math.sqrt(max(f.s2 * f.cov[i, i], 0.0))
                     lo, hi = est - half, est + half
-                out.append({"arm": i, "name": labels[i], "n": int(counts[i]), "estimate": est, "low": lo, "high": hi,
-                            "identified": bool(ident[i])})
+                out.append({"arm": i, "name": f.labels[i], "n": int(f.counts[i]), "estimate": est, "low": lo,
+                            "high": hi, "identified": bool(f.identified[i])})
             return out
-        cnt = np.asarray(agg["count"], dtype=float)
-        tot = np.asarray(agg["sum"], dtype=float)
-        sq = np.asarray(agg["sumsq"], dtype=float)
-        seen = cnt > 0
-        mean = np.divide(tot, cnt, out=np.zeros(n), where=seen)
-        dof = agg["rows"] - int(seen.sum())
-        if sigma is not None:
-            s2, q = float(sigma) ** 2, float(stats.norm.ppf(0.5 + level / 2))
-        elif dof >= 1:
-            s2 = max(float(sq.sum() - (mean * tot).sum()), 0.0) / dof
-            q = float(stats.t.ppf(0.5 + level / 2, dof))
-        else:
-            s2, q = math.nan, math.nan
-        for i in range(n):
-            est = float(mean[i]) if seen[i] else None
+        q = float(stats.norm.ppf(0.5 + level / 2)) if f.known else (
+            float(stats.t.ppf(0.5 + level / 2, f.dof)) if f.dof >= 1 else math.nan)
+        for i in range(f.n):
+            seen = f.counts[i] > 0
+            est = float(f.theta[i]) if seen else None
             lo = hi = None
-            if seen[i] and math.isfinite(s2):
-                half = q * math.sqrt(s2 / cnt[i])
+            if seen and math.isfinite(f.s2) and math.isfinite(q):
+                half = q * math.sqrt(f.s2 * f.cov[i, i])
                 lo, hi = est - half, est + half
-            out.append({"arm": i, "name": labels[i], "n": int(cnt[i]), "estimate": est, "low": lo, "high": hi})
+            out.append({"arm": i, "name": f.labels[i], "n": int(f.counts[i]), "estimate": est, "low": lo, "high": hi})
         return out
+
+    def _fit_now(self, rec: StudyRecord) -> Any:
+        """The least-squares fit of the told log of ``rec`` (:func:`fit_log`)."""
+        return fit_log(rec.problem, rec.aggregates or _new_aggregates(rec.problem))
+
+    def forecast(self, *, runs: int = 20, more: int | None = None, rng: Any = 0) -> StudyForecast:
+        """How many more evaluations the study may need, and how likely its budget is to be
+        enough: its exploration continued in ``runs`` simulated continuations, each under a
+        truth drawn around the current estimates (Notes; a read transaction, then simulation
+        only: the study is not changed). Where :func:`~combex.studies.plan` simulates a
+        study before it starts under qualities the lab assumes, the forecast simulates the
+        rest of a study under the qualities its scores estimate, with their uncertainty: the
+        interim *predictive* analysis of adaptive trials.
+
+        Parameters
+        ----------
+        runs : int, default 20
+        more : int, optional
+            Evaluations more a continuation may take (default: the largest of 1,000, twice
+            the evaluations told, twice what the budget leaves).
+        rng : int, default 0
+            Root seed (the same seed on the same told log gives the same forecast).
+
+        Returns
+        -------
+        StudyForecast
+            ``print(f)`` in words; ``f.summary()`` the figures; ``f.to_dict()`` everything.
+
+        Raises
+        ------
+        StudyFinishedError
+            When the study has identified its answer (nothing is left to forecast).
+        StateError
+            Before the told scores determine every worker's contribution (the first round
+            of sessions), without a degree of freedom left to estimate the noise level, or
+            for a noise kind without a forecast (Gaussian scores and Bernoulli answers of
+            one arm per session have one).
+
+        Notes
+        -----
+        The draws (the posterior of the study's model under a flat prior):
+
+        - **Gaussian noise** (teams, or one worker per session): with ``theta_hat`` the
+          least-squares estimates of the workers' contributions (:meth:`Study.member_estimates`),
+          ``C = (X'X)^{-1}`` (teams; ``diag(1 / n_i)`` per arm) and, when the noise level is
+          estimated, ``s^2`` the residual variance on ``nu`` degrees of freedom: ``sigma^2 = nu
+          s^2 / chi^2_nu`` and ``theta ~ N(theta_hat, sigma^2 C)``; with the noise level declared,
+          ``sigma^2`` is the declared one. A session of ``count`` observations of a team ``x``
+          scores ``count x.theta + sqrt(count) sigma Z``.
+        - **Bernoulli answers** (one arm per session): ``p_i ~ Beta(1 + s_i, 1 + n_i - s_i)``;
+          ``count`` answers of arm ``i`` sum to ``Binomial(count, p_i)``.
+
+        An answer is *good* under a draw when its value is within the solver's epsilon of the best
+        answer's (the decision class's oracle at the drawn contributions).
+
+        What a forecast is not: a guarantee. It assumes the study's model (the additive team score,
+        the noise kind) and sessions told one at a time in the order the solver asks (the
+        assistants' concurrent tickets make a study need a few more); the tickets out now are
+        neither counted nor lost (their scores will come, counted among the evaluations more). Its
+        figures move with the estimates, as the study's own estimate of the evaluations left does,
+        but each comes with its spread over the continuations. Only the stopping rule's certificate
+        carries the study's delta.
+        """
+        return forecast(self, runs=runs, more=more, rng=rng)
 
     def trials_dataframe(self) -> Any:
         """Every ticket as a row (pandas; reads the whole log): id, arm, names, count,

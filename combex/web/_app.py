@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import check_float, param_error
+from ..exceptions import StateError, StudyFinishedError
 from ..studies import get_all_study_names, get_storage, load_study
 from ._data import Scrubber, studies_list, study_snapshot, told_row, told_rows_all
 from ._security import SIGN_IN_SECONDS, SignIns, allowed_hosts, new_token
@@ -116,6 +117,8 @@ class WebApp:
         self.clock = clock
         self._handles: dict[str, _StudyHandle] = {}
         self._lock = threading.Lock()
+        self._forecasts: dict[tuple[str, int], tuple[Any, dict[str, Any]]] = {}
+        self._forecast_lock = threading.Lock()
 
     def handle(self, name: str) -> _StudyHandle:
         """The handle of study ``name`` (:class:`StudyNotFoundError` when absent)."""
@@ -147,6 +150,27 @@ class WebApp:
         """The told evaluation of ticket number ``ticket`` of study ``name`` (a row of the told
         log), or None: for corrections of rows older than the page lists."""
         return told_row(self.handle(name).reader, ticket)
+
+    def forecast(self, name: str, runs: int) -> dict[str, Any]:
+        """The forecast of study ``name`` (:meth:`Study.forecast` with ``runs``
+        continuations) as the forecast page shows it: ``summary``, ``lines`` (words) and
+        ``error`` (why there is none: too early, identified). Kept per (study, runs) until
+        the study's told log or corrections change; one forecast at a time per server (each
+        is seconds of CPU), made on a study object of its own so the pages' reads never wait
+        for it."""
+        study = load_study(storage=self.storage, name=name)
+        with study.storage.read(name) as rx:
+            key = (name, int(runs), rx.study.n_told, rx.study.n_corrections, rx.study.budget, rx.study.status)
+        with self._forecast_lock:
+            if self._forecasts.get((name, runs), (None,))[0] == key:
+                return self._forecasts[(name, runs)][1]
+            try:
+                f = study.forecast(runs=runs)
+                out = {"summary": f.summary(), "lines": f.lines(), "error": None}
+            except (StateError, StudyFinishedError) as exc:
+                out = {"summary": None, "lines": [], "error": self.scrub(str(exc))}
+            self._forecasts[(name, runs)] = (key, out)
+            return out
 
     def told_all(self, name: str) -> list[dict[str, Any]]:
         """Every told evaluation of study ``name``, newest first (rows of the told log)."""
@@ -223,6 +247,7 @@ def create_app(storage: Any, *, host: str = "127.0.0.1", allowed_host: Any = (),
         Route(f"/study/{name}/ask", views.ask, methods=["POST"]),
         Route(f"/study/{name}/enter", views.enter, methods=["POST"]),
         Route(f"/study/{name}/confirm", views.confirm),
+        Route(f"/study/{name}/forecast", views.forecast),
         Route(f"/study/{name}/tell", views.tell, methods=["POST"]),
         Route(f"/study/{name}/release", views.release, methods=["POST"]),
         Route(f"/study/{name}/stop", views.stop, methods=["POST"]),

@@ -20,6 +20,9 @@ log = logging.getLogger("combex.web")
 
 #: Longest correction reason kept (characters).
 MAX_REASON = 500
+#: Continuations of a forecast page by default, and the most it takes (`?runs=`).
+FORECAST_RUNS = 20
+FORECAST_MAX_RUNS = 200
 
 
 def study_path(name: str, suffix: str = "") -> str:
@@ -197,6 +200,21 @@ class Views:
             return self._redirect(study_path(name, "/assistant"))
         snap = await self._run(self.web.snapshot, name)
         return self._render(request, "study.html", snap=snap, name=name, who=self._who(request, name))
+
+    async def forecast(self, request: Any) -> Any:
+        """The forecast page: how many more evaluations the study may need (computed on
+        request: seconds of CPU; kept until the next told score)."""
+        name = self._name(request)
+        if not self._may_read(request, name):
+            return self._redirect(study_path(name, "/assistant"))
+        raw = request.query_params.get("runs", str(FORECAST_RUNS))
+        if not (raw.isdigit() and len(raw) <= 4 and 1 <= int(raw) <= FORECAST_MAX_RUNS):
+            return self._refused(request, 400, f"The 'runs' parameter of the forecast must be a whole number from 1 to "
+                                               f"{FORECAST_MAX_RUNS}. Got {raw[:32]!r}.")
+        runs = int(raw)
+        fc = await self._run(self.web.forecast, name, runs)
+        return self._render(request, "forecast.html", name=name, fc=fc, runs=runs, more_runs=FORECAST_MAX_RUNS,
+                            who=self._who(request, name))
 
     async def api_study(self, request: Any) -> Any:
         from starlette.responses import JSONResponse  # Starlette is optional (the studies extra)

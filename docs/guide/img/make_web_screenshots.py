@@ -4,7 +4,7 @@ Twelve workers, teams of 4, a session's score in [0, 100], the noise level unkno
 of 140 sessions; three assistants (Ravi, Mia, Tom) telling about ten sessions a day, Mia
 correcting a slipped decimal point; then a real server and headless Chromium: the
 assistant's page with a ticket, the confirmation page of 7.5 typed for 75, the study page,
-the owner's page (the tickets out, the budget and the stop).
+the forecast page, the owner's page (the tickets out, the budget and the stop).
 
 Run from the repository root:  python docs/guide/img/make_web_screenshots.py
 (needs the ``studies`` extra, chromium and chromedriver).
@@ -104,6 +104,10 @@ def main() -> None:
         d.get(f"{base}/study/lab")
         time.sleep(1.0)
         shot("web-study.png")
+        d.find_element(By.ID, "forecast-link").click()
+        WebDriverWait(d, 120).until(lambda b: b.find_elements(By.ID, "forecast-lines"))
+        d.set_window_size(1100, 900)
+        shot("web-forecast.png", 900)
         d.delete_all_cookies()
         d.get(f"{base}/study/lab/assistant")
         d.find_element(By.ID, "token").send_keys(owner)
