@@ -512,7 +512,8 @@ def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
     assert best["leader"]["names"] == "ann" and 0 < best["delta_achieved"] <= 1
     assert best["certificate_text"].startswith("The owner stopped the study after 10 evaluations, before the "
                                                "stopping rule held")
-    assert best["certificate_text"].endswith("A larger budget continues the study.")
+    assert best["certificate_text"].endswith(f"A larger budget continues the study (how much larger: combex study "
+                                             f"forecast ... --name {study.name}, or Forecast now on the study page).")
     assert best["delta_achieved"] == 1 and ("nothing is certified" in best["certificate_text"]) and (
         "What speaks for the leader then is the plan's error at a fixed budget: how often, in studies simulated "
         "under your assumptions, the leader after 10 evaluations was not the best (combex plan ... --budget 10)."

@@ -754,6 +754,47 @@ def test_a_score_for_a_ticket_released_meanwhile_is_recorded_for_the_assistant_w
         assert study.summary()["evaluations"] == 5
 
 
+def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_path, browser):
+    """Mia asked for a team and went home; Ravi ran the session: he finds her ticket under
+    *Tickets out with other assistants*, is told whose it is before recording, and the
+    score counts as told by him (asked by Mia). He cannot release her ticket; Mia's late
+    entry is told who recorded it."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    mia, ravi = study.add_assistant("Mia"), study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, mia)
+        tid, team = _ask(browser)
+        _sign_in(browser, base, ravi)
+        assert not browser.find_elements(By.CSS_SELECTOR, "#others-tickets[open]")
+        assert _text(browser, "#others-tickets summary") == "Tickets out with other assistants (1)"
+        browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
+        card = browser.find_element(By.ID, f"ticket-{tid}")
+        assert "(asked by Mia)" in card.text and [m.text for m in card.find_elements(By.CSS_SELECTOR, ".member")] == team
+        assert not card.find_elements(By.CSS_SELECTOR, "form.release")
+        _enter(browser, tid, "abc")  # a slip in another's ticket: said beside it, its box open
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#others-tickets[open] .field-error"))
+        _review(browser, tid, "63")
+        assert _text(browser, "#confirm-others").startswith(
+            "This ticket is Mia's: record its score here only if the session was run (by you, in Mia's place) and "
+            "Mia will not enter it")
+        _record(browser, tid, "63")
+        rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
+        assert (rows[tid]["state"], rows[tid]["reward_sum"], rows[tid]["asked_by"], rows[tid]["told_by"]) == (
+            "told", 63, "Mia", "Ravi")
+        assert not browser.find_elements(By.ID, "others-tickets")
+        _sign_in(browser, base, mia)
+        assert browser.find_elements(By.ID, "no-tickets")
+        status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="64")
+        assert f"Ticket #{tid} is recorded: 63 by Ravi. Nothing more was recorded." in status[1]
+        tid2, _ = _ask(browser)
+        _sign_in(browser, base, ravi)
+        status = _post_from_page(browser, "/study/lab/release", ticket=str(tid2))
+        assert f"Ticket #{tid2} is not one of your pending tickets" in status[1]
+        assert study.pending()[0].id == tid2 and study.summary()["evaluations"] == 5
+
+
 def test_a_ticket_held_long_is_marked_on_its_assistants_page_and_the_owners(tmp_path, browser):
     """A ticket out while more than ``2 m + 2`` scores were told is overdue: the assistant
     holding it and the owner's list of tickets out both mark it "held long" (the study goes
@@ -874,7 +915,7 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
         _wait(browser, lambda d: d.find_elements(By.ID, "confirm-others"))
         assert _text(browser, "#confirm-others").startswith("This ticket is Ravi's: record its score here only if "
-                                                            "Ravi ran the session and will not enter it")
+                                                            "the session was run and Ravi will not enter it")
         browser.find_element(By.ID, "change").click()
         _wait(browser, lambda d: d.find_elements(By.ID, "budget"))
         assert "The study has no budget: it runs until the stopping rule holds" in _text(browser, "body")

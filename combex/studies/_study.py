@@ -1190,7 +1190,8 @@ class Study:
                         f"studies simulated under your assumptions, the leader after {rec.n_told} evaluations was not "
                         f"{good} (combex plan ... --budget {rec.n_told}).")
             return (f"{why}; the recommended {what} is the leader of the data, not certified at the study's delta."
-                    f"{da}{plan}{stat}{left} A larger budget continues the study.")
+                    f"{da}{plan}{stat}{left} A larger budget continues the study (how much larger: combex study "
+                    f"forecast ... --name {rec.name}, or Forecast now on the study page).")
         if rec.status != "running":
             return f"The study stopped ({rec.status}) after {rec.n_told} evaluations; the recommendation is the {what}."
         return (f"After {_evaluations(rec.n_told)} the leader is the {what}; the study runs until the {rec.solver} "

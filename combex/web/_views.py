@@ -250,9 +250,11 @@ class Views:
 
     def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
         pend = snap["pending"]
-        mine = []
+        mine, others = [], []
         if pend.get("available"):
             mine = [t for t in pend["tickets"] if who.owner or t.get("assistant") == who.assistant]
+            others = [t for t in pend["tickets"] if not who.owner and t.get("assistant") != who.assistant]
+        typed = set(extra.get("errors") or {}) | set(extra.get("values") or {})
         log_ = snap["log"]
         told = []
         if log_.get("available"):
@@ -263,6 +265,7 @@ class Views:
         h = self.web.handle(name)
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
+                "others": others, "others_open": any(t["id"] in typed for t in others),
                 "log_rows": LOG_ROWS,
                 "log": log_, "writes": writes, "running": (snap["summary"].get("status") or "running") == "running",
                 **extra}
@@ -387,11 +390,13 @@ class Views:
                 self._flash(request, "ok", f"Ticket #{t.id}: evaluate {', '.join(map(str, names))}.")
         return self._redirect(study_path(name, "/assistant"))
 
-    def _held(self, snap: dict[str, Any], tid: int, who: Who) -> dict[str, Any] | None:
-        """Pending ticket ``tid`` when ``who`` may tell or release it (its assistant, or the
-        owner), else None."""
+    def _held(self, snap: dict[str, Any], tid: int, who: Who, *, others: bool = False) -> dict[str, Any] | None:
+        """Pending ticket ``tid`` when ``who`` may release it (its assistant, or the owner),
+        or, with ``others``, tell it: any assistant may enter the score of a session run in
+        the place of the one who asked (the confirmation page says whose ticket it is);
+        else None."""
         t = self._ticket(snap, tid)
-        return t if t is not None and (who.owner or t.get("assistant") == who.assistant) else None
+        return t if t is not None and (others or who.owner or t.get("assistant") == who.assistant) else None
 
     async def _handed_back(self, snap: dict[str, Any], name: str, tid: int, who: Who) -> dict[str, Any] | None:
         """Ticket ``tid`` when it was released or expired (not told) and ``who`` asked for it
@@ -434,7 +439,7 @@ class Views:
 
     async def _review(self, request: Any, name: str, who: Who, tid: int, raw: Any, *, post: bool) -> Any:
         snap = await self._run(self._fresh, name)
-        t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
+        t = self._held(snap, tid, who, others=True) or await self._handed_back(snap, name, tid, who)
         if t is None:
             self._flash(request, *(await self._gone(snap, tid, who)))
             return self._redirect(study_path(name, "/assistant"))
@@ -458,7 +463,7 @@ class Views:
         """The flash for a ticket that is no longer out for ``who``: recorded already (a form
         sent twice: a double click, a reload, *Back* then *Record* again), or not theirs."""
         told = await self._run(self._told_row, snap, tid)
-        if told is not None and (who.owner or told.get("assistant") == who.assistant):
+        if told is not None:  # by whoever told it: an assistant may enter a session run in another's place
             return "info", (f"Ticket #{tid} is recorded: {_g(told.get('score'))} by "
                             f"{told.get('assistant') or 'the owner'}. Nothing more was recorded.")
         return "error", self._not_pending(snap, tid, "recorded")
@@ -470,7 +475,7 @@ class Views:
         h = self.web.handle(name)
         fn = self._needs(h, "tell")
         snap = await self._run(self._fresh, name)
-        t = self._held(snap, tid, who) or await self._handed_back(snap, name, tid, who)
+        t = self._held(snap, tid, who, others=True) or await self._handed_back(snap, name, tid, who)
         if t is None:
             self._flash(request, *(await self._gone(snap, tid, who)))
             return self._redirect(study_path(name, "/assistant"))
