@@ -81,6 +81,8 @@ def test_the_forecast_in_words_says_what_it_counts():
 
 
 def test_a_forecast_needs_the_first_round_told_and_a_running_study():
+    with pytest.raises(StateError, match="needs told scores: none is told yet"):
+        lab(told=0, name="new").forecast()
     study = lab(told=2)
     with pytest.raises(StateError, match="determine every worker's contribution first"):
         study.forecast()
@@ -145,7 +147,9 @@ def test_the_forecast_command_prints_json_and_words(tmp_path):
         return res.stdout
 
     doc = json.loads(run())
-    assert doc["runs"] == 4 and doc["evaluations"] == 80 and len(doc["more"]) == 4
+    assert doc["runs"] == 4 and doc["evaluations"] == 80 and len(doc["per_run"]["more"]) == 4
+    assert doc["certified"] == sum(m is not None for m in doc["per_run"]["more"])
+    assert doc["leader_good"] == sum(doc["per_run"]["leader_good"])
     assert doc == json.loads(run()) | {"seconds": doc["seconds"]}
     words = run("--text")
     assert words.startswith("Forecast for study 'lab' after 80 evaluations, budget 300: 4 simulated continuations")

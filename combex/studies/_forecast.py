@@ -205,10 +205,11 @@ class StudyForecast:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field (JSON values): the summary and the per-continuation lists."""
-        return {**self.summary(), "more": list(self.more), "good_at_stop": list(self.good_at_stop),
-                "good_at_budget": list(self.good_at_budget), "leader_good": list(self.leader_good),
-                "notes": list(self.notes)}
+        """Every field (JSON values): the summary, the notes, and the per-continuation lists
+        under ``per_run`` (``more``, ``good_at_stop``, ``good_at_budget``, ``leader_good``)."""
+        return {**self.summary(), "notes": list(self.notes),
+                "per_run": {"more": list(self.more), "good_at_stop": list(self.good_at_stop),
+                            "good_at_budget": list(self.good_at_budget), "leader_good": list(self.leader_good)}}
 
     def lines(self) -> list[str]:
         """The forecast in words, one sentence a line (what :meth:`__str__` joins)."""
@@ -310,6 +311,8 @@ def forecast(study: Any, *, runs: int = 20, more: int | None = None, rng: Any = 
         noise = {"kind": "bernoulli"}
     elif kind == "gaussian":
         draw_kind = "gaussian"
+        if rec.n_told == 0:
+            raise StateError(f"A forecast of study {study.name!r} needs told scores: none is told yet.")
         if not np.all(fit.identified):
             who = [fit.labels[i] for i in np.flatnonzero(~fit.identified)]
             raise StateError(f"A forecast of study {study.name!r} needs the told scores to determine every worker's "
