@@ -795,6 +795,33 @@ def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_pa
         assert study.pending()[0].id == tid2 and study.summary()["evaluations"] == 5
 
 
+def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_score(tmp_path, browser):
+    """The owner released Mia's ticket while she was in session: her page lists it under
+    *Your tickets handed back without a score*, and the score she enters there counts."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    mia = study.add_assistant("Mia")
+    with served(db) as base:
+        _sign_in(browser, base, mia)
+        tid, team = _ask(browser)
+        study.release(tid)  # the owner
+        time.sleep(0.5)  # the pages' snapshot of the study is kept a quarter of a second here
+        browser.get(f"{base}/study/lab/assistant")
+        _wait(browser, lambda d: d.find_elements(By.ID, "handed-back"))
+        assert browser.find_elements(By.ID, "no-tickets")
+        assert _text(browser, "#handed-back summary") == "Your tickets handed back without a score (1)"
+        browser.find_element(By.CSS_SELECTOR, "#handed-back summary").click()
+        card = browser.find_element(By.ID, f"ticket-{tid}")
+        assert "released without a score" in card.text and not card.find_elements(By.CSS_SELECTOR, "form.release")
+        assert [m.text for m in card.find_elements(By.CSS_SELECTOR, ".member")] == team
+        _review(browser, tid, "58")
+        _record(browser, tid, "58")
+        rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
+        assert (rows[tid]["state"], rows[tid]["reward_sum"], rows[tid]["told_by"]) == ("told", 58, "Mia")
+        assert not browser.find_elements(By.ID, "handed-back")
+
+
 def test_a_ticket_held_long_is_marked_on_its_assistants_page_and_the_owners(tmp_path, browser):
     """A ticket out while more than ``2 m + 2`` scores were told is overdue: the assistant
     holding it and the owner's list of tickets out both mark it "held long" (the study goes

@@ -695,22 +695,41 @@ class LinearGLRExploration(Exploration):
         idx = np.flatnonzero(counts)
         return Batch(self._arms_out(idx), counts[idx].astype(np.int64))
 
+    def _fold_free(self, arms: Any, reward_sums: NDArray[np.float64], counts: NDArray[np.int64]) -> None:
+        """Fold told super-arms as linear observations without an arm index (the oracle
+        path: any member of the class is one)."""
+        Mk = np.asarray(arms).astype(np.float64)
+        if Mk.ndim != 2 or Mk.shape[1] != self.dc.n:
+            raise StateError(f"{type(self.solver).__name__} pulls super-arms (masks); got index arms.")
+        c = counts.astype(np.float64)
+        self._free_pulls = getattr(self, "_free_pulls", np.zeros(self.dc.n, dtype=np.int64)) + (
+            Mk * c[:, None]).sum(axis=0).astype(np.int64)
+        self._A += (Mk * c[:, None]).T @ Mk
+        self._b += Mk.T @ reward_sums
+        self._observe(Mk, reward_sums, c)
+
     def _update(self, batch: Batch, reward_sums: NDArray[np.float64]) -> None:
-        if self.dc is not None and self.swap and self.phase == "run" and getattr(self.solver, "swap_sampling", False):
+        free = self.dc is not None and self.swap and getattr(self.solver, "swap_sampling", False)
+        if free and self.phase == "run":
             # oracle path: any super-arm is a valid linear observation (no arm index needed)
-            Mk = np.asarray(batch.arms).astype(np.float64)
-            if Mk.ndim != 2 or Mk.shape[1] != self.dc.n:
-                raise StateError(f"{type(self.solver).__name__} pulls super-arms (masks); got index arms.")
-            c = batch.counts.astype(np.float64)
-            self._free_pulls = getattr(self, "_free_pulls", np.zeros(self.dc.n, dtype=np.int64)) + (
-                Mk * c[:, None]).sum(axis=0).astype(np.int64)
-            self._A += (Mk * c[:, None]).T @ Mk
-            self._b += Mk.T @ reward_sums
-            self._observe(Mk, reward_sums, c)
+            self._fold_free(batch.arms, reward_sums, batch.counts)
             self.rounds += 1
             self._sig = self._stop_scale()
             self._oracle_check()
             return
+        if free and self.phase == "init" and np.ndim(batch.arms) == 2:
+            # a member of the design told while the first round still misses a spanning member
+            # (e.g. a study's told score of that round voided afterwards): an observation all the
+            # same; the round ends when its spanning members are told
+            if not hasattr(self, "_mask_index"):
+                self._mask_index = {m.tobytes(): i for i, m in enumerate(self.masks)}
+            out = np.array([np.asarray(m, dtype=bool).tobytes() not in self._mask_index for m in batch.arms])
+            if out.any():
+                self._fold_free(np.asarray(batch.arms)[out], reward_sums[out], batch.counts[out])
+                if out.all():
+                    return
+                batch = Batch(np.asarray(batch.arms)[~out], batch.counts[~out])
+                reward_sums = reward_sums[~out]
         idx = self._arms_in(np.asarray(batch.arms))
         c = batch.counts.astype(np.int64)
         np.add.at(self.T, idx, c)

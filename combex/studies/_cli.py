@@ -161,8 +161,9 @@ def _status_text(doc: dict[str, Any]) -> str:
     b = doc["best"]
     budget = f" of {doc['budget']}" if doc.get("budget") else ""
     pending = (doc.get("tickets") or {}).get("pending", 0)
-    lines = [f"{doc['name']}: {str(doc['status']).replace('_', ' ')}, {doc['evaluations']}{budget} evaluations told, "
-             f"{pending} ticket{'s' if pending != 1 else ''} out ({doc['solver']})."]
+    void = f" ({doc['voided']} voided: counted against the budget, not in the statistics)" if doc.get("voided") else ""
+    lines = [f"{doc['name']}: {str(doc['status']).replace('_', ' ')}, {doc['evaluations']}{budget} evaluations told"
+             f"{void}, {pending} ticket{'s' if pending != 1 else ''} out ({doc['solver']})."]
     names = (b.get("leader") or {}).get("names")
     if names and not b.get("first_check_pending") and doc["evaluations"]:  # none before the first scores
         who = "Answer" if doc["status"] != "running" else "Leader"

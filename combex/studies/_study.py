@@ -189,7 +189,8 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
     if (left is None and isinstance(z, (int, float)) and isinstance(b, (int, float)) and math.isfinite(z)
             and math.isfinite(b) and b > 0 and z < LEFT_MIN_PROGRESS * b):
         return (f"too early to estimate: the stopping statistic is under {LEFT_MIN_PROGRESS:.0%} of its threshold "
-                "(the plan, combex plan, gives the sessions a study needs)")
+                "(a forecast, combex study forecast or Forecast now on the study page, simulates the rest of the "
+                "study)")
     if rec.status != "running":
         return "an estimate of the evaluations a certified answer would still need (the study has stopped)"
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
@@ -1112,6 +1113,8 @@ class Study:
         """
         rec, prog = self._read_state()
         src = rec.result if rec.status != "running" and rec.result is not None else prog
+        # the solver's figures are of the told log as it is now (a voided row is told but not a sample)
+        current = src.get("evaluations", src.get("samples")) == rec.n_told
         leader = src.get("answer", src.get("leader")) if src is rec.result else prog.get("leader")
         challenger = src.get("challenger")
         out = {
@@ -1124,8 +1127,8 @@ class Study:
             "evaluations_left": src.get("evaluations_left"),
             "evaluations_left_note": _left_note(rec, src.get("evaluations_left"), src),
             "evaluations": rec.n_told, "budget": rec.budget, "noise_check": src.get("noise_check"),
-            "checked_at": src.get("checked_at") if src.get("samples") == rec.n_told else None,
-            "next_check_at": src.get("next_check_at") if src.get("samples") == rec.n_told and rec.status == "running"
+            "checked_at": src.get("checked_at") if current else None,
+            "next_check_at": src.get("next_check_at") if current and rec.status == "running"
             else None,
             "oblivious_design": bool(src.get("oblivious_design")),
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
@@ -1215,18 +1218,23 @@ class Study:
         return [Ticket._of(r, self._labels_list, now, r.id in overdue) for r in rows]
 
     def summary(self) -> dict[str, Any]:
-        """Status, counts of tickets by state, budget, corrections, assistants, the result
-        and the history of the study (JSON; one read transaction)."""
+        """Status, counts of tickets by state, budget, evaluations told (``voided``: how many
+        of them a correction voided; they count against the budget, as sessions run, but not
+        in the statistics), corrections, assistants, the result and the history of the study
+        (JSON; one read transaction)."""
         with self.storage.read(self.name) as rx:
             rec = rx.study
             counts = rx.state_counts()
             n_asst = len(rx.assistants())
+            last: dict[int, Any] = {}
+            for c in (rx.corrections() if rec.n_corrections else ()):
+                last[c.told_seq] = c.reward_sum
         return {"name": rec.name, "status": rec.status, "solver": rec.solver, "solver_params": rec.solver_params,
                 "seed": rec.seed, "policy": rec.policy, "n_arms": rec.problem["n_arms"],
                 "labels": rec.problem.get("labels"), "created_at": iso_time(rec.created_at),
                 "lease_seconds": rec.lease_seconds, "budget": rec.budget, "tickets": counts,
-                "evaluations": rec.n_told, "corrections": rec.n_corrections, "assistants": n_asst,
-                "result": rec.result, "history": rec.history}
+                "evaluations": rec.n_told, "voided": sum(v is None for v in last.values()),
+                "corrections": rec.n_corrections, "assistants": n_asst, "result": rec.result, "history": rec.history}
 
     def events(self) -> list[dict[str, Any]]:
         """The study's history in words, oldest first: ``at`` (ISO 8601 UTC, None when not

@@ -449,6 +449,30 @@ def handed_back_ticket(study: Any, ticket: int, now: float) -> dict[str, Any] | 
     return out
 
 
+#: How long a ticket handed back without a score stays on its assistant's page (seconds
+#: since it was asked for), and how many of them are listed.
+HANDED_BACK_SECONDS = 2 * 86400.0
+HANDED_BACK_ROWS = 5
+
+
+def handed_back_tickets(study: Any, assistant: str, now: float) -> list[dict[str, Any]]:
+    """The newest tickets ``assistant`` asked for that were released without a score (by
+    them or the owner) in the last :data:`HANDED_BACK_SECONDS`: a page's dicts, newest
+    first, at most :data:`HANDED_BACK_ROWS`. Their sessions may have been run all the same
+    (the owner released a ticket while its assistant was in session), and their scores
+    count."""
+    rows = [r for r in study.storage.tickets(study.name, states=("released",))
+            if r.asked_by == assistant and r.told_seq is None and now - r.issued_at <= HANDED_BACK_SECONDS]
+    rows = sorted(rows, key=lambda r: -r.id)[:HANDED_BACK_ROWS]
+    problem = _problem(study)
+    out = []
+    for r in rows:
+        d = _ticket_dict(r, problem.get("labels"), problem, now)
+        d.update(state=r.state, assistant=r.asked_by)
+        out.append(d)
+    return out
+
+
 def told_row(study: Any, ticket: int) -> dict[str, Any] | None:
     """One told evaluation as a row of the page's told log (older rows than the page lists
     are corrected through it), or None when ticket ``ticket`` is not told."""
@@ -475,6 +499,7 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
         head: dict[str, Any] = {"available": False, "reason": summary["reason"]}
     else:
         head = {"available": True, "status": summary.get("status"), "evaluations": summary.get("evaluations"),
+                "voided": summary.get("voided") or 0,
                 "budget": summary.get("budget"), "tickets": summary.get("tickets"),
                 "solver_params": summary.get("solver_params"), "policy": summary.get("policy")}
     dc = problem.get("decision_class") or {}

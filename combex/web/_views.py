@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 from ..exceptions import CombexError
 from ..studies import StudyNotFoundError
 from ._app import WebApp, accepts_assistant, fmt_score, parse_score
-from ._data import LOG_ROWS, handed_back_ticket, team_names
+from ._data import LOG_ROWS, handed_back_ticket, handed_back_tickets, team_names
 from ._security import new_token, same_origin, tokens_equal
 
 __all__ = ["Views", "Who", "Refused", "study_path"]
@@ -245,16 +245,18 @@ class Views:
         older = request.query_params.get("older", "")
         if older.isdigit() and len(older) <= 18:  # "correct an older score", its ticket filled in
             extra.update(correction_open="older", correction_values={"ticket": older})
-        return self._render(request, "assistant.html", **self._assistant_context(snap, name, who, values=values,
+        return self._render(request, "assistant.html", **await self._assistant_context(snap, name, who, values=values,
                                                                                  budget_typed=typed, **extra))
 
-    def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
+    async def _assistant_context(self, snap: dict[str, Any], name: str, who: Who, **extra: Any) -> dict[str, Any]:
         pend = snap["pending"]
         mine, others = [], []
         if pend.get("available"):
             mine = [t for t in pend["tickets"] if who.owner or t.get("assistant") == who.assistant]
             others = [t for t in pend["tickets"] if not who.owner and t.get("assistant") != who.assistant]
         typed = set(extra.get("errors") or {}) | set(extra.get("values") or {})
+        back = [] if who.owner or (snap.get("summary") or {}).get("status") != "running" else \
+            await self._run(handed_back_tickets, self.web.handle(name).reader, who.assistant, self.web.clock())
         log_ = snap["log"]
         told = []
         if log_.get("available"):
@@ -266,6 +268,7 @@ class Views:
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
                 "others": others, "others_open": any(t["id"] in typed for t in others),
+                "handed_back": back, "handed_back_open": any(t["id"] in typed for t in back),
                 "log_rows": LOG_ROWS,
                 "log": log_, "writes": writes, "running": (snap["summary"].get("status") or "running") == "running",
                 **extra}
@@ -286,7 +289,10 @@ class Views:
             who = await self._run(check, token) if token else None
             if who is None:
                 log.warning("failed sign-in to study %r", name)
-                raise Refused(403, "Refused: that token is not an assistant token of this study.", heading="Not signed in")
+                raise Refused(403, "Refused: that token is not an assistant token of this study. Each study has "
+                                   "its own assistant tokens (a token of another study signs in only there); the "
+                                   "owner token is new at every start of the dashboard (it prints it).",
+                              heading="Not signed in")
         sid, s = self.web.signins.start(request.session.get("sid"))
         if owner:
             s.owner = True
@@ -446,12 +452,12 @@ class Views:
         try:
             x = parse_score(raw)
         except ValueError as exc:
-            ctx = self._assistant_context(snap, name, who, errors={tid: str(exc)}, values={tid: str(raw or "")})
+            ctx = await self._assistant_context(snap, name, who, errors={tid: str(exc)}, values={tid: str(raw or "")})
             return self._render(request, "assistant.html", status=400, **ctx)
         lo, hi = t.get("low"), t.get("high")
         if (lo is not None and x < lo) or (hi is not None and x > hi):
             msg = f"The score must lie in [{_g(lo)}, {_g(hi)}]. Got {_g(x)}."
-            ctx = self._assistant_context(snap, name, who, errors={tid: msg}, values={tid: str(raw)})
+            ctx = await self._assistant_context(snap, name, who, errors={tid: msg}, values={tid: str(raw)})
             return self._render(request, "assistant.html", status=400, **ctx)
         if post:
             return self._redirect(study_path(name, "/confirm") + "?" + urlencode({"ticket": tid,
@@ -594,7 +600,7 @@ class Views:
                 raise
             key = "older" if form.get("older") else str(form.get("ticket") or "")
             values = {k: str(form.get(k) or "")[:600] for k in ("ticket", "score", "reason")}
-            ctx = self._assistant_context(snap, name, who, correction_error={
+            ctx = await self._assistant_context(snap, name, who, correction_error={
                 "key": key, "message": exc.message.removeprefix("Refused: ")}, correction_values={
                 **values, "void": bool(form.get("void"))})
             return self._render(request, "assistant.html", status=400, **ctx)

@@ -91,20 +91,24 @@
     if (b.first_check_pending) early = typeof b.next_check_at === "number"
       ? "after the rule's first check, at " + b.next_check_at + " evaluations"
       : "after the solver's initial sessions (its stopping rule has not checked yet)";
-    cards.push(card(stopped ? "Answer" : "Leader", b.first_check_pending ? "-" : names(b.leader),
+    var certified = sm.available && sm.status === "identified";
+    cards.push(card(stopped ? (certified ? "Answer" : "Answer (not certified)") : "Leader",
+      b.first_check_pending ? "-" : names(b.leader),
       b.leader && b.leader.length && !b.first_check_pending ? null : early, "leader"));
     var chal = b.challenger && !b.first_check_pending;
     cards.push(card("Challenger", chal ? names(b.challenger) : "-",
       chal ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
       "challenger"));
     cards.push(card("Evaluations told", num(ev) + (sm.budget ? " of " + sm.budget : ""),
-      sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" : null, "evaluations"));
+      sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" +
+        (sm.voided ? "; " + sm.voided + " voided (counted against the budget, not in the statistics)" : "") : null,
+      "evaluations"));
     cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : String(Number(b.delta_achieved.toPrecision(3))),
       b.delta_achieved === null ? (early || "not computed by this solver")
         : b.delta_achieved >= 1 ? (stopped ? "nothing certified: no error probability below 1 can be claimed for this answer (a larger budget continues the study)"
           : "nothing certified yet: the data rule out no alternative at an error probability below 1")
         : "the stopping rule would hold now at any error probability \u2265 this value (anytime-valid)" +
-          (b.oblivious_design ? "; between checks it moves, either way, with the estimate of the noise level" : ""),
+          (b.oblivious_design && !stopped ? "; between checks it moves, either way, with the estimate of the noise level" : ""),
       "delta-achieved"));
     var done = sm.available && sm.status === "identified";  // the rule holds: no estimate, none left
     cards.push(card("Evaluations left", done ? "none" : b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
@@ -118,6 +122,7 @@
 
   function renderChart(s) {
     var h = s.history, b = s.best;
+    var stopped = s.summary && s.summary.available && s.summary.status !== "running";
     var caption = document.getElementById("chart-caption");
     var box = document.getElementById("chart");
     if (!h.available || !h.evaluations.length) {
@@ -141,8 +146,10 @@
       (op ? "; the study stops when " + op + "." : ".") +
       (h.statistic.every(function (v) { return v === null; }) ? " " + s.solver_title +
         " has reported no statistic so far: only the threshold is drawn." : "") +
-      (h.evaluations.length === 1 ? " One check so far: the first comes after " + h.evaluations[0] +
-        " evaluations (the solver's initial sessions), more come as scores are told." : "");
+      (h.evaluations.length === 1 ? " One check" + (stopped ? ", after " + h.evaluations[0] +
+        " evaluations (the solver's initial sessions): the study stopped before the next."
+        : " so far: the first comes after " + h.evaluations[0] +
+        " evaluations (the solver's initial sessions), more come as scores are told.") : "");
     var data = [h.evaluations, h.statistic, h.threshold];
     var key = statName + "|" + box.clientWidth + "|" + (h.evaluations.length <= 40);
     if (chart && chartKey === key) {
