@@ -65,6 +65,13 @@ def test_study_commands_end_to_end(tmp_path, capsys):
     told_rows = csv[csv["state"] == "told"]
     assert sorted(told_rows["told_seq"].astype(int)) == list(range(1, told + 1))  # integers, not 1.0
     assert told_rows["arm"].astype(str).str.fullmatch(r"\d+").all()  # index arms: the arm itself
+    code, doc, _ = run(capsys, "study", "correct", db, "--name", "q", "--ticket", "1", "--void", "--reason",
+                       "the quiz was not given as asked")
+    assert code == 0 and cs.load_study(storage=db, name="q").summary()["voided"] == 1
+    assert main(["study", "status", db, "--name", "q", "--text"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith(
+        f"q: {doc['best']['status'].replace('_', ' ')}, {told} evaluations told (1 voided: counted against the budget, "
+        f"not in the statistics), 0 tickets out")
     code, doc, err = run(capsys, "study", "status", db, "--name", "nope")
     assert code == 2 and "No study named 'nope'" in err
     code, doc, _ = run(capsys, "study", "delete", db, "--name", "q")

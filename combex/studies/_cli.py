@@ -387,8 +387,10 @@ def add_study_command(sub: Any) -> None:
                          "twice what the budget leaves)")
     fc.add_argument("--seed", type=int, default=0)
     fc.add_argument("--text", action="store_true", help="the forecast in words instead of the JSON document")
-    h = cmd("history", "the stopping statistic over the evaluations")
-    h.add_argument("--max-points", type=int, default=400)
+    h = cmd("history", "the stopping statistic over the evaluations (at most --max-points rows, evenly spread over "
+                       "the told log)")
+    h.add_argument("--max-points", type=int, default=400,
+                   help="rows at most (default 400; the number of evaluations told lists every one)")
     cmd("estimates", "per-worker estimates with intervals")
     aa = cmd("add-assistant", "add an assistant; prints their token (shown once)")
     aa.add_argument("--assistant", required=True, help="the assistant's name")
