@@ -181,7 +181,8 @@ _TITLES = {
     "saqm": "SAQM", "sa-foa": "SA-FOA", "icb": "ICB", "exhaustive": "Exhaustive", "lucb": "LUCB",
     "lil-lucb": "lil'LUCB", "lucb++": "LUCB++", "lil-ucb": "lil'UCB", "lil-clucb": "lil'CLUCB",
     "lil-randlucb": "lil'RandLUCB", "top-two": "Top-Two", "fw-sampling": "Frank-Wolfe sampling",
-    "track-and-stop": "Track-and-Stop", "lingame": "LinGame", "lingape": "LinGapE",
+    "track-and-stop": "Track-and-Stop", "lingame": "LinGame", "lingape": "LinGapE", "random-design": "Random design",
+    "comb-game": "CombGame", "rage": "RAGE",
 }
 
 
