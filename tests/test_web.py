@@ -1018,6 +1018,7 @@ def test_the_owner_reads_a_forecast_from_the_study_page(tmp_path, browser):
     """The study page links to a forecast (the study continued in simulated sessions);
     the page shows the same figures as ``Study.forecast``, is kept until the next told
     score, says why there is none too early, and refuses a bad number of continuations."""
+    By = _by()
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=90)
     study.set_budget(300)
@@ -1031,6 +1032,11 @@ def test_the_owner_reads_a_forecast_from_the_study_page(tmp_path, browser):
         _wait(browser, lambda d: d.find_elements(_by().ID, "forecast-cards"), timeout=120)
         assert _text(browser, "#fc-by-budget") == f"{expected['certified_by_budget']} of 20"
         assert _text(browser, "#fc-leader") == f"{expected['leader_good']} of 20"
+        dots = browser.find_elements(By.CSS_SELECTOR, "#forecast-plot circle.fc-dot")
+        assert len(dots) == 20 and sum(d.get_attribute("fill") == "#fff" for d in dots) == 20 - expected["certified"]
+        xs = [float(d.get_attribute("cx")) for d in dots]
+        assert xs == sorted(xs)  # in the order of the evaluations they needed
+        assert browser.find_element(By.CSS_SELECTOR, "#forecast-plot").is_displayed()
         median = expected["median_more"]
         assert _text(browser, "#fc-median") == (f"{median:,.0f}" if median is not None else
                                                 f"over {expected['horizon']:,}")

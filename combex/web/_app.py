@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .._validation import check_float, param_error
 from ..exceptions import StateError, StudyFinishedError
 from ..studies import get_all_study_names, get_storage, load_study
@@ -86,6 +88,37 @@ def fmt_score(x: Any) -> str:
     if v.is_integer() and abs(v) < 1e15:
         return str(int(v))
     return repr(v)
+
+
+def forecast_plot(f: Any, width: float = 640.0) -> dict[str, Any]:
+    """The forecast page's figure (an inline SVG the template draws): one dot per
+    continuation at the evaluations more it needed (hollow at the right edge: not certified
+    within the horizon), stacked where they fall together, and the end of the budget as a
+    dashed line. Pixel coordinates, and the axis ticks with their labels."""
+    left = None if f.budget is None else max(f.budget - f.evaluations, 0)
+    done = [m for m in f.more if m is not None]
+    xmax = float(f.horizon) if len(done) < len(f.more) else max(done + ([left] if left else []) + [1]) * 1.08
+    x0, x1 = 14.0, width - 26.0  # room for the last tick's label
+
+    def px(v: float) -> float:
+        return x0 + (x1 - x0) * min(float(v), xmax) / xmax
+
+    stack: dict[int, int] = {}
+    raw = []
+    for m in sorted(f.more, key=lambda v: math.inf if v is None else v):
+        x = px(xmax if m is None else m)
+        k = stack[int(x // 8)] = stack.get(int(x // 8), -1) + 1
+        raw.append((x, k, m))
+    height = 64.0 + 8.0 * max(stack.values(), default=0)
+    base = height - 26.0
+    dots = [{"x": round(x, 1), "y": round(base - 7 - 8 * k, 1), "open": m is None,
+             "title": f"not certified within {f.horizon:,} more" if m is None else f"{m:,} more"} for x, k, m in raw]
+    step = 10.0 ** math.floor(math.log10(max(xmax / 4, 1.0)))
+    step *= 5 if xmax / step > 20 else (2 if xmax / step > 8 else 1)
+    ticks = [{"x": round(px(v), 1), "label": f"{int(v):,}"} for v in np.arange(0.0, xmax + 1e-9, step)]
+    budget = None if left is None else {"x": round(px(left), 1), "label": f"the budget: {left:,} more"}
+    return {"width": width, "height": height, "base": base, "x0": x0, "x1": x1, "dots": dots, "ticks": ticks,
+            "budget": budget}
 
 
 class _StudyHandle:
@@ -166,7 +199,7 @@ class WebApp:
                 return self._forecasts[(name, runs)][1]
             try:
                 f = study.forecast(runs=runs)
-                out = {"summary": f.summary(), "lines": f.lines(), "error": None}
+                out = {"summary": f.summary(), "lines": f.lines(), "error": None, "plot": forecast_plot(f)}
             except (StateError, StudyFinishedError) as exc:
                 out = {"summary": None, "lines": [], "error": self.scrub(str(exc))}
             self._forecasts[(name, runs)] = (key, out)
