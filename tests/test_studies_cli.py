@@ -52,6 +52,7 @@ def test_study_commands_end_to_end(tmp_path, capsys):
     assert main(["study", "status", db, "--name", "q", "--text"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == f"q: identified, {told} evaluations told, 0 tickets out (lucb)."
+    assert text[2] == "Noise of one evaluation: sd 0.5, declared."  # Bernoulli answers: at most 1/2
     assert text[-3].startswith(f"After {told} evaluations the study identified")
     assert text[-2:] == ["History:", f"  {doc['result']['stopped_at'][:16].replace('T', ' ')} UTC  The stopping rule "
                                      f"held after {told} evaluations: the study identified a."]

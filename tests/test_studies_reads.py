@@ -285,6 +285,23 @@ def test_member_estimates_are_the_least_squares_fit_with_corrections():
     assert sum(e["n"] for e in est) == 4 * 39  # one voided team of 4
 
 
+def test_the_noise_level_is_the_residual_sd_of_the_fit_or_the_declared_one():
+    study = lab_study(None, noise_scale=None)
+    assert study.noise_level() == {"sd": None, "dof": None, "declared": False}
+    play(study, 40, np.random.default_rng(4))
+    study.correct([r for r in study.storage.tickets("lab") if r.state == "told"][2].id, None, reason="void")
+    theta = _lstsq_reference(study)
+    with study.storage.read(study.name) as rx:
+        fixed = {c.told_seq: c.reward_sum for c in rx.corrections()}
+        rows = [r for r in rx.told_since(0) if fixed.get(r.told_seq, r.reward_sum) is not None]
+    resid = [r.reward_sum - theta[r.arm].sum() for r in rows]
+    dof = len(rows) - 12
+    nl = study.noise_level()
+    assert nl["dof"] == dof == 39 - 12 and not nl["declared"]
+    assert nl["sd"] == pytest.approx(np.sqrt(np.sum(np.square(resid)) / dof), rel=1e-9)
+    assert lab_study(None, name="known").noise_level() == {"sd": 10.0, "dof": None, "declared": True}
+
+
 def test_member_estimates_before_the_design_identifies_everyone():
     study = lab_study(None)
     assert all(e["estimate"] is None and e["low"] is None and e["n"] == 0 for e in study.member_estimates())

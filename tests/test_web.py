@@ -1252,6 +1252,10 @@ def test_a_team_study_shows_names(tmp_path, browser):
         assert names == _names(study.best()["leader"])
         # the page re-draws its sections at every poll: each read is one wait
         assert list(_wait(browser, lambda d: _estimates(d))) == WORKERS
+        nl = study.noise_level()
+        assert _text(browser, "#estimates-validity").startswith(
+            f"The noise of one evaluation: standard deviation {nl['sd']:.3g}, estimated from the fit's residuals "
+            f"({nl['dof']} degrees of freedom; combex plan --noise-sd takes it to plan a similar study).")
         row = _wait(browser, lambda d: _text(d, f"#pending tr[data-ticket='{t.id}']"))
         assert row.count(",") == 3 and all(n in row for n in t.names)
         page = _wait(browser, lambda d: _text(d, "#study"))

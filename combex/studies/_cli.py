@@ -168,6 +168,10 @@ def _status_text(doc: dict[str, Any]) -> str:
     if names and not b.get("first_check_pending") and doc["evaluations"]:  # none before the first scores
         who = "Answer" if doc["status"] != "running" else "Leader"
         lines.append(f"{who}: {', '.join(map(str, names)) if isinstance(names, list) else names}.")
+    nl = doc.get("noise_level") or {}
+    if isinstance(nl.get("sd"), (int, float)):
+        lines.append(f"Noise of one evaluation: sd {nl['sd']:.3g}" + (", declared." if nl.get("declared") else
+                     f", estimated on {nl['dof']} degrees of freedom."))
     if isinstance(b.get("delta_achieved"), (int, float)):
         lines.append(f"delta achieved: {b['delta_achieved']:.3g} (the study's delta: "
                      f"{(doc.get('solver_params') or {}).get('delta', '?')}).")
@@ -260,6 +264,7 @@ def _cmd(args: argparse.Namespace) -> int:
         doc = study.summary()
         doc["best"] = study.best()
         doc["events"] = study.events()
+        doc["noise_level"] = study.noise_level()
         if args.text:
             print(_status_text(doc))
         else:

@@ -1324,6 +1324,19 @@ class Study:
             out.append({"arm": i, "name": f.labels[i], "n": int(f.counts[i]), "estimate": est, "low": lo, "high": hi})
         return out
 
+    def noise_level(self) -> dict[str, Any]:
+        """The noise of one evaluation (a session's score) as the study uses it: ``sd``
+        (declared, or the residual standard deviation of the least-squares fit of
+        :meth:`member_estimates`; None while the told evaluations leave no degree of freedom
+        for it), ``dof`` (its degrees of freedom; None when declared) and ``declared``. What
+        :func:`~combex.studies.plan` takes as ``noise_sd`` to plan a similar study (read
+        transaction)."""
+        with self.storage.read(self.name) as rx:
+            rec = rx.study
+        f = self._fit_now(rec)
+        sd = math.sqrt(f.s2) if math.isfinite(f.s2) else None
+        return {"sd": sd, "dof": None if f.known else int(f.dof) if sd is not None else None, "declared": f.known}
+
     def _fit_now(self, rec: StudyRecord) -> Any:
         """The least-squares fit of the told log of ``rec`` (:func:`fit_log`)."""
         return fit_log(rec.problem, rec.aggregates or _new_aggregates(rec.problem))

@@ -283,6 +283,16 @@ def validity_text(problem: dict[str, Any], *, blind: bool = False) -> str:
             f"valid at any time: the stopping rule, not these intervals, carries the study's guarantee.{tail}")
 
 
+def _noise_words(nl: Any) -> str | None:
+    """The noise level of one evaluation in words (``Study.noise_level()``), or None."""
+    if _is_unavailable(nl) or not isinstance(nl, dict) or not isinstance(nl.get("sd"), (int, float)):
+        return None
+    if nl.get("declared"):
+        return f"The noise of one evaluation: standard deviation {nl['sd']:.3g}, declared."
+    return (f"The noise of one evaluation: standard deviation {nl['sd']:.3g}, estimated from the fit's residuals "
+            f"({nl.get('dof')} degrees of freedom; combex plan --noise-sd takes it to plan a similar study).")
+
+
 def _estimates_section(est: Any, labels: Any, problem: dict[str, Any], *, blind: bool = False) -> dict[str, Any]:
     if _is_unavailable(est):
         return est
@@ -515,8 +525,9 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
                     "workers": labels},
         "summary": head,
         "best": _best_section(best, labels, solver),
-        "estimates": _estimates_section(_read(study, "member_estimates", scrub), labels, problem,
-                                        blind=not _is_unavailable(best) and bool(best.get("oblivious_design"))),
+        "estimates": {**_estimates_section(_read(study, "member_estimates", scrub), labels, problem,
+                                           blind=not _is_unavailable(best) and bool(best.get("oblivious_design"))),
+                      "noise": _noise_words(_read(study, "noise_level", scrub))},
         "history": _history_section(_read(study, "history", scrub)),
         "pending": _pending_section(_read(study, "pending", scrub), labels, problem, now),
         "log": _log_section(_log_read(study, scrub), labels, problem),

@@ -222,7 +222,7 @@
       tbody);
     fill("estimates", table);
     document.getElementById("estimates-validity").textContent =
-      (e.validity ? "What the intervals mean: " + e.validity : "") +
+      (e.noise ? e.noise + " " : "") + (e.validity ? "What the intervals mean: " + e.validity : "") +
       (s.problem.team ? (pending ? " Until the solver's initial sessions are told the estimates rest on a few " +
         "teams, and no team leads yet." : " Members of the leading team are marked.") : "") +
       (rows.some(function (r) { return !r.identified; }) ? " An estimate \"not yet\": the teams told so far " +
