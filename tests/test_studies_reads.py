@@ -142,7 +142,8 @@ def test_evaluations_left_says_when_the_budget_will_not_reach_a_certified_answer
     assert len(early) > 20 and all(n.startswith("too early to estimate: the stopping statistic is under 5%")
                                    for n in early)
     over = [n for left, room, n in notes if left > room]
-    assert over and all("more than the" in n and "budget leaves" in n and "set-budget" in n for n in over)
+    assert over and all("more than the" in n and "budget leaves" in n and "set-budget" in n
+                        and "combex study forecast" in n for n in over)
     b = study.best()
     assert b["status"] == "budget_exhausted" and b["evaluations_left"] > 0
     assert "would still need" in b["evaluations_left_note"] and "more evaluations may be needed" in b["certificate_text"]

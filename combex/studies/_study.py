@@ -196,7 +196,8 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
         return (f"an estimate, rough early on; more than the {rec.budget - rec.n_told} the budget leaves: if it "
                 "holds, the budget ends the study first, uncertified, unless the owner raises it (the owner's page, "
-                "Study.set_budget or combex study set-budget)")
+                "Study.set_budget or combex study set-budget; the forecast, Forecast now or combex study forecast, "
+                "says by how much, with its spread)")
     return "an estimate of the evaluations still needed, not a promise"
 
 
