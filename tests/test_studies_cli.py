@@ -69,6 +69,8 @@ def test_study_commands_end_to_end(tmp_path, capsys):
     code, doc, _ = run(capsys, "study", "correct", db, "--name", "q", "--ticket", "1", "--void", "--reason",
                        "the quiz was not given as asked")
     assert code == 0 and cs.load_study(storage=db, name="q").summary()["voided"] == 1
+    df = cs.load_study(storage=db, name="q").trials_dataframe()
+    assert df.loc[df["id"] == 1, "voided"].item() and df["voided"].sum() == 1
     assert main(["study", "status", db, "--name", "q", "--text"]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith(
         f"q: {doc['best']['status'].replace('_', ' ')}, {told} evaluations told (1 voided: counted against the budget, "

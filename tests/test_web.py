@@ -786,6 +786,8 @@ def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_pa
         assert not browser.find_elements(By.ID, "others-tickets")
         _sign_in(browser, base, mia)
         assert browser.find_elements(By.ID, "no-tickets")
+        row = browser.find_element(By.CSS_SELECTOR, f"#told tr.told-row[data-ticket='{tid}']")
+        assert "Ravi (in your place)" in row.text and not row.find_elements(By.CSS_SELECTOR, "form.correct")
         status = _post_from_page(browser, "/study/lab/tell", ticket=str(tid), score="64")
         assert f"Ticket #{tid} is recorded: 63 by Ravi. Nothing more was recorded." in status[1]
         tid2, _ = _ask(browser)
@@ -811,7 +813,7 @@ def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_scor
         _wait(browser, lambda d: d.find_elements(By.ID, "handed-back"))
         assert browser.find_elements(By.ID, "no-tickets")
         assert _text(browser, "#handed-back summary") == "Your tickets handed back without a score (1)"
-        browser.find_element(By.CSS_SELECTOR, "#handed-back summary").click()
+        assert browser.find_elements(By.CSS_SELECTOR, "#handed-back[open]")  # open: it is news to her
         card = browser.find_element(By.ID, f"ticket-{tid}")
         assert "released without a score" in card.text and not card.find_elements(By.CSS_SELECTOR, "form.release")
         assert [m.text for m in card.find_elements(By.CSS_SELECTOR, ".member")] == team

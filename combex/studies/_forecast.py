@@ -238,7 +238,8 @@ class StudyForecast:
                        f"{tail}.")
             if s["budget_for_80"] is not None:
                 out.append(f"A budget of about {s['budget_for_80']:,} evaluations certifies in 4 of 5 "
-                           f"continuations.")
+                           f"continuations; a single forecast can be off either way (it moves with the estimates): "
+                           f"leave a margin, and read it again after some more sessions.")
         who = ", ".join(map(str, self.leader)) if isinstance(self.leader, list) else str(self.leader)
         good = f"The leader now ({who}) is within {self.epsilon:g} of the best in {s['leader_good']} of {n} draws"
         if self.budget is not None:
@@ -336,7 +337,9 @@ def forecast(study: Any, *, runs: int = 20, more: int | None = None, rng: Any = 
     delta = None if delta is None else float(delta)
     dc = problem.decision_class
     told = int(rec.n_told)
-    left = None if rec.budget is None else max(int(rec.budget) - told, 0)
+    budget_stop = rec.status == "budget_exhausted"  # forecast as continued: no budget left to speak of
+    budget = None if budget_stop else rec.budget
+    left = None if budget is None else max(int(budget) - told, 0)
     horizon = more if more is not None else max(MIN_HORIZON, 2 * told, 2 * (left or 0))
     leader = np.asarray(rp.exp.answer)
 
@@ -381,10 +384,10 @@ def forecast(study: Any, *, runs: int = 20, more: int | None = None, rng: Any = 
             at_budget = good(exp.answer)
         good_budget.append(at_budget)
     notes = []
-    if rec.status == "budget_exhausted":
+    if budget_stop:
         notes.append(f"The study stopped at its budget of {rec.budget:,}: the forecast continues it as if the budget "
-                     "were raised (combex study set-budget).")
-    return StudyForecast(study=study.name, evaluations=told, budget=rec.budget, horizon=int(horizon), more=out_more,
+                     "were raised (the owner's page: Continue the study; Study.set_budget; combex study set-budget).")
+    return StudyForecast(study=study.name, evaluations=told, budget=budget, horizon=int(horizon), more=out_more,
                          good_at_stop=good_stop, good_at_budget=good_budget, leader_good=leader_good,
                          leader=[fit.labels[i] for i in np.flatnonzero(leader)] if leader.dtype == bool else
                          fit.labels[int(leader)],

@@ -1408,7 +1408,9 @@ class Study:
         ``told_by`` None too while a ticket is not told: ``state`` tells them apart),
         issued_at, lease_deadline, told_at (ISO 8601 UTC text), told_seq (an integer, missing
         while not told), reward_sum (as told), reward_sum_corrected (after the corrections;
-        None when voided), corrected, and of the last correction of a row its
+        None when voided), corrected, voided (True when the last correction voided the
+        session: it counts against the budget, not in the statistics), and of the last
+        correction of a row its
         correction_reason, corrected_by (None for the owner) and corrected_at; reissue_of,
         and the Unix times (``*_unix``). batch / entry place a ticket in a batch-policy
         study's batch (-1 / 0 under the eager policy); arm is the list of the team's member
@@ -1421,7 +1423,7 @@ class Study:
         labels = self._labels_list
         cols = ["id", "arm", "names", "count", "state", "batch", "entry", "asked_by", "told_by", "issued_at",
                 "lease_deadline", "told_at", "told_seq", "reward_sum", "reward_sum_corrected", "corrected",
-                "correction_reason", "corrected_by", "corrected_at", "reissue_of", "issued_at_unix",
+                "voided", "correction_reason", "corrected_by", "corrected_at", "reissue_of", "issued_at_unix",
                 "lease_deadline_unix", "told_at_unix"]
         recs = []
         for r in rows:
@@ -1432,7 +1434,7 @@ class Study:
                          "lease_deadline": iso_time(r.lease_deadline), "told_at": iso_time(r.told_at),
                          "told_seq": r.told_seq, "reward_sum": r.reward_sum,
                          "reward_sum_corrected": last[r.told_seq].reward_sum if fixed else r.reward_sum,
-                         "corrected": fixed,
+                         "corrected": fixed, "voided": fixed and last[r.told_seq].reward_sum is None,
                          "correction_reason": last[r.told_seq].reason if fixed else None,
                          "corrected_by": last[r.told_seq].assistant if fixed else None,
                          "corrected_at": iso_time(last[r.told_seq].created_at) if fixed else None,

@@ -394,7 +394,8 @@ def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, A
         out.append({"seq": get("told_seq", get("seq")), "id": get("id", get("ticket")), "team": names,
                     "count": count, "low": lo, "high": hi, "score": _num(get("score", get("reward_sum"))),
                     "original": _num(get("original_score", get("original"))),
-                    "assistant": get("assistant", get("told_by")), "told_at": iso_time(get("told_at")),
+                    "assistant": get("assistant", get("told_by")), "asked_by": get("asked_by"),
+                    "told_at": iso_time(get("told_at")),
                     "voided": bool(get("voided", False)), "corrections": corr, "older": bool(get("older", False))})
     return {"available": True, "rows": out}
 
@@ -426,7 +427,7 @@ def told_tail(study: Any, last: int | None = None, *, ticket: int | None = None)
         final = cs[-1].reward_sum if cs else r.reward_sum
         out.append({"told_seq": r.told_seq, "id": r.id, "arm": r.arm, "count": r.count, "score": final,
                     "original_score": r.reward_sum, "voided": bool(cs) and final is None,
-                    "assistant": r.told_by, "told_at": r.told_at,
+                    "assistant": r.told_by, "asked_by": r.asked_by, "told_at": r.told_at,
                     "corrections": [{"score": c.reward_sum, "reason": c.reason, "assistant": c.assistant,
                                      "at": c.created_at} for c in cs], "older": id(r) in old_ids})
     return out
@@ -518,6 +519,10 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
     k = (dc.get("params") or {}).get("k") if isinstance(dc, dict) else None
     lo, hi = score_range(problem)
     best = _read(study, "best", scrub)
+    est = _estimates_section(_read(study, "member_estimates", scrub), labels, problem,
+                             blind=not _is_unavailable(best) and bool(best.get("oblivious_design")))
+    if est.get("available"):
+        est = {**est, "noise": _noise_words(_read(study, "noise_level", scrub))}
     return {
         "name": study.name,
         "solver": solver, "solver_title": solver_title(solver),
@@ -525,9 +530,7 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
                     "workers": labels},
         "summary": head,
         "best": _best_section(best, labels, solver),
-        "estimates": {**_estimates_section(_read(study, "member_estimates", scrub), labels, problem,
-                                           blind=not _is_unavailable(best) and bool(best.get("oblivious_design"))),
-                      "noise": _noise_words(_read(study, "noise_level", scrub))},
+        "estimates": est,
         "history": _history_section(_read(study, "history", scrub)),
         "pending": _pending_section(_read(study, "pending", scrub), labels, problem, now),
         "log": _log_section(_log_read(study, scrub), labels, problem),

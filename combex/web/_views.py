@@ -241,7 +241,7 @@ class Views:
         extra: dict[str, Any] = {}
         if request.query_params.get("told") == "all":  # every told score, with its ticket number
             rows = await self._run(self.web.told_all, name)
-            extra["told_all"] = [r for r in rows if who.owner or r.get("assistant") == who.assistant]
+            extra["told_all"] = [r for r in rows if who.owner or who.assistant in (r.get("assistant"), r.get("asked_by"))]
         older = request.query_params.get("older", "")
         if older.isdigit() and len(older) <= 18:  # "correct an older score", its ticket filled in
             extra.update(correction_open="older", correction_values={"ticket": older})
@@ -261,14 +261,15 @@ class Views:
         told = []
         if log_.get("available"):
             rule = _far_rule(snap)
-            told = [_flag_far(r, rule) for r in log_["rows"] if who.owner or r.get("assistant") == who.assistant]
+            told = [_flag_far(r, rule) for r in log_["rows"] if who.owner or who.assistant in (
+                r.get("assistant"), r.get("asked_by"))]  # an assistant's own, and those others told in her place
             if "told_all" in extra:
                 extra["told_all"] = [_flag_far(r, rule) for r in extra["told_all"]]
         h = self.web.handle(name)
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
                 "others": others, "others_open": any(t["id"] in typed for t in others),
-                "handed_back": back, "handed_back_open": any(t["id"] in typed for t in back),
+                "handed_back": back,
                 "log_rows": LOG_ROWS,
                 "log": log_, "writes": writes, "running": (snap["summary"].get("status") or "running") == "running",
                 **extra}
