@@ -416,12 +416,12 @@ def _enter(d, tid, text):
 
 
 @contextmanager
-def _ravi_holding_a_ticket(tmp_path, browser, told=4):
-    """The lab study with ``told`` sessions told, Ravi signed in and holding a ticket:
-    ``(study, base, ticket, team)``."""
+def _holding_a_ticket(tmp_path, browser, told=4, assistant="Ravi"):
+    """The lab study with ``told`` sessions told, ``assistant`` signed in and holding a
+    ticket: ``(study, base, ticket, team)``."""
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=told)
-    token = study.add_assistant("Ravi")
+    token = study.add_assistant(assistant)
     with served(db) as base:
         _sign_in(browser, base, token)
         tid, team = _ask(browser)
@@ -714,7 +714,7 @@ def _rows(est):
 
 def test_a_release_puts_the_ticket_back(tmp_path, browser):
     By = _by()
-    with _ravi_holding_a_ticket(tmp_path, browser) as (study, base, tid, team):
+    with _holding_a_ticket(tmp_path, browser) as (study, base, tid, team):
         browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.release button").click()
         _wait(browser, lambda d: f"Released ticket #{tid}" in _text(d, ".flash"))
         assert browser.find_elements(By.ID, "no-tickets") and study.pending() == []
@@ -801,12 +801,7 @@ def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_scor
     """The owner released Mia's ticket while she was in session: her page lists it under
     *Your tickets handed back without a score*, and the score she enters there counts."""
     By = _by()
-    db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    mia = study.add_assistant("Mia")
-    with served(db) as base:
-        _sign_in(browser, base, mia)
-        tid, team = _ask(browser)
+    with _holding_a_ticket(tmp_path, browser, assistant="Mia") as (study, base, tid, team):
         study.release(tid)  # the owner
         time.sleep(0.5)  # the pages' snapshot of the study is kept a quarter of a second here
         browser.get(f"{base}/study/lab/assistant")
@@ -873,7 +868,7 @@ def test_back_from_the_review_and_after_record_shows_pages_not_a_form_sent_again
     after *Record*, *Back* twice reaches the confirmation of a ticket now recorded, which
     says so and records nothing."""
     By = _by()
-    with _ravi_holding_a_ticket(tmp_path, browser) as (study, base, tid, _):
+    with _holding_a_ticket(tmp_path, browser) as (study, base, tid, _):
         _review(browser, tid, "55")
         assert "/study/lab/confirm?" in browser.current_url
         browser.back()

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, param_error
+from ..environments import FullBandit, GaussianArms
 from ..exceptions import StateError, StudyFinishedError
 
 __all__ = ["StudyForecast", "forecast", "fit_log"]
@@ -343,12 +344,6 @@ def forecast(study: Any, *, runs: int = 20, more: int | None = None, rng: Any = 
     horizon = more if more is not None else max(MIN_HORIZON, 2 * told, 2 * (left or 0))
     leader = np.asarray(rp.exp.answer)
 
-    def value(theta: np.ndarray, arm: np.ndarray) -> float:
-        return float(theta[arm].sum()) if arm.dtype == bool else float(theta[int(arm)])
-
-    def best(theta: np.ndarray) -> float:
-        return float(theta[dc.argmax(theta)].sum()) if dc is not None else float(theta.max())
-
     out_more: list[int | None] = []
     good_stop: list[bool | None] = []
     good_budget: list[bool | None] = []
@@ -356,10 +351,12 @@ def forecast(study: Any, *, runs: int = 20, more: int | None = None, rng: Any = 
     for ss in np.random.SeedSequence([int(rng), told]).spawn(runs):
         g = np.random.default_rng(ss)
         theta, sd = _draw(fit, factor, draw_kind, g)
-        top = best(theta)
+        # the drawn truth, to score answers (Environment.is_correct; its noise is not used)
+        truth = FullBandit(theta, decision_class=dc) if leader.dtype == bool else GaussianArms(theta)
 
         def good(arm: Any) -> bool:
-            return value(theta, np.asarray(arm)) >= top - eps - 1e-12
+            a = np.asarray(arm)
+            return truth.is_correct(a if a.dtype == bool else int(a), eps)
 
         leader_good.append(good(leader))
         exp = solver.resume(state, problem)

@@ -191,14 +191,13 @@ class WebApp:
         the study's told log or corrections change; one forecast at a time per server (each
         is seconds of CPU), made on a study object of its own so the pages' reads never wait
         for it."""
-        study = load_study(storage=self.storage, name=name)
-        with study.storage.read(name) as rx:
+        with self.storage.read(name) as rx:
             key = (name, int(runs), rx.study.n_told, rx.study.n_corrections, rx.study.budget, rx.study.status)
         with self._forecast_lock:
             if self._forecasts.get((name, runs), (None,))[0] == key:
                 return self._forecasts[(name, runs)][1]
             try:
-                f = study.forecast(runs=runs)
+                f = load_study(storage=self.storage, name=name).forecast(runs=runs)
                 out = {"summary": f.summary(), "lines": f.lines(), "error": None, "plot": forecast_plot(f)}
             except (StateError, StudyFinishedError) as exc:
                 out = {"summary": None, "lines": [], "error": self.scrub(str(exc))}

@@ -25,6 +25,12 @@ FORECAST_RUNS = 20
 FORECAST_MAX_RUNS = 200
 
 
+def _theirs(row: dict[str, Any], who: "Who") -> bool:
+    """Whether a told row is on ``who``'s told list: every row for the owner; for an
+    assistant, the rows they told and those another told in their place (asked by them)."""
+    return who.owner or who.assistant in (row.get("assistant"), row.get("asked_by"))
+
+
 def study_path(name: str, suffix: str = "") -> str:
     """The URL path of a study page (``suffix`` e.g. ``"/assistant"``)."""
     return "/study/" + quote(name, safe="") + suffix
@@ -241,7 +247,7 @@ class Views:
         extra: dict[str, Any] = {}
         if request.query_params.get("told") == "all":  # every told score, with its ticket number
             rows = await self._run(self.web.told_all, name)
-            extra["told_all"] = [r for r in rows if who.owner or who.assistant in (r.get("assistant"), r.get("asked_by"))]
+            extra["told_all"] = [r for r in rows if _theirs(r, who)]
         older = request.query_params.get("older", "")
         if older.isdigit() and len(older) <= 18:  # "correct an older score", its ticket filled in
             extra.update(correction_open="older", correction_values={"ticket": older})
@@ -261,8 +267,7 @@ class Views:
         told = []
         if log_.get("available"):
             rule = _far_rule(snap)
-            told = [_flag_far(r, rule) for r in log_["rows"] if who.owner or who.assistant in (
-                r.get("assistant"), r.get("asked_by"))]  # an assistant's own, and those others told in her place
+            told = [_flag_far(r, rule) for r in log_["rows"] if _theirs(r, who)]
             if "told_all" in extra:
                 extra["told_all"] = [_flag_far(r, rule) for r in extra["told_all"]]
         h = self.web.handle(name)
