@@ -389,7 +389,11 @@ def _sign_in(d, base, token, study="lab"):
 
 def _ask(d):
     By = _by()
-    d.find_element(By.ID, "ask").click()
+    from selenium.webdriver.support.expected_conditions import staleness_of
+
+    button = d.find_element(By.ID, "ask")
+    button.click()
+    _wait(d, staleness_of(button))  # the new page: the old one may list a handed-back ticket
     el = _wait(d, lambda d: d.find_element(By.CSS_SELECTOR, ".ticket"))
     tid = int(el.get_attribute("data-ticket"))
     team = [m.text for m in el.find_elements(By.CSS_SELECTOR, ".member")]
