@@ -24,7 +24,9 @@ samples (a :class:`Solver` whose ``run`` needs a ``budget``).
   :class:`TrackAndStop`, :class:`TopTwo`, :class:`FWSampling`, :class:`CombGame` --
   :mod:`combex.solvers.optimal`, sampling rules on the shared GLR loop of
   :mod:`combex.solvers.glr` (:class:`GLRSolver`, :class:`GLRExploration`), which takes a
-  new sampling rule as a small subclass;
+  new sampling rule as a small subclass, and whose stopping rule is an object of
+  :mod:`combex.solvers.stopping` (:func:`glr_stopping_rule`: :class:`PairStop`,
+  :class:`PairStopUnknownVariance`, :class:`MemberStop`, :class:`CertificateStop`);
 * sublinear-time linear bandits (Yang et al. 2022), regret policies: :class:`SubElim`,
   :class:`SubTS`, :class:`LinElim`, :class:`LinTS` -- :mod:`combex.solvers.sublinear`;
 * fixed budget (the ``"fixed-budget"`` contract: spend exactly ``budget`` samples, report
@@ -46,7 +48,7 @@ from ._base import Algorithm, Batch, Exploration, Result, Solver
 from ._registry import CONTRACTS, SOLVERS, get_solver, register_solver
 from ._regret import RegretPolicy, RegretResult
 
-#: Public algorithm classes and the family module holding each.
+#: Public algorithm classes (and the GLR loop's pieces) and the module holding each.
 _ALGORITHMS = {
     "SAQM": "full_bandit", "SAFOA": "full_bandit", "ICB": "full_bandit", "Exhaustive": "full_bandit",
     "LilRandLUCB": "semi_bandit", "LilCLUCB": "semi_bandit", "LUCB": "semi_bandit", "LilLUCB": "semi_bandit",
@@ -60,6 +62,8 @@ _ALGORITHMS = {
     "LinearGLRExploration": "optimal_linear",
     "TrackAndStop": "optimal", "TopTwo": "optimal", "FWSampling": "optimal", "CombGame": "optimal",
     "GLRSolver": "glr", "GLRExploration": "glr",
+    "GLRStoppingRule": "stopping", "PairStop": "stopping", "PairStopUnknownVariance": "stopping",
+    "MemberStop": "stopping", "CertificateStop": "stopping", "glr_stopping_rule": "stopping",
     "SuccessiveRejects": "fixed_budget", "SuccessiveAcceptsRejects": "fixed_budget",
     "SequentialHalving": "fixed_budget", "CSAR": "fixed_budget", "UniformAllocation": "fixed_budget",
     "ODLinBAI": "fixed_budget", "FullBanditCSAR": "fixed_budget",

@@ -54,6 +54,7 @@ from .._state import generator_state, restore_generator
 from ..environments import Environment, GaussianArms
 from ..estimation._glr import GLRThreshold
 from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP
+from .stopping import PairStop
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
            "top_two_select", "compiled_select", "Steps", "select_one", "tell_one",
@@ -134,7 +135,7 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
            topk: bool, eps: float, s2x2: float, mixture: bool, rho: float, pconst: float, logtab: Any, zv: Any,
            bv: Any, vs: Any, vp: Any) -> None:
     """Pairs ``k = q * NO + r`` = (``ins[q]``, ``outs[r]``) for q in [q0, q1), r in [r0, r1)
-    at the current statistics: ``z`` (pair_costs), ``b`` (_pair_thresholds), ``z - b`` (the
+    at the current statistics: ``z`` (pair_costs), ``b`` (PairStop.pair_thresholds), ``z - b`` (the
     check's argmin) and ``z + pen`` (the selection's)."""
     for q in range(q0, q1):
         i = ins[q]
@@ -420,7 +421,7 @@ def log_table(n: int) -> Any:
 #: The methods of the exploration whose arithmetic the kernel repeats: a subclass that
 #: changes one of them (a threshold scaled by a test harness, ...) keeps the Python path.
 _REPLICATED = ("next_arm", "_select_one", "prepare_batch", "_ids_leader", "_leader_probability", "pair_costs",
-               "pair_costs_now", "_pairs", "_compute_answer", "_check_stop", "_binding_pairs", "_pair_thresholds",
+               "pair_costs_now", "_pairs", "_compute_answer", "_check_stop",
                "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
                "_test_declared_scale", "_untested_scale", "stop")
 
@@ -435,8 +436,8 @@ def _rule_applicable(exp: Any) -> bool:
     s = exp.solver
     own = all(getattr(type(exp), m) is getattr(_TopTwoExploration, m) for m in _REPLICATED)
     return (HAVE_NUMBA and own and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
-            and exp._pair_const is not None and not exp._pair_kl
-            and type(exp.stopping_threshold) is GLRThreshold
+            and type(exp.stopping_rule) is PairStop and exp.stopping_rule.const is not None
+            and not exp.stopping_rule.kl and type(exp.stopping_threshold) is GLRThreshold
             and (s.beta == "ids" or not isinstance(s.beta, str))
             and isinstance(exp.rng, np.random.Generator))
 
@@ -516,14 +517,14 @@ class Steps:
         self.ii = ii = np.zeros(J0 + 2 * N, dtype=np.int64)
         ii[I_ANSWER] = -1 if topk else int(ans)
         ii[J_K], ii[J_TOPK], ii[J_IDS] = K, topk, s.beta == "ids"
-        ii[J_MIX], ii[J_TEST], ii[J_KP] = bool(exp._pair_mixture), not (rec is not None and rec["rejected"]), -1
+        ii[J_MIX], ii[J_TEST], ii[J_KP] = bool(exp.stopping_rule.mixture), not (rec is not None and rec["rejected"]), -1
         self.ff = ff = np.zeros(F0 + 2 * N)
         sigma = exp.sigma
         trace = exp._progress_trace
         ff[2] = trace.t[-1] if trace.t else -1.0
         ff[F_EPS], ff[F_S2X2] = exp.eps, 2.0 * sigma * sigma
-        ff[F_RHO] = float(exp.stopping_threshold.rho) if exp._pair_mixture else 1.0
-        ff[F_PCONST], ff[F_BETA], ff[F_TWO] = float(exp._pair_const), 0.5 if isinstance(s.beta, str) else float(s.beta), 2.0
+        ff[F_RHO] = float(exp.stopping_threshold.rho) if exp.stopping_rule.mixture else 1.0
+        ff[F_PCONST], ff[F_BETA], ff[F_TWO] = float(exp.stopping_rule.const), 0.5 if isinstance(s.beta, str) else float(s.beta), 2.0
         ff[F_S0SQ], ff[F_TARGET], ff[F_GROWTH] = sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), trace.GROWTH
         ff[F0:F0 + N] = 1.0 / exp.T.astype(np.float64)
         self.pv = np.empty((4, K * (N - K)))

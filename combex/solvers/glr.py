@@ -9,8 +9,9 @@ small subclass.
 (``self.query``, from :func:`combex.identification.arm_query`: the answer of best arm,
 Best-K, matroid bases or any decision class, and the pairs of its alternatives), the reward
 model (``self.model``, from :func:`combex.identification.make_divergence`: the divergence and
-the pair GLR), the stopping rule for every structure and reward model, ask / tell, batches, save / resume and the simulated fast
-path. A sampling rule gives :meth:`GLRExploration.next_arm` (and optionally
+the pair GLR), the stopping rule (``self.stopping_rule``, an object of
+:mod:`combex.solvers.stopping` built for the structure and the reward model), ask / tell,
+batches, save / resume and the simulated fast path. A sampling rule gives :meth:`GLRExploration.next_arm` (and optionally
 :meth:`~GLRExploration.prepare_batch`, :meth:`~GLRExploration.init_rule`); the built-in
 rules (Track-and-Stop, Top-Two, Frank-Wolfe sampling, CombGame, oracle tracking) are in
 :mod:`combex.solvers.optimal`, and the plug-ins guide shows a new rule in a dozen lines.
@@ -19,7 +20,8 @@ rules (Track-and-Stop, Top-Two, Frank-Wolfe sampling, CombGame, oracle tracking)
 ``beta(t, delta)`` (:mod:`combex.estimation._glr`): ``threshold="valid"`` (default:
 Robbins' normal mixture on each arm with Ville's inequality, a union over the ``K - 1``
 (best arm) or ``K (N - K)`` (Best-K) pair alternatives, each pair's threshold from its two
-arms' counts (:meth:`GLRExploration._pair_thresholds`); the product over all arms for
+arms' counts (:meth:`PairStop.pair_thresholds
+<combex.solvers.stopping.PairStop.pair_thresholds>`); the product over all arms for
 decision classes, the GLR then taken at the effective counts ``N^2 / (N + 1)``), or
 ``threshold="valid-kk"`` (the Kaufmann & Koolen 2021 stitched mixtures on the same unions,
 about 1.5x larger at the counts of typical runs, smaller only beyond millions of samples per
@@ -84,10 +86,11 @@ Linear problems (``problem.features`` set): ``top-two`` and ``fw-sampling`` disp
 linear implementations (:data:`LINEAR_DISPATCH`, in :mod:`combex.solvers.optimal_linear`);
 where one is missing a :class:`~combex.exceptions.InvalidParameterError` says so.
 
-Why one file of more than 1,000 lines: one exploration (counts, statistics, the GLR stopping
-rule for four structures and three reward models, the unknown-variance switch, save /
-resume, the fast path) that every sampling rule shares; splitting it by structure would put
-the same update and check sequence in several places. The theory it uses (the queries, the
+Why one file of about 1,000 lines: one exploration (counts, statistics, the unknown-variance
+switch, save / resume, the fast path) that every sampling rule shares; splitting it by
+structure would put the same update and check sequence in several places. The stopping
+rule's four ways of finding the binding alternative are objects of their own
+(:mod:`combex.solvers.stopping`). The theory it uses (the queries, the
 reward models, T*, w*, thresholds) is in :mod:`combex.identification` and
 :mod:`combex.estimation`.
 """
@@ -108,13 +111,14 @@ from numpy.typing import NDArray
 
 from .._validation import check_choice, check_float, check_int, check_probability, check_rng, param_error
 from ..environments import GaussianArms
-from ..estimation._glr import GLRThreshold, class_glr_lower_bound
-from ..estimation._glr_unknown_variance import ClassUnknownVarianceThreshold, UnknownVarianceThreshold, variance_floor
+from ..estimation._glr import class_glr_lower_bound
+from ..estimation._glr_unknown_variance import variance_floor
 from ..estimation._variance import MIN_TESTED_DOF, scale_check_dict
 from ..exceptions import InvalidParameterError, NoiseScaleWarning, StateError
 from ..identification import Query, UnknownVarianceDivergence, arm_query, make_divergence
 from ._base import Batch, Exploration, Result, Solver
-from ._bisect import LOG_LEVEL_FLOOR, ProgressTrace, monotone_boundary, samples_left, stopping_level
+from ._bisect import ProgressTrace, samples_left, stopping_level
+from .stopping import GLRStoppingRule, glr_stopping_rule
 from ._checks import warn_if_tied
 
 __all__ = ["GLRSolver", "GLRExploration", "LINEAR_DISPATCH"]
@@ -297,9 +301,14 @@ class GLRExploration(Exploration):
     built-in rules use. Pair it with a :class:`GLRSolver` subclass naming it in
     ``exploration_class`` (the plug-ins guide shows a rule in a dozen lines).
 
-    The stopping threshold object (:class:`~combex.identification.GLRThreshold` or its
-    unknown-variance forms, built for the structure and the reward model) is
-    :attr:`stopping_threshold`; ``self.solver`` holds the solver's settings (Top-Two's leader
+    The stopping rule (:attr:`stopping_rule`: :class:`~combex.solvers.stopping.PairStop`,
+    :class:`~combex.solvers.stopping.PairStopUnknownVariance`,
+    :class:`~combex.solvers.stopping.MemberStop` or
+    :class:`~combex.solvers.stopping.CertificateStop`, from
+    :func:`~combex.solvers.stopping.glr_stopping_rule`) owns its threshold object
+    (:class:`~combex.identification.GLRThreshold` or its unknown-variance forms), also
+    :attr:`stopping_threshold`; the rule at another level is another rule object on the same
+    data (:meth:`would_stop`); ``self.solver`` holds the solver's settings (Top-Two's leader
     probability ``beta`` among them).
     """
 
@@ -359,7 +368,8 @@ class GLRExploration(Exploration):
         self.model = make_divergence(div, sigma=self.sigma if div == "gaussian" else None)
         # a small class lists its members: the class GLR is then an exact minimum over them
         self._members = self.query.members if self.structure == "class" else None
-        self._make_threshold(s.delta)
+        #: the stopping rule (:mod:`combex.solvers.stopping`): the query's GLR against its threshold
+        self.stopping_rule: GLRStoppingRule = glr_stopping_rule(self, s.delta)
         self.sq = np.zeros(self.N)  # sums of squared rewards (kept for saved states)
         # per-arm sums of squared deviations (Welford, centred: stable for large rewards) and the
         # number of told entries: the variances, and the test of a declared scale
@@ -387,52 +397,16 @@ class GLRExploration(Exploration):
         self._closest: Any = None
         self._pool: list[NDArray[np.bool_]] = []
         self._progress_trace = ProgressTrace()  # statistic / threshold at the checks (evaluations_left)
-        self._cert: Any = None
         self.init_rule()
 
-    def _make_threshold(self, delta: float) -> None:
-        """The stopping threshold at error probability ``delta`` for the structure and the
-        reward model (the one place it is built; :meth:`delta_achieved` builds it again at
-        other levels)."""
-        s = self.solver
-        div = self.divergence
-        kk = s.threshold == "valid-kk"  # the Kaufmann & Koolen forms instead of the normal mixtures
-        kind = "heuristic" if s.threshold == "heuristic" else "valid"
-        if self.structure != "class":  # a union over the query's pairs
-            m, st = self.query.n_alternatives, "pairs" if kk else "pairs-mixture"
-        elif self._members is not None and not kk and not self._uv and kind == "valid":
-            # listed members: one mixture per alternative, on the arms of its difference
-            m, st = max(len(self._members) - 1, 1), "sets-mixture"
-        elif kk or self._uv or kind != "valid":  # the (sub-)Gaussian statistic: all-arms forms
-            m, st = 1, "all-arms-gaussian" if kk else "all-arms-mixture"
-        else:  # a class too large to list: one threshold per member, the union weighted by its difference
-            m, st = 1, "sets-product-mixture"
-        if st in ("pairs", "pairs-mixture") and div == "bernoulli":
-            st = "pairs-kl"  # the KL statistic: Theorem 7 (the normal mixture needs the Gaussian statistic)
-        self._pair_const: float | None = None
-        self._pair_kl = st == "pairs-kl"
-        self._pair_mixture = st == "pairs-mixture" and not self._uv
-        self._class_mixture = (st in ("all-arms-mixture", "sets-mixture", "sets-product-mixture") and kind == "valid"
-                               and not self._uv)
-        self._class_sets = st == "sets-mixture"
-        # the certificate tests one threshold per member (the constant plus the terms of its difference)
-        self._class_product = st == "sets-product-mixture"
-        if self._uv and self.structure == "class":  # variance UCBs in the all-arms statistic
-            self.stopping_threshold = ClassUnknownVarianceThreshold(delta, kind, n_arms=self.N, structure=st)
-        elif self._uv:
-            self.stopping_threshold = UnknownVarianceThreshold(delta, kind, n_alternatives=m, n_arms=self.N,
-                                                 means="kk" if kk else "mixture")
-        else:
-            self.stopping_threshold = GLRThreshold(delta, kind, structure=st, n_alternatives=m, n_arms=self.N)
-            if kind == "valid" and st in ("pairs", "pairs-kl", "pairs-mixture"):
-                # per-pair valid thresholds (see _pair_thresholds): the constant of the union over m pairs
-                self._pair_const = self.stopping_threshold.constant
-        self._m_alt = m
-        # how the stopping rule finds the binding alternative (see _check_stop)
-        if self.structure != "class":
-            self._stop_route = "pairs_uv" if self._uv else "pairs"
-        else:
-            self._stop_route = "members" if self._members is not None else "certificate"
+    @property
+    def stopping_threshold(self) -> Any:
+        """The threshold object of the stopping rule (:attr:`stopping_rule`'s)."""
+        return self.stopping_rule.threshold
+
+    @stopping_threshold.setter
+    def stopping_threshold(self, value: Any) -> None:
+        self.stopping_rule.threshold = value
 
     def init_rule(self) -> None:
         """The sampling rule's own state (subclass hook; also run on resume, before the saved
@@ -622,72 +596,7 @@ class GLRExploration(Exploration):
         self._pool = pool[-40:]
         return [m for m in self._pool if not np.array_equal(m, ans)] or res["candidates"]
 
-    def _class_counts(self) -> tuple[NDArray[np.float64], Any]:
-        """The counts and variance bounds the class GLR is taken at: the effective counts
-        ``N^2 / (N + rho)`` of the all-arms normal mixture, the counts of the variance
-        bounds ``U_a`` with unknown variances (then ``U_a``, else None)."""
-        if self._uv:
-            thr = self.stopping_threshold
-            return thr.effective_counts(self.T), thr.variance_upper(self.T, self.var)
-        if self._class_mixture:
-            return self.stopping_threshold.effective_counts(self.T), None
-        return self.T.astype(float), None
-
-    def _member_terms(self) -> NDArray[np.float64] | None:
-        """Per arm, what it adds to the threshold of a member whose difference with the answer
-        holds it (``sets-product-mixture``: the certificate's ``arm_terms``); None for the
-        thresholds without per-member terms."""
-        return self.stopping_threshold.set_terms(self.T) if self._class_product else None
-
-    def _certified_class_glr(self) -> float:
-        """The largest ``b`` the Lagrangian certificate of :func:`class_glr_lower_bound`
-        certifies (``GLR >= b``) at the current data: the class statistic the stopping rule
-        compares with the threshold when the class does not list its members (bisection on
-        ``b``; the certificate is monotone in ``b``). Cached per sample count."""
-        if self._cert is not None and self._cert[0] == self.samples:
-            return self._cert[1]
-        ans = self._answer
-        counts, ucb = self._class_counts()
-        terms = self._member_terms()
-
-        def holds(b: float) -> bool:
-            return bool(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
-                                              beta=b, variances=ucb, arm_terms=terms)["stop"])
-
-        hi = float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
-                                         beta=0.0, variances=ucb, arm_terms=terms)["slack"])
-        lo = 0.0
-        bt = float(self._beta_t)
-        if math.isfinite(bt) and 0.0 < bt < hi:  # the rule's own side of its threshold, exactly
-            if holds(bt):
-                lo = bt
-            else:
-                hi = bt
-        if not math.isfinite(hi) or hi <= 0.0 or holds(hi):  # nothing above 0 to certify, or all of it
-            val = hi
-        else:
-            val, _ = monotone_boundary(holds, lo, hi, rtol=1e-3)
-        self._cert = (self.samples, val)
-        return val
-
     # ------------------------------------------------------------------ stopping
-    def _pair_thresholds(self, I: NDArray[np.intp], J: NDArray[np.intp]) -> NDArray[np.float64]:
-        """Valid threshold of each pair (i, j): ``c + h(N_i) + h(N_j)``.
-
-        Kaufmann & Koolen (2021), Theorem 9 (Gaussian) / Theorem 7 (exponential families)
-        applied to the two arms {i, j}: with probability ``1 - delta / m``, at every time,
-        ``N_i d(mu_hat_i, mu_i) + N_j d(mu_hat_j, mu_j) <= 2 C_G(log(m / delta) / 2) +
-        2 log(4 + log N_i) + 2 log(4 + log N_j)`` (Gaussian; KL:
-        ``2 T(log(m / delta) / 2) + 3 log(1 + log N_i) + 3 log(1 + log N_j)``). The GLR of
-        the pair is at most that deviation when the truth is in the pair's alternative, so
-        the union over the ``m`` pairs keeps the guarantee. The scalar threshold of
-        :class:`~combex.estimation._glr.GLRThreshold` (``4 log(4 + log(t / 2))``) bounds this
-        one from above (``n -> log(4 + log n)`` is concave and ``N_i + N_j <= t``): the
-        per-pair form stops earlier with the same guarantee (it gains most on arms sampled
-        little, e.g. the N - K bad arms of Best-K).
-        """
-        return self.stopping_threshold.pairs_from_terms(self._h[I], self._h[J], self.T[I], self.T[J])
-
     def _arm_term(self, n: int) -> float:
         """The threshold's term of an arm with ``n`` samples
         (:meth:`GLRThreshold.arm_term <combex.identification.GLRThreshold.arm_term>`; 0 for the
@@ -700,11 +609,11 @@ class GLRExploration(Exploration):
             self._h[a] = self._arm_term(int(self.T[a]))
 
     def _check_stop(self) -> None:
-        """The stopping rule: the GLR of the answer's closest alternative against its
-        threshold, by the route of :attr:`_stop_route` (set with the threshold)."""
+        """The stopping rule (:attr:`stopping_rule`): the GLR of the answer's closest
+        alternative against its threshold."""
         ans = self._compute_answer()
         self._answer = ans
-        binding = getattr(self, "_binding_" + self._stop_route)(ans, int(self.T.sum()))
+        binding = self.stopping_rule.check(self, ans, int(self.T.sum()))
         if binding is None:  # the certificate's cheap necessary condition failed
             return
         self._close_check(*binding)
@@ -717,89 +626,6 @@ class GLRExploration(Exploration):
             self.record(glr=self._stat, threshold=beta)
         if stop and not self._untested_scale():
             self.stop("identified", f"the GLR against the closest alternative exceeds the threshold ({self.stopping_threshold.name})")
-
-    def _binding_pairs(self, ans: Any, t: int) -> tuple[float, bool]:
-        """Pair queries, a known scale: the pair GLRs against one valid threshold per pair
-        (from the two arms' counts), or against the scalar threshold (heuristic)."""
-        z, x, I, J = self.pair_costs(self.T.astype(float), ans)
-        self._zc = (z, x, I, J)
-        if self._pair_const is None:
-            beta = self.stopping_threshold(t, self.T)
-            k = int(np.argmin(z))
-        else:  # valid thresholds: one per pair, from the two arms' counts only
-            bij = self._pair_thresholds(I, J)
-            k = int(np.argmin(z - bij))
-            beta = float(bij[k])
-        self._beta_t = beta
-        self._stat = float(z[k])
-        self._closest = (int(I[k]), int(J[k]))
-        return beta, self._stat >= beta
-
-    def _binding_pairs_uv(self, ans: Any, t: int) -> tuple[float, bool]:
-        """Pair queries, unknown variances: pair-dependent thresholds ``beta_ij(N_i, N_j)``."""
-        z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-        b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
-        k = int(np.argmin(z - b))
-        self._stat = float(z[k])
-        self._beta_t = beta = float(b[k])
-        self._closest = (int(I[k]), int(J[k]))
-        return beta, self._stat >= beta
-
-    def _binding_members(self, ans: Any, t: int) -> tuple[float, bool]:
-        """A listed class: the exact minimum over the other members, each against its own
-        threshold (``sets-mixture``) or the scalar one."""
-        beta = self.stopping_threshold(t, self.T)
-        self._beta_t = beta
-        counts, ucb = self._class_counts()
-        alts = self.query.other_members(ans)
-        if not len(alts):
-            self._stat, self._closest = math.inf, None
-            return beta, True
-        F, D, _ = self.class_costs(counts, ans, alts, ucb)
-        if self._class_sets:  # one threshold per alternative
-            b = self.stopping_threshold.sets(D, self.T)
-            k = int(np.argmin(F - b))
-            self._beta_t = beta = float(b[k])
-        else:
-            k = int(np.argmin(F))
-        self._stat, self._closest = float(F[k]), alts[k]
-        return beta, self._stat >= beta
-
-    def _binding_certificate(self, ans: Any, t: int) -> tuple[float, bool] | None:
-        """A class too large to list: the Lagrangian certificate of
-        :func:`~combex.identification.class_glr_lower_bound` at the all-arms mixture's
-        effective counts N^2 / (N + rho) (unknown variances: the variance upper bounds U_a,
-        with the counts of the means' bound), after a cheap necessary condition on the pool
-        of members found so far (None when it fails)."""
-        counts, ucb = self._class_counts()
-        if self._uv:
-            self._ucb_used = ucb
-        terms = self._member_terms()
-        # one threshold per member: the statistic is GLR - (the terms of its difference), the
-        # threshold the constant log(1 / delta)
-        beta = self.stopping_threshold.constant if terms is not None else self.stopping_threshold(t, self.T)
-        self._beta_t = beta
-        known = [m for m in self._pool if not np.array_equal(m, ans)]
-        if known:
-            # necessary condition first (cheap): every known alternative's exact GLR >= its threshold
-            F, D, _ = self.class_costs(counts, ans, known, ucb)
-            if terms is not None:
-                F = F - D @ terms
-            if float(F.min()) < beta:
-                self._stat = float(F.min())
-                if self.record_trace:
-                    self.record(glr=self._stat, threshold=beta)
-                return None
-        res = class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps,
-                                    sigma=self.sigma, beta=beta, variances=ucb, arm_terms=terms)
-        self._closest = res["closest"]
-        self._stat = float(res["slack"])
-        self._margin = float(res["lower"])
-        for m in res["candidates"]:
-            if not any(np.array_equal(m, p) for p in self._pool):
-                self._pool.append(m)
-        self._pool = self._pool[-40:]
-        return beta, bool(res["stop"])
 
     # ------------------------------------------------------------------ ask / tell
     def _next_batch(self) -> Batch:
@@ -1015,7 +841,7 @@ class GLRExploration(Exploration):
         self._min_pulls = 2
         self.sigma = math.nan
         self.model = UnknownVarianceDivergence()
-        self._make_threshold(self.solver.delta)
+        self.stopping_rule = glr_stopping_rule(self, self.solver.delta)
         self._refresh_terms(range(self.N))
         self._update_variances()
         self._ready = bool(np.all(self.T >= 2))
@@ -1081,52 +907,15 @@ class GLRExploration(Exploration):
                        "the rewards were told in sums, so the answer is not (epsilon, delta)-correct"))
 
     # ------------------------------------------------------------------ where the run stands
-    def _stop_margin(self) -> float:
-        """``statistic - threshold`` of the binding alternative at the current threshold
-        object (>= 0: the rule holds), without side effects: the pairs' statistics at the
-        current counts; for decision classes the certified lower bound of the last check."""
-        if not self._ready:
-            return -math.inf
-        ans = self._answer if self._answer is not None else self._compute_answer()
-        t = int(self.T.sum())
-        if self._stop_route in ("members", "certificate"):
-            beta = float(self.stopping_threshold(t, self.T))
-            counts, ucb = self._class_counts()
-            if self._stop_route == "members":
-                alts = self.query.other_members(ans)
-                if not len(alts):
-                    return math.inf
-                F, D, _ = self.class_costs(counts, ans, alts, ucb)
-                if self._class_sets:
-                    return float(np.min(F - self.stopping_threshold.sets(D, self.T)))
-                return float(F.min()) - beta
-            # the certificate at this threshold: its lower bound of min f is >= 0 iff it holds
-            terms = self._member_terms()
-            if terms is not None:
-                beta = self.stopping_threshold.constant
-            return float(class_glr_lower_bound(self.dc, ans, self.mu, counts, epsilon=self.eps, sigma=self.sigma,
-                                               beta=beta, variances=ucb, arm_terms=terms)["lower"])
-        z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-        if self._stop_route == "pairs_uv":
-            b = self.stopping_threshold.pairs(self.T[I], self.T[J], t)
-        elif self._pair_const is not None:
-            b = self._pair_thresholds(I, J)
-        else:
-            b = np.full(z.shape, self.stopping_threshold(t, self.T))
-        return float(np.min(z - b))
-
     def would_stop(self, delta: float) -> bool:
         """Whether the stopping rule at error probability ``delta`` holds on the data so far."""
-        x = float(delta)
-        # everything the threshold at level x touches (the threshold object, its constants and
-        # route, the margin's caches) is put back: reading the level never changes the rule
-        saved = dict(self.__dict__)
-        try:
-            self._make_threshold(min(max(x, 1e-300), 1.0 - 1e-12))
-            return self._stop_margin() >= 0.0
-        finally:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
+        if not self._ready:
+            return False
+        rule = glr_stopping_rule(self, min(max(float(delta), 1e-300), 1.0 - 1e-12))
+        return rule.margin(self, self._answer_now(), int(self.T.sum())) >= 0.0
+
+    def _answer_now(self) -> Any:
+        return self._answer if self._answer is not None else self._compute_answer()
 
     def delta_achieved(self) -> float | None:
         """The smallest error probability at which the valid, time-uniform stopping rule
@@ -1135,21 +924,18 @@ class GLRExploration(Exploration):
         data-dependent time: the rule at level ``x`` errs only on an event of probability at
         most ``x`` covering every time at once (the thresholds are time-uniform), and holds at
         ``x`` whenever it holds at a smaller level, so ``P(exists t: delta_achieved_t <= x and
-        answer_t wrong) <= x``. Bisection on ``log x``; in closed form for the default
-        thresholds of pairs with a known Gaussian scale (``valid:pairs-mixture``): the rule at
-        level ``x`` is ``Z_ij >= r_ij (log(m / x) + h_i + h_j)`` for every pair, where only
-        ``log(m / x)`` depends on ``x``, so the smallest level is ``max_ij m exp(h_i + h_j -
-        Z_ij / r_ij)`` (capped at 1; a relative 1e-9 above it, so the rule holds there in
-        floating point too)."""
+        answer_t wrong) <= x``. Bisection on ``log x`` over the rule at other levels, or the
+        rule's closed form (:meth:`GLRStoppingRule.level
+        <combex.solvers.stopping.GLRStoppingRule.level>`: the default thresholds of pairs
+        with a known Gaussian scale)."""
         if self.solver.threshold == "heuristic" or not self._ready:
             return None
-        if self._pair_mixture and self._pair_const is not None and self.structure != "class":
-            ans = self._answer if self._answer is not None else self._compute_answer()
-            z, _, I, J = self.pair_costs(self.T.astype(float), ans)
-            r = self.stopping_threshold.pair_ratio(self.T[I], self.T[J])
-            lx = float(np.max(math.log(self._m_alt) + self._h[I] + self._h[J] - z / r))
-            return min(1.0, math.exp(max(lx, LOG_LEVEL_FLOOR)) * (1.0 + 1e-9))
-        margin = self._stop_margin()  # thresholds grow like log(1 / delta): the level where the margin closes
+        ans = self._answer_now()
+        level = self.stopping_rule.level(self, ans)
+        if level is not None:
+            return level
+        # thresholds grow like log(1 / delta): the level where the margin closes
+        margin = self.stopping_rule.margin(self, ans, int(self.T.sum()))
         return stopping_level(self.would_stop, atol=5e-3, max_iter=30, guess=math.log(self.solver.delta) - margin)
 
     def evaluations_left(self) -> float | None:
@@ -1185,9 +971,7 @@ class GLRExploration(Exploration):
         that does not list its members: the GLR its certificate guarantees)."""
         if not self._ready:
             return (math.nan, math.nan)
-        if self.structure == "class" and self._members is None and self._answer is not None:
-            return (self._certified_class_glr(), float(self._beta_t))
-        return (float(self._stat), float(self._beta_t))
+        return self.stopping_rule.statistic(self)
 
     def progress(self) -> dict[str, Any]:
         """See :meth:`Exploration.progress`."""

@@ -37,8 +37,9 @@ class _ScaledRadius:
 
 
 class _ScaledThreshold:
-    """A GLR threshold object (``beta(t, counts)``, ``beta.pairs(...)``) times ``factor``;
-    every other attribute is the threshold's own."""
+    """A GLR threshold object times ``factor``: its scalar form ``beta(t, counts)``, its
+    per-pair forms (``pairs``, ``pairs_from_terms``), its per-member form (``sets``) and its
+    ``constant``; every other attribute is the threshold's own."""
 
     def __init__(self, beta: Any, factor: float) -> None:
         self._beta, self._factor = beta, factor
@@ -48,6 +49,16 @@ class _ScaledThreshold:
 
     def pairs(self, *args: Any, **kwargs: Any) -> Any:
         return self._factor * self._beta.pairs(*args, **kwargs)
+
+    def pairs_from_terms(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factor * self._beta.pairs_from_terms(*args, **kwargs)
+
+    def sets(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factor * self._beta.sets(*args, **kwargs)
+
+    @property
+    def constant(self) -> float:
+        return self._factor * self._beta.constant
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._beta, name)
@@ -78,16 +89,13 @@ def _lucb_radius(base: type, f: float) -> dict[str, Any]:
 
 
 def _glr_threshold(base: type, f: float) -> dict[str, Any]:
-    # Track-and-Stop, Top-Two, FW sampling, CombGame: the scalar threshold object self.stopping_threshold
-    # and the per-pair thresholds c + h(N_i) + h(N_j)
+    # Track-and-Stop, Top-Two, FW sampling, CombGame: the threshold object of the stopping rule
+    # (its scalar form, the per-pair thresholds c + h(N_i) + h(N_j), the per-member ones)
     def _configure(self: Any, s: Any) -> None:
         base._configure(self, s)
         self.stopping_threshold = _ScaledThreshold(self.stopping_threshold, f)
 
-    def _pair_thresholds(self: Any, I: Any, J: Any) -> Any:
-        return f * base._pair_thresholds(self, I, J)
-
-    return {"_configure": _configure, "_pair_thresholds": _pair_thresholds}
+    return {"_configure": _configure}
 
 
 def _static_radius(base: type, f: float) -> dict[str, Any]:
