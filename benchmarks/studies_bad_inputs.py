@@ -187,6 +187,8 @@ for _cid, _kw, _e in [
     ("team-size-too-big", {"workers": ["a", "b", "c"], "team_size": 3}, "team_size"),
     ("score-range-str", {"workers": ["a", "b", "c"], "team_size": 2, "score_range": ("0", "x")}, "score_range"),
     ("noise-scale-negative", {"workers": ["a", "b", "c"], "team_size": 2, "noise_scale": -1.0}, "noise_scale"),
+    ("workers-duplicate", {"workers": ["Ana", "Ben", "Ana"], "team_size": 2}, "'workers' parameter"),
+    ("worker-trailing-blank", {"workers": ["Ana", "Ben ", "Cam"], "team_size": 2}, "('Ben ' is not)"),
 ]:
     case(_cid, expect=_e, new=True)(_problem(**_kw))
 
@@ -356,6 +358,7 @@ for _cid, _argv, _e in [
     ("cli-workers-no-team-size", ("--workers", "a,b,c"), "--team-size"),
     ("cli-score-range-ab", ("--workers", "a,b,c", "--team-size", "2", "--score-range", "a,b"), "--score-range"),
     ("cli-budget-zero", ("--n-arms", "3", "--budget", "0"), "budget"),
+    ("cli-workers-duplicate", ("--workers", "Ana,Ben,Ana", "--team-size", "2"), "'workers' parameter"),
 ]:
     case(_cid, "cli", expect=_e, new=True)(_cli("study", "create", "DB", "--name", "t", "--solver", "icb",
                                                 "--param", "delta=0.1", *_argv, setup=False))

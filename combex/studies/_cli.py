@@ -333,7 +333,8 @@ def add_study_command(sub: Any) -> None:
     c.add_argument("--solver", required=True, help="solver name (see `combex list`)")
     c.add_argument("--param", action="append", metavar="KEY=VALUE", help="solver setting (repeatable)")
     c.add_argument("--workers", default=None, metavar="NAME,NAME,...",
-                   help="a team study: the workers' names (with --team-size; arms are teams)")
+                   help="a team study: the workers' names, comma-separated (blanks around the commas are not "
+                        "part of a name); with --team-size; arms are teams")
     c.add_argument("--team-size", type=int, default=None, help="members of a team (with --workers)")
     c.add_argument("--score-range", default=None, metavar="LOW,HIGH",
                    help="range of one observation (one session's score of a team)")

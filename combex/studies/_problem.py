@@ -64,6 +64,28 @@ def check_name(value: Any, what: str, owner: str) -> str:
     return value
 
 
+def _check_names(values: Any, what: str, n: int | None = None) -> list[str]:
+    """The arms' names (``what``: ``workers`` or ``labels``): a list of ``n`` (any number
+    when None) distinct :func:`check_name` names."""
+    size = "" if n is None else f"{n} "
+    if isinstance(values, str) or not hasattr(values, "__len__"):
+        raise param_error(what, "problem_spec", f"a list of {size}names", values)
+    names = list(values)
+    for x in names:
+        try:
+            check_name(x, what, "problem_spec")
+        except InvalidParameterError:
+            raise param_error(what, "problem_spec", f"a list of {size}names, each a non-empty str of at most "
+                              f"{MAX_NAME_LENGTH} printable characters without leading or trailing blanks ({x!r} "
+                              "is not)", values) from None
+    if n is not None and len(names) != n:
+        raise param_error(what, "problem_spec", f"a list of {n} names", values)
+    dup = sorted({x for x in names if names.count(x) > 1})
+    if dup:
+        raise param_error(what, "problem_spec", f"a list of distinct names ({dup!r} repeated)", values)
+    return names
+
+
 def _range(value: Any, what: str) -> tuple[float, float]:
     """A (low, high) pair; None (or an infinite value) for an open end."""
     try:
@@ -216,9 +238,10 @@ def problem_spec(
         if team_size is None:
             raise param_error("team_size", "problem_spec", "an int (the members of a team) with workers", None)
         names = list(workers)
-        k = check_int(team_size, "team_size", owner="problem_spec", low=1, high=max(len(names) - 1, 1))
         if len(names) < 2:
             raise param_error("workers", "problem_spec", "a list of at least 2 names", workers)
+        names = _check_names(names, "workers")
+        k = check_int(team_size, "team_size", owner="problem_spec", low=1, high=max(len(names) - 1, 1))
         if arm_type not in (None, "mask"):
             raise param_error("arm_type", "problem_spec", "'mask' (or None) with workers", arm_type)
         return problem_spec(len(names), noise="gaussian" if noise is None else noise, noise_scale=noise_scale,
@@ -270,14 +293,7 @@ def problem_spec(
     else:
         lo, hi = _DEFAULT_RANGE.get(nd["kind"], (-math.inf, math.inf))
     if labels is not None:
-        if isinstance(labels, str) or not hasattr(labels, "__len__"):
-            raise param_error("labels", "problem_spec", f"a list of {n} names", labels)
-        labels = [check_name(x, "labels", "problem_spec") for x in labels]
-        if len(labels) != n:
-            raise param_error("labels", "problem_spec", f"a list of {n} names", labels)
-        dup = sorted({x for x in labels if labels.count(x) > 1})
-        if dup:
-            raise param_error("labels", "problem_spec", f"a list of distinct names ({dup!r} repeated)", labels)
+        labels = _check_names(labels, "labels", n)
     spec = {"n_arms": n, "arm_type": arm_type, "noise": nd,
             "reward_range": [None if math.isinf(lo) else lo, None if math.isinf(hi) else hi],
             "decision_class": dc, "labels": labels}
@@ -361,7 +377,10 @@ def check_reward(spec: dict[str, Any], arm: Any, count: int, value: Any, owner: 
     x = float(value)
     lo, hi = reward_bounds(spec, arm, count)
     if not (math.isfinite(x) and lo <= x <= hi):
-        where = (f"{count} x the score range {spec['score_range']}" if spec.get("score_range") is not None else
+        sr = spec.get("score_range")
+        where = (("the score range" if count == 1 else f"{count} sessions' scores in the score range")
+                 + f" [{sr[0]:g}, {sr[1]:g}]" if sr is not None and None not in sr else
+                 f"{count} x the score range {sr}" if sr is not None else
                  f"{count} observation(s) of {arm!r} in the per-arm range {spec['reward_range']}")
         raise TicketError(str(param_error(what, owner, f"a finite number in [{lo:g}, {hi:g}] ({where})", value)))
     kind = spec["noise"]["kind"]
