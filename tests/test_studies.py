@@ -668,6 +668,41 @@ def test_assistants_holding_tickets_at_once_get_different_teams():
     assert rounds == 40 and clashes == 0
 
 
+def test_a_budget_between_two_checks_of_a_study_checking_at_set_points_is_said(tmp_path):
+    """random-design checks after 120, 144, ..., 744, 892 sessions of 12 workers: a budget of
+    800 leaves sessions 745-800 unable to certify, and best() (its certificate text too)
+    names the last check before it and the next; a budget on a check, or a solver that
+    checks after every score, has no such note. A voided session moves the checks by one."""
+    from combex.solvers.optimal_linear import fixed_design_checks
+
+    assert fixed_design_checks(120.0, 900) == [120, 144, 173, 208, 249, 299, 359, 430, 516, 620, 744, 892]
+    workers = [f"w{i}" for i in range(12)]
+    spec = cs.problem_spec(workers=workers, team_size=4, score_range=(0, 100))
+    study = cs.create_study(storage=str(tmp_path / "lab.db"), name="lab", problem=spec, solver="random-design",
+                            solver_params={"delta": 0.1, "epsilon": 5}, seed=3, budget=800)
+    b = study.best()
+    assert (b["budget_checks"]["last"], b["budget_checks"]["next"]) == (744, 892)
+    assert b["budget_checks"]["note"] == (
+        "This solver checks its stopping rule at set points: the last before the budget of 800 is after 744 "
+        "evaluations, the next after 892; evaluations 745 to 800 cannot certify the answer, so a budget of 744 or "
+        "892 spends none in vain.")
+    assert b["budget_checks"]["note"] in b["certificate_text"]
+    study.set_budget(744)
+    assert study.best()["budget_checks"] is None
+    study.set_budget(100)
+    assert study.best()["budget_checks"]["note"].startswith(
+        "This solver checks its stopping rule at set points, the first after 120 evaluations: a budget of 100 ends "
+        "the study before any check")
+    study.set_budget(744)
+    t = study.ask()
+    study.tell(t.id, 60)
+    study.correct(t.id, None, reason="the session was interrupted")
+    assert study.best()["budget_checks"]["last"] == 621  # 620 samples and the voided one
+    top = cs.create_study(storage=str(tmp_path / "lab.db"), name="top", problem=spec, solver="top-two",
+                          solver_params={"delta": 0.1, "epsilon": 5}, seed=3, budget=800)
+    assert top.best()["budget_checks"] is None
+
+
 def test_a_random_design_study_keeps_its_fixed_design_threshold_with_three_assistants(tmp_path):
     """``random-design`` in a study: three assistants hold tickets at once and tell them in
     the reverse order; every ticket is a draw of the design, so the fixed-design threshold

@@ -469,7 +469,7 @@ def test_a_slipped_decimal_point_is_warned_from_the_first_told_score(tmp_path, b
             _enter(browser, tid, "7.0")
             _wait(browser, lambda d: d.find_elements(By.ID, "confirm-score"))
             found = browser.find_elements(By.ID, "confirm-warning")
-            assert bool(found) == warned and (not found or "Check the decimal point" in found[0].text)
+            assert bool(found) == warned and (not found or "Check it (a slipped decimal point, a digit dropped or added)" in found[0].text)
 
 
 def test_an_assistant_signs_in_asks_enters_confirms_and_sees_the_score(tmp_path, browser):
@@ -799,6 +799,36 @@ def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_pa
         status = _post_from_page(browser, "/study/lab/release", ticket=str(tid2))
         assert f"Ticket #{tid2} is not one of your pending tickets" in status[1]
         assert study.pending()[0].id == tid2 and study.summary()["evaluations"] == 5
+
+
+def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tmp_path, browser, monkeypatch):
+    """Ravi presses *Record* on Mia's ticket in the moment Mia's own score goes in (both
+    pages saw it out): his page says hers is recorded, by whom, and that nothing more was;
+    not the storage's refusal."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    mia, ravi = study.add_assistant("Mia"), study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, mia)
+        tid, _ = _ask(browser)
+        _sign_in(browser, base, ravi)
+        browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
+        _review(browser, tid, "63")
+        told = cs.Study.tell
+        first = []
+
+        def mia_first(self, ticket, reward_sum, *, assistant=None):
+            if not first:  # Mia's score lands between Ravi's page read and his write
+                first.append(told(cs.load_study(storage=db, name="lab"), ticket, 58, assistant="Mia"))
+            return told(self, ticket, reward_sum, assistant=assistant)
+
+        monkeypatch.setattr(cs.Study, "tell", mia_first)
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "Nothing more was recorded" in _text(d, ".flash"))
+        assert _text(browser, ".flash") == f"Ticket #{tid} is recorded: 58 by Mia. Nothing more was recorded."
+        rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
+        assert (rows[tid]["reward_sum"], rows[tid]["told_by"]) == (58, "Mia") and first
 
 
 def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_score(tmp_path, browser):
@@ -1196,6 +1226,23 @@ def test_a_random_design_study_names_no_leader_or_challenger_before_its_first_ch
         assert _text(browser, "#verdict .leader .card-value") == "-"
         assert _text(browser, "#verdict .challenger .card-note") == "after the rule's first check, at 120 evaluations"
         assert _text(browser, "#chart") == "No statistic yet: the stopping rule's first check comes after 120 evaluations."
+
+
+def test_the_chart_of_a_study_checking_at_set_points_draws_its_checks_only(tmp_path):
+    """random-design checks after 120 sessions and next at 144: at 125 told the history has a
+    point per told score, all five after the check repeating its values; the page's chart
+    data draws the check once (no point at 121-125 that looks like a check)."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=125, solver="random-design")
+    b = study.best()
+    assert b["checked_at"] == 120 and b["next_check_at"] == 144
+    hist = study.history()[-6:]
+    assert [p["evaluation"] for p in hist] == [120, 121, 122, 123, 124, 125]
+    assert len({(p["statistic"], p["threshold"]) for p in hist}) == 1
+    with served(db) as base:
+        doc = json.loads(urllib.request.urlopen(base + "/api/study/lab", timeout=30).read())
+    assert doc["history"]["evaluations"] == [120]
+    assert doc["history"]["statistic"] == [pytest.approx(b["statistic"])]
 
 
 def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):

@@ -91,6 +91,26 @@ __all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "RandomDesign", "Oracl
 
 
 # ====================================================================== helpers
+def fixed_design_checkpoint(first: float, m: int) -> float:
+    """The fixed-design stop's ``m``-th checkpoint ``c_m = c_1 (1 + eta)^(m - 1)``
+    (``c_1 = 10 n``; ``eta`` = :data:`FIXED_DESIGN_SPACING`)."""
+    return first * (1.0 + FIXED_DESIGN_SPACING) ** (m - 1)
+
+
+def fixed_design_checks(first: float, upto: int) -> list[int]:
+    """The sample counts at which the fixed-design stop checks, up to ``upto``: the first
+    count at or past each checkpoint :func:`fixed_design_checkpoint` (a study's budget falls
+    best on one of them: the evaluations after the last check before it cannot certify)."""
+    out: list[int] = []
+    m = 1
+    while True:
+        c = int(math.ceil(fixed_design_checkpoint(first, m) - 1e-9))
+        if c > upto:
+            return out
+        out.append(c)
+        m += 1
+
+
 def _basis(X: NDArray[np.float64]) -> NDArray[np.intp]:
     """Indices of d linearly independent rows (greedy Gram-Schmidt, largest residual first)."""
     k, d = X.shape
@@ -904,7 +924,7 @@ class LinearGLRExploration(Exploration):
 
     def _checkpoint_at(self, m: int) -> float:
         """``c_m = 10 n (1 + eta)^(m - 1)``, the fixed-design stop's m-th checkpoint."""
-        return 10.0 * self.dc.n * (1.0 + FIXED_DESIGN_SPACING) ** (m - 1)
+        return fixed_design_checkpoint(10.0 * self.dc.n, m)
 
     def _fixed_design_beta(self, m: int, size: int, n: int, k: int) -> float:
         """``beta(m, s)`` with ``exp(-beta) <= p = delta 6 / (pi^2 s^2) / (m (m + 1)) / N_s``,
@@ -1126,6 +1146,9 @@ class LinearGLRExploration(Exploration):
                 # design fall between told samples), and whether the design ignores the rewards
                 "checked_at": None if last is None or last.get("t") is None else int(last["t"]),
                 "next_check_at": self._next_checkpoint(),
+                # the checkpoints' schedule (fixed_design_checks): first c_1, then the ratio 1 + eta
+                "check_schedule": None if self._next_checkpoint() is None else [
+                    self._checkpoint_at(1), 1.0 + FIXED_DESIGN_SPACING],
                 "oblivious_design": bool(self.oblivious_design)}
 
     def _next_checkpoint(self) -> int | None:

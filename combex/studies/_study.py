@@ -883,7 +883,7 @@ class Study:
             reopen = rec.status == "budget_exhausted"
             if rec.status != "running" and not reopen:
                 raise self._finished_error(rec)
-            b = check_int(budget, "budget", owner="Study.set_budget", low=max(1, rec.n_told), high=2**62)
+            b = _check_budget(budget, "Study.set_budget", max(1, rec.n_told))
             if reopen and b <= rec.n_told:
                 raise InvalidParameterError(
                     f"Study {self.name!r} stopped after {rec.n_told} evaluations ({rec.status}): a budget above "
@@ -1108,6 +1108,10 @@ class Study:
             solver that checks at set points; None when unknown); ``oblivious_design``
             (True when the solver draws its evaluations blind to the scores);
             ``next_check_at`` (the evaluations at which such a solver checks its rule next);
+            ``budget_checks`` (a solver that checks at set points, with a budget that is not
+            one: ``{"last", "next", "note"}``, the last check at or before the budget, the
+            first after it, in evaluations, and a sentence; the evaluations between the last
+            check and the budget cannot certify the answer; None otherwise);
             ``first_check_pending`` (True while scores are told but the solver's stopping
             rule has not checked yet: its initial sessions come first, and until then the
             leader is only the solver's starting point, not a reading of the data).
@@ -1132,6 +1136,7 @@ class Study:
             "next_check_at": src.get("next_check_at") if current and rec.status == "running"
             else None,
             "oblivious_design": bool(src.get("oblivious_design")),
+            "budget_checks": _budget_checks(rec, prog) if rec.status == "running" else None,
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
         }
@@ -1170,6 +1175,8 @@ class Study:
         if isinstance(b["evaluations_left"], (int, float)):
             left = f" About {b['evaluations_left']:.0f} more evaluations may be needed ({b['evaluations_left_note']})."
         budget = f" The budget is {rec.budget} evaluations." if rec.budget else ""
+        if b.get("budget_checks"):
+            budget += " " + b["budget_checks"]["note"]
         if rec.n_told == 0 and rec.status == "running":
             return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
         if b.get("first_check_pending"):
@@ -1445,6 +1452,50 @@ class Study:
         return df
 
 
+#: The largest budget a storage keeps (its integer columns are 64-bit).
+MAX_BUDGET = 2**62
+
+
+def _check_budget(budget: Any, owner: str, low: int) -> int:
+    """A budget of evaluations: a whole number (not a bool) of at least ``low``."""
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, (int, np.integer)) or not (
+            low <= int(budget) <= MAX_BUDGET):
+        big = not isinstance(budget, (bool, np.bool_)) and isinstance(budget, (int, np.integer)) and budget > low
+        raise param_error("budget", owner, f"a whole number of evaluations, at least {low}"
+                          + (" and at most 2**62" if big else ""), budget)
+    return int(budget)
+
+
+def _budget_checks(rec: StudyRecord, prog: dict[str, Any]) -> dict[str, Any] | None:
+    """For a solver checking its rule at set points (``check_schedule`` in its progress) and
+    a budget between two of them: the last check at or before the budget and the first after
+    it, in evaluations (the checks are at sample counts; voided evaluations count against
+    the budget, not as samples), and a sentence saying what the evaluations between cost."""
+    sched = prog.get("check_schedule")
+    if not rec.budget or not isinstance(sched, list) or not isinstance(prog.get("samples"), int):
+        return None
+    from ..solvers.optimal_linear import fixed_design_checks  # the studies load their solvers on use
+
+    voided = max(int(rec.n_told) - int(prog["samples"]), 0)
+    room = int(rec.budget) - voided  # the samples the budget leaves room for
+    checks = fixed_design_checks(float(sched[0]), max(room, 1) * 2 + int(sched[0]) * 2)
+    before = [c for c in checks if c <= room]
+    after = [c for c in checks if c > room]
+    if not after or (before and before[-1] == room):
+        return None
+    last = before[-1] + voided if before else None
+    nxt = after[0] + voided
+    if last is None:
+        note = (f"This solver checks its stopping rule at set points, the first after {_evaluations(nxt)}: a budget "
+                f"of {rec.budget} ends the study before any check, so it cannot certify an answer; a budget of "
+                f"{nxt} reaches the first check.")
+    else:
+        note = (f"This solver checks its stopping rule at set points: the last before the budget of {rec.budget} is "
+                f"after {_evaluations(last)}, the next after {nxt}; evaluations {last + 1} to {rec.budget} cannot "
+                f"certify the answer, so a budget of {last} or {nxt} spends none in vain.")
+    return {"last": last, "next": nxt, "note": note}
+
+
 def _evaluations(n: int) -> str:
     return f"{n} evaluation" if n == 1 else f"{n} evaluations"
 
@@ -1566,7 +1617,7 @@ def create_study(
     solver_obj = build_solver(sname, sparams)
     prob = build_problem(spec)
     if budget is not None:
-        budget = check_int(budget, "budget", owner="create_study", low=1, high=2**62)
+        budget = _check_budget(budget, "create_study", 1)
     solver_obj.start(prob, rng=0)  # the settings fit the problem (raises otherwise)
     record = StudyRecord(
         name=name, problem=spec, solver=sname, solver_params=sparams, seed=check_seed(seed),

@@ -237,6 +237,7 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "first_check_pending": bool(best.get("first_check_pending")),
         "checked_at": best.get("checked_at"), "next_check_at": best.get("next_check_at"),
         "oblivious_design": bool(best.get("oblivious_design")),
+        "budget_checks_note": (best.get("budget_checks") or {}).get("note"),
     }
 
 
@@ -335,6 +336,9 @@ def _history_section(hist: Any) -> dict[str, Any]:
     pts = [(x, _num(s), _num(t) if i < len(th) else None) for i, (x, s, t) in
            enumerate(zip(xs[:n], st[:n], (th + [None] * n)[:n]))]
     pts = [p for p in pts if _num(p[0]) is not None]
+    # a told score after which the rule did not check (a solver that checks at set points)
+    # repeats the last check's values: drawn once, at the check
+    pts = [p for i, p in enumerate(pts) if i == 0 or p[1:] != pts[i - 1][1:]]
     if len(pts) > CHART_POINTS:
         step = len(pts) / CHART_POINTS
         pts = [pts[int(i * step)] for i in range(CHART_POINTS)] + [pts[-1]]

@@ -503,7 +503,12 @@ class Views:
             self._flash(request, "ok", f"Recorded {_g(x)} for ticket #{tid} ({', '.join(t['team'])}) by "
                                        f"{who.label}. The study is {_status_words(res)}.{late}")
         else:
-            self._flash(request, "error", f"Not recorded: {res}")
+            now = await self._run(self._fresh, name)
+            if await self._run(self._told_row, now, tid) is not None:
+                # told by another in the same moment (two assistants on one ticket): by whom, as for a form sent twice
+                self._flash(request, *(await self._gone(now, tid, who)))
+            else:
+                self._flash(request, "error", f"Not recorded: {res}")
         return self._redirect(study_path(name, "/assistant"))
 
     async def release(self, request: Any) -> Any:
@@ -518,9 +523,11 @@ class Views:
             self._flash(request, "error", self._not_pending(snap, tid, "released"))
             return self._redirect(study_path(name, "/assistant"))
         ok, res = await self._write(name, f"{who.label} released ticket #{tid}", fn, tid, assistant=who.recorded)
+        again = ("it is handed out again" if (snap.get("summary") or {}).get("policy") == "batch" else
+                 "its score is no longer expected, and the study's rule chooses the next teams afresh (this one "
+                 "again only if the rule still needs it)")
         self._flash(request, "ok" if ok else "error",
-                    f"Released ticket #{tid} ({', '.join(t['team'])}): it is handed out again." if ok
-                    else f"Not released: {res}")
+                    f"Released ticket #{tid} ({', '.join(t['team'])}): {again}." if ok else f"Not released: {res}")
         return self._redirect(study_path(name, "/assistant"))
 
     async def stop(self, request: Any) -> Any:
@@ -565,9 +572,10 @@ class Views:
                                           f"must be above {told}{how}. Got {int(text)}.")
             return self._redirect(back)
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
+        note = ((await self._run(self._fresh, name)).get("best") or {}).get("budget_checks_note") if ok else None
         self._flash(request, "ok" if ok else "error",
-                    (f"The budget is now {int(text)} evaluations (the study is {_status_words(res)})." if ok
-                     else f"Budget not changed: {res}"))
+                    (f"The budget is now {int(text)} evaluations (the study is {_status_words(res)})."
+                     + (f" {note}" if note else "") if ok else f"Budget not changed: {res}"))
         return self._redirect(study_path(name, "/assistant") if ok else back)
 
     def _correction(self, form: Any, snap: dict[str, Any], who: Who, tid: int) -> tuple[dict[str, Any], float | None,
@@ -671,5 +679,5 @@ def _unusual(x: float, ticket: dict[str, Any], snap: dict[str, Any]) -> str | No
     if rule is None or not _is_far(x, ticket, rule):
         return None
     return (f"{_g(x)} is far from the scores told so far (median {_g(round(rule[0], 2))} per session). "
-            "Check the decimal point before recording it.")
+            "Check it (a slipped decimal point, a digit dropped or added) before recording it.")
 

@@ -140,7 +140,8 @@
       (s.solver_title !== s.solver ? " ('" + s.solver + "')" : "") + " at each check of its stopping rule (solid blue; " +
       (b.available && b.oblivious_design
         ? "this solver checks at set points" + (typeof b.checked_at === "number" ? ", the last after " +
-          b.checked_at + " evaluations" : "")
+          b.checked_at + " evaluations" : "") + (typeof b.next_check_at === "number" && !stopped
+          ? ", the next after " + b.next_check_at : "")
         : "a check after each told evaluation, or after each completed batch") +
       ") and the stopping threshold (dashed red)" +
       (op ? "; the study stops when " + op + "." : ".") +
@@ -158,7 +159,7 @@
     }
     if (chart) chart.destroy();
     fill("chart");
-    var width = Math.max(320, Math.min(box.clientWidth || 720, 900));
+    var width = Math.max(240, Math.min(box.clientWidth || 720, 900));
     chart = new uPlot({
       width: width, height: 280,
       scales: {x: {time: false}},
@@ -322,7 +323,14 @@
         el("th", {text: "told at"}), el("th", {text: "corrections"}))), tbody));
   }
 
+  var last = null, resizing = null;
+  window.addEventListener("resize", function () {  // a phone turned, a window resized: the chart fits its box again
+    clearTimeout(resizing);
+    resizing = setTimeout(function () { if (last) renderChart(last); }, 150);
+  });
+
   function render(s) {
+    last = s;
     renderHead(s);
     renderVerdict(s);
     renderChart(s);
