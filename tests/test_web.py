@@ -1245,6 +1245,29 @@ def test_the_chart_of_a_study_checking_at_set_points_draws_its_checks_only(tmp_p
     assert doc["history"]["statistic"] == [pytest.approx(b["statistic"])]
 
 
+def test_the_owner_is_told_when_a_budget_falls_between_two_checks(tmp_path, browser):
+    """random-design checks after 120, 144, ..., 620, 744 sessions: a budget of 700 is
+    confirmed with the sentence that sessions 621-700 cannot certify, and the *Budget*
+    section says it until the budget is set on a check."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    lab_study(db, told=30, solver="random-design")
+    with served(db) as base:
+        _sign_in(browser, base, OWNER)
+        assert not browser.find_elements(By.ID, "budget-checks")  # no budget: nothing to say
+        note = ("This solver checks its stopping rule at set points: the last before the budget of 700 is after 620 "
+                "evaluations, the next after 744; evaluations 621 to 700 cannot certify the answer, so a budget of "
+                "620 or 744 spends none in vain.")
+        for typed, said in (("700", True), ("744", False)):
+            box = browser.find_element(By.ID, "budget")
+            box.clear()
+            box.send_keys(typed)
+            browser.find_element(By.ID, "set-budget").click()
+            _wait(browser, lambda d, t=typed: f"The budget is now {t} evaluations" in _text(d, ".flash"))
+            assert (note in _text(browser, ".flash")) == said
+            assert [e.text for e in browser.find_elements(By.ID, "budget-checks")] == ([note] if said else [])
+
+
 def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=5)

@@ -152,7 +152,8 @@
         : " so far: the first comes after " + h.evaluations[0] +
         " evaluations (the solver's initial sessions), more come as scores are told.") : "");
     var data = [h.evaluations, h.statistic, h.threshold];
-    var key = statName + "|" + box.clientWidth + "|" + (h.evaluations.length <= 40);
+    var key = statName + "|" + box.clientWidth + "|" + (h.evaluations.length <= 40) + "|" +
+      Boolean(b.available && b.oblivious_design);
     if (chart && chartKey === key) {
       chart.setData(data);
       return;
@@ -160,6 +161,9 @@
     if (chart) chart.destroy();
     fill("chart");
     var width = Math.max(240, Math.min(box.clientWidth || 720, 900));
+    // a solver checking at set points keeps a check's values until the next: drawn as steps
+    var steps = b.available && b.oblivious_design && uPlot.paths && uPlot.paths.stepped
+      ? uPlot.paths.stepped({align: 1}) : undefined;
     chart = new uPlot({
       width: width, height: 280,
       scales: {x: {time: false}},
@@ -170,8 +174,8 @@
       ],
       series: [
         {label: "evaluations told"},
-        {label: statName, stroke: "#1f5fbf", width: 2, points: {show: h.evaluations.length <= 40}},
-        {label: "threshold", stroke: "#d62728", width: 2, dash: [8, 5], points: {show: false}}
+        {label: statName, stroke: "#1f5fbf", width: 2, points: {show: h.evaluations.length <= 40}, paths: steps},
+        {label: "threshold", stroke: "#d62728", width: 2, dash: [8, 5], points: {show: false}, paths: steps}
       ],
       legend: {show: true, live: false}
     }, data, box);
