@@ -82,3 +82,22 @@ def test_make_divergence_names_the_bad_argument():
         make_divergence("gaussian")
     with pytest.raises(CombexError, match="'sigma' parameter of GaussianDivergence"):
         GaussianDivergence(-1.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 30), st.floats(0.0, 2.0), st.floats(0.05, 20.0), st.integers(0, 2**31 - 1))
+def test_the_gaussian_pair_of_gathered_arms_is_bit_identical_to_numpys(n, epsilon, sigma, seed):
+    """``pair_at`` (one compiled loop when numba is installed) gives exactly the values of
+    ``pair`` on the gathered arrays: ties, negative gaps, zero and fractional weights."""
+    rng = np.random.default_rng(seed)
+    g = make_divergence("gaussian", sigma=sigma)
+    mu = np.round(rng.normal(0.0, 1.0, n), int(rng.integers(0, 4)))  # rounding makes ties
+    w = rng.choice([0.0, 1.0, 3.0, 0.25, 1e-9, 7e5], size=n) if seed % 2 else rng.integers(1, 50, n) / 17.0
+    I = rng.integers(0, n, 3 * n).astype(np.intp)
+    J = rng.integers(0, n, 3 * n).astype(np.intp)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = g.pair(mu[I], mu[J], w[I], w[J], epsilon)
+        got = g.pair_at(mu, w, I, J, epsilon)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.array_equal(a, b, equal_nan=True) and np.array_equal(np.signbit(a), np.signbit(b))

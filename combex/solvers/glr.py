@@ -529,7 +529,7 @@ class GLRExploration(Exploration):
             z, x = self.model.pair(self.mu[I], self.mu[J], w[I], w[J], self.eps, self.var[I], self.var[J])
             self._uv_cache = (key, I, z, x)
             return z, x, I, J
-        z, x = self.model.pair(self.mu[I], self.mu[J], w[I], w[J], self.eps)
+        z, x = self.model.pair_at(self.mu, w, I, J, self.eps)
         return z, x, I, J
 
     def alternative_costs(self, w: Any) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
