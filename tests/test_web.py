@@ -801,6 +801,31 @@ def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_pa
         assert study.pending()[0].id == tid2 and study.summary()["evaluations"] == 5
 
 
+def test_after_a_restart_the_sign_in_page_says_the_earlier_sign_in_ended(tmp_path, browser):
+    """Ravi signed in, the server was restarted: his next visit finds the sign-in page with
+    the reason and that his ticket is still his; a browser that never signed in, or that
+    signed out, is not told so."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    ravi = study.add_assistant("Ravi")
+    browser.delete_all_cookies()
+    with served(db) as base:
+        browser.get(f"{base}/study/lab/assistant")
+        assert not browser.find_elements(By.ID, "signin-ended")
+        _sign_in(browser, base, ravi)
+        tid, _ = _ask(browser)
+    with served(db) as base:  # the server restarted
+        browser.get(f"{base}/study/lab/assistant")
+        assert _text(browser, "#signin-ended").startswith("This browser's earlier sign-in has ended (the server was "
+                                                          "restarted")
+        _sign_in(browser, base, ravi)
+        assert browser.find_elements(By.ID, f"ticket-{tid}")
+        browser.find_element(By.CSS_SELECTOR, "form[action='/signout'] button").click()
+        browser.get(f"{base}/study/lab/assistant")
+        assert browser.find_elements(By.ID, "token") and not browser.find_elements(By.ID, "signin-ended")
+
+
 def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tmp_path, browser, monkeypatch):
     """Ravi presses *Record* on Mia's ticket in the moment Mia's own score goes in (both
     pages saw it out): his page says hers is recorded, by whom, and that nothing more was;

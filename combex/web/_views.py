@@ -23,6 +23,8 @@ MAX_REASON = 500
 #: Continuations of a forecast page by default, and the most it takes (`?runs=`).
 FORECAST_RUNS = 20
 FORECAST_MAX_RUNS = 200
+#: A cookie set at sign-in (no secret in it): the sign-in page says an earlier sign-in ended.
+SIGNED_IN_BEFORE = "combex_signed_in_before"
 
 
 def _theirs(row: dict[str, Any], who: "Who") -> bool:
@@ -236,7 +238,8 @@ class Views:
         who = self._who(request, name)
         if who is None:
             can = hasattr(h.writer, "assistant_for_token")
-            return self._render(request, "signin.html", name=name, can_sign_in=can)
+            return self._render(request, "signin.html", name=name, can_sign_in=can,
+                                ended=request.cookies.get(SIGNED_IN_BEFORE) == "1")
         snap = await self._run(self.web.snapshot, name)
         values = {}
         raw_t, raw_s = request.query_params.get("ticket", ""), request.query_params.get("score", "")
@@ -308,13 +311,18 @@ class Views:
         request.session["csrf"] = new_token()
         log.info("study %r: %s signed in", name, "the owner" if owner else repr(who))
         self._flash(request, "ok", f"Signed in as {'the owner' if owner else who}.")
-        return self._redirect(study_path(name, "/assistant"))
+        resp = self._redirect(study_path(name, "/assistant"))
+        # a plain mark (no secret in it): a later visit without a live sign-in knows it ended
+        resp.set_cookie(SIGNED_IN_BEFORE, "1", max_age=30 * 86400, httponly=True, samesite="lax")
+        return resp
 
     async def signout(self, request: Any) -> Any:
         await self._guard(request, None, signed_in=False)
         self.web.signins.end(request.session.get("sid"))
         request.session.clear()
-        return self._redirect("/")
+        resp = self._redirect("/")
+        resp.delete_cookie(SIGNED_IN_BEFORE)
+        return resp
 
     # ------------------------------------------------------------------ writes
     def _ticket(self, snap: dict[str, Any], tid: int) -> dict[str, Any] | None:
