@@ -217,6 +217,25 @@ def test_release_under_the_eager_policy():
     assert study.tell(t1, 1.0) == "running"  # a released ticket's score is still accepted if it comes
 
 
+def test_a_release_is_in_the_history_with_who_and_when():
+    """Who handed a ticket back, whose it was and when: the study's history (the owner's
+    release of another's ticket, an assistant's own)."""
+    study = cs.create_study(name="s", problem=cs.problem_spec(4, labels=["ann", "bo", "cy", "di"]), solver="lucb",
+                            solver_params={"K": 1})
+    for who in ("Sol", "Mia"):
+        study.add_assistant(who)
+    t1 = study.ask(assistant="Sol")
+    t2 = study.ask(assistant="Mia")
+    study.release(t1)
+    study.release(t2, assistant="Mia")
+    rel = [h for h in study.summary()["history"] if h["event"] == "released"]
+    assert [(h["ticket"], h["asked_by"], h["by"]) for h in rel] == [(t1.id, "Sol", None), (t2.id, "Mia", "Mia")]
+    assert all(ISO.match(h["at"]) for h in rel)
+    assert [e["text"] for e in study.events()] == [
+        f"The owner released ticket #{t1.id} ({t1.names}), asked by Sol, without a score after 0 evaluations.",
+        f"Mia handed back ticket #{t2.id} ({t2.names}) without a score after 0 evaluations."]
+
+
 def test_release_from_the_cli(tmp_path, capsys):
     db = str(tmp_path / "s.db")
     run(capsys, "study", "create", db, "--name", "s", "--n-arms", "3", "--solver", "lucb", "--param", "K=1")

@@ -869,8 +869,12 @@ def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_scor
         assert _text(browser, "#handed-back summary") == "Your tickets handed back without a score (1)"
         assert browser.find_elements(By.CSS_SELECTOR, "#handed-back[open]")  # open: it is news to her
         card = browser.find_element(By.ID, f"ticket-{tid}")
-        assert "released without a score" in card.text and not card.find_elements(By.CSS_SELECTOR, "form.release")
+        assert "released without a score by the owner, " in card.text
+        assert not card.find_elements(By.CSS_SELECTOR, "form.release")
         assert [m.text for m in card.find_elements(By.CSS_SELECTOR, ".member")] == team
+        assert study.events()[-1]["text"] == (
+            f"The owner released ticket #{tid} ({', '.join(team)}), asked by Mia, without a score after 4 "
+            "evaluations.")
         _review(browser, tid, "58")
         _record(browser, tid, "58")
         rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}

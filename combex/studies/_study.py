@@ -858,6 +858,10 @@ class Study:
             tx.set_state([tid], "released")
             if who is not None:
                 tx.touch_assistant(who, self.clock())
+            # who handed it back and when (the assistant who asked finds it handed back)
+            tx.update_study(history=list(tx.study.history) + [{
+                "event": "released", "at": iso_time(self.clock()), "evaluations": tx.study.n_told, "ticket": tid,
+                "arm": row.arm, "asked_by": row.asked_by, "by": who}])
             return tx.study.status
 
         return self._locked(work)
@@ -1248,7 +1252,7 @@ class Study:
         """The study's history in words, oldest first: ``at`` (ISO 8601 UTC, None when not
         recorded), ``event`` (its kind), ``evaluations`` (told at the time) and ``text`` (a
         sentence: budget changes, the owner's stop, each stop with its answer, a continuation,
-        a correction after a stop). The raw entries are ``summary()["history"]``."""
+        a correction after a stop, a ticket handed back without a score). The raw entries are ``summary()["history"]``."""
         with self.storage.read(self.name) as rx:
             hist = list(rx.study.history or [])
         out: list[dict[str, Any]] = []
@@ -1548,6 +1552,13 @@ def event_text(event: dict[str, Any], labels: Any = None) -> str:
             moved = (f"; the answer changed from {_answer_words(labels, event['answer_before'])} to "
                      f"{_answer_words(labels, event.get('answer_after'))}")
         return f"After the stop, {who} had {change}{why}; the stop still holds{moved}."
+    if kind == "released":
+        team = _answer_words(labels, event.get("arm")) if event.get("arm") is not None else "its team"
+        asked, by = event.get("asked_by"), event.get("by")
+        if by is not None and by == asked:
+            return f"{by} handed back ticket #{event.get('ticket')} ({team}) without a score{after}."
+        whose = f", asked by {asked}," if asked is not None else ""
+        return f"{by or 'The owner'} released ticket #{event.get('ticket')} ({team}){whose} without a score{after}."
     if kind == "upgraded":
         return f"The storage was upgraded from schema {event.get('from_schema')}."
     return "; ".join(f"{k}: {v}" for k, v in event.items())

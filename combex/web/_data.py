@@ -481,10 +481,18 @@ def handed_back_tickets(study: Any, assistant: str, now: float) -> list[dict[str
             if r.asked_by == assistant and r.told_seq is None and now - r.issued_at <= HANDED_BACK_SECONDS]
     rows = sorted(rows, key=lambda r: -r.id)[:HANDED_BACK_ROWS]
     problem = _problem(study)
+    released: dict[int, dict[str, Any]] = {}  # who handed each back, and when (the study's history)
+    if rows:
+        with study.storage.read(study.name) as rx:
+            for h in rx.study.history or []:
+                if h.get("event") == "released":
+                    released[h.get("ticket")] = h
     out = []
     for r in rows:
         d = _ticket_dict(r, problem.get("labels"), problem, now)
-        d.update(state=r.state, assistant=r.asked_by)
+        h = released.get(r.id, {})
+        d.update(state=r.state, assistant=r.asked_by, released_at=h.get("at"),
+                 released_by=(h.get("by") or "the owner") if h else None)
         out.append(d)
     return out
 
