@@ -701,6 +701,19 @@ def test_a_budget_between_two_checks_of_a_study_checking_at_set_points_is_said(t
     top = cs.create_study(storage=str(tmp_path / "lab.db"), name="top", problem=spec, solver="top-two",
                           solver_params={"delta": 0.1, "epsilon": 5}, seed=3, budget=800)
     assert top.best()["budget_checks"] is None
+    # stopped at a budget of 130 (checks at 120 and 144): a certified answer needs the check at 144 at least
+    short = cs.create_study(storage=str(tmp_path / "lab.db"), name="short", problem=spec, solver="random-design",
+                            solver_params={"delta": 0.1, "epsilon": 5}, seed=3, budget=130)
+    rng = np.random.default_rng(1)
+    quality = np.array([20, 19, 18, 17, 15, 14, 13, 12, 11, 10, 9, 8], dtype=float)
+    while short.status == "running":
+        t = short.ask()
+        short.tell(t.id, round(float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 10), 0, 100))))
+    b = short.best()
+    assert short.status == "budget_exhausted" and b["checked_at"] == 120 and b["evaluations_left"] >= 144 - 130
+    exp = short.exploration_state().exp  # a statistic a hair under its threshold still waits for the check
+    exp._last = {**exp._last, "binding": 0.999 * exp._last["threshold"]}
+    assert exp.evaluations_left() == 144 - 130
 
 
 def test_a_random_design_study_keeps_its_fixed_design_threshold_with_three_assistants(tmp_path):

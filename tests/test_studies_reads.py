@@ -157,7 +157,7 @@ def test_best_says_where_the_study_stands():
     keys = {"status", "leader", "challenger", "statistic", "threshold", "stops_when", "delta_achieved",
             "evaluations_left", "evaluations_left_note", "evaluations", "budget", "noise_check", "certificate",
             "certificate_text", "answer", "labels", "first_check_pending", "checked_at", "oblivious_design",
-            "next_check_at"}
+            "next_check_at", "budget_checks"}
     assert set(b) == keys and b["status"] == "running" and b["evaluations"] == 0 and b["budget"] == 500
     assert "estimate" in b["evaluations_left_note"]
     rng = np.random.default_rng(0)

@@ -1160,7 +1160,7 @@ def test_before_any_evaluation_no_team_is_called_the_leader(tmp_path, browser):
         browser.get(f"{base}/study/lab")
         _wait(browser, lambda d: "No evaluation told yet" in _text(d, "#certificate"))
         leader = _text(browser, "#verdict .card.leader")
-        assert "Ana" not in leader and "after the first evaluations" in leader
+        assert "Ana" not in leader and "its stopping rule has not checked yet" in leader
 
 
 def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, browser):

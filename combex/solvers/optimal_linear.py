@@ -1101,7 +1101,9 @@ class LinearGLRExploration(Exploration):
         threshold grows like the mixture's ``d/2 log t`` (:func:`~combex.solvers._bisect.samples_left`).
         None before the first check and while the statistic is under 5% of its threshold (too
         early to extrapolate); 0 once the rule has identified the answer (a run ended otherwise,
-        e.g. by its budget, keeps the estimate of what a certified answer would still need)."""
+        e.g. by its budget, keeps the estimate of what a certified answer would still need). A
+        rule checking at set points (the fixed-design stop) needs at least the samples to its
+        next check."""
         last = getattr(self, "_last", None)
         if last is None or self.status == "identified":
             return None if last is None else 0.0
@@ -1110,7 +1112,11 @@ class LinearGLRExploration(Exploration):
         t = float(max(last.get("t") or self.samples, 1))
         left = samples_left(float(last["binding"]), float(last["threshold"]), t, slope=0.5 * float(self.X.shape[1]),
                             since=self._progress_trace.at_half(t))
-        return None if left is None else max(left - (float(self.samples) - t), 0.0)
+        if left is None:
+            return None
+        left = max(left - (float(self.samples) - t), 0.0)
+        nxt = self._next_checkpoint()  # a rule checking at set points cannot certify before its next check
+        return left if nxt is None else max(left, float(nxt - self.samples))
 
     stops_when = "statistic > threshold"
 

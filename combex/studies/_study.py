@@ -1116,9 +1116,10 @@ class Study:
             one: ``{"last", "next", "note"}``, the last check at or before the budget, the
             first after it, in evaluations, and a sentence; the evaluations between the last
             check and the budget cannot certify the answer; None otherwise);
-            ``first_check_pending`` (True while scores are told but the solver's stopping
-            rule has not checked yet: its initial sessions come first, and until then the
-            leader is only the solver's starting point, not a reading of the data).
+            ``first_check_pending`` (True while the solver's stopping rule has not checked
+            yet: its initial sessions come first; until then there is no leader: ``leader``
+            is ``{"arm": None, "names": None}`` and ``answer`` None, the solver's starting
+            point not being a reading of the data).
         """
         rec, prog = self._read_state()
         src = rec.result if rec.status != "running" and rec.result is not None else prog
@@ -1144,8 +1145,11 @@ class Study:
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
         }
-        out["first_check_pending"] = bool(rec.status == "running" and rec.n_told > 0 and out["statistic"] is None
+        out["first_check_pending"] = bool(rec.status == "running" and out["statistic"] is None
                                           and str(out["stops_when"] or "").startswith("statistic"))
+        if out["first_check_pending"]:  # the solver's starting point is not a reading of the data: no leader yet
+            out["leader"] = {"arm": None, "names": None}
+            out["answer"] = out["labels"] = None
         out["certificate_text"] = self._certificate_text(rec, out)
         return _js(out)
 
@@ -1182,7 +1186,9 @@ class Study:
         if b.get("budget_checks"):
             budget += " " + b["budget_checks"]["note"]
         if rec.n_told == 0 and rec.status == "running":
-            return f"No evaluation told yet: the study has a leader after the first scores.{budget}"
+            when = (f"its stopping rule's first check, after {_evaluations(b['next_check_at'])}"
+                    if isinstance(b.get("next_check_at"), int) else "the first scores")
+            return f"No evaluation told yet: the study has a leader after {when}.{budget}"
         if b.get("first_check_pending"):
             if isinstance(b.get("next_check_at"), int):
                 return (f"After {_evaluations(rec.n_told)} the {rec.solver} rule has not checked yet: its first check "
