@@ -553,7 +553,8 @@ def test_the_owner_changes_the_budget_or_stops_now(where, tmp_path):
     assert [e["text"] for e in study.events()] == [
         "The owner changed the budget from 10 to 30 evaluations after 0 evaluations.",
         "The owner changed the budget from 30 to 12 evaluations after 10 evaluations.",
-        "The owner stopped the study after 10 evaluations; answer (not certified): ann.",
+        "The owner stopped the study after 10 evaluations; answer (not certified): ann. The 2 tickets still out "
+        "(#11, #12) were cancelled.",
         "The owner continued the stopped study with a budget of 5000 evaluations after 10 evaluations (its "
         "answer then: ann).",
         f"The stopping rule held after {n} evaluations: the study identified ann."]
@@ -666,6 +667,25 @@ def test_assistants_holding_tickets_at_once_get_different_teams():
             score = float(np.clip(quality[list(t.arm)].sum() + rng.normal(0, 10), 0, 100))
             study.tell(t.id, round(score))
     assert rounds == 40 and clashes == 0
+
+
+def test_the_tickets_a_stop_cancels_are_in_its_history():
+    """A budget set to the sessions told stops the study now (the owner's tool; the web page
+    asks for Stop instead): the tickets still out are cancelled, and the history says whose."""
+    study = cs.create_study(name="s", problem=cs.problem_spec(4, labels=["ann", "bo", "cy", "di"]), solver="lucb",
+                            solver_params={"K": 1})
+    for who in ("Ravi", "Sol"):
+        study.add_assistant(who)
+    for _ in range(6):
+        t = study.ask()
+        study.tell(t, 1.0 if t.arm == 0 else 0.0)
+    a, b = study.ask(assistant="Ravi"), study.ask(assistant="Sol")
+    assert study.set_budget(6) == "budget_exhausted" and study.pending() == []
+    stop = study.summary()["history"][-1]
+    assert stop["event"] == "stopped" and stop["cancelled"] == [{"ticket": a.id, "asked_by": "Ravi"},
+                                                                {"ticket": b.id, "asked_by": "Sol"}]
+    assert study.events()[-1]["text"].endswith(
+        f"The 2 tickets still out (#{a.id} of Ravi, #{b.id} of Sol) were cancelled.")
 
 
 def test_a_budget_between_two_checks_of_a_study_checking_at_set_points_is_said(tmp_path):

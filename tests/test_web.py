@@ -822,6 +822,7 @@ def test_after_a_restart_the_sign_in_page_says_the_earlier_sign_in_ended(tmp_pat
         _sign_in(browser, base, ravi)
         assert browser.find_elements(By.ID, f"ticket-{tid}")
         browser.find_element(By.CSS_SELECTOR, "form[action='/signout'] button").click()
+        _wait(browser, lambda d: d.current_url.rstrip("/") == base)  # signed out: the list of studies
         browser.get(f"{base}/study/lab/assistant")
         assert browser.find_elements(By.ID, "token") and not browser.find_elements(By.ID, "signin-ended")
 
@@ -851,7 +852,8 @@ def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tm
         monkeypatch.setattr(cs.Study, "tell", mia_first)
         browser.find_element(By.ID, "confirm").click()
         _wait(browser, lambda d: "Nothing more was recorded" in _text(d, ".flash"))
-        assert _text(browser, ".flash") == f"Ticket #{tid} is recorded: 58 by Mia. Nothing more was recorded."
+        assert _text(browser, ".flash") == (f"Ticket #{tid} is recorded: 58 by Mia. Nothing more was recorded. Your 63 "
+                                            "was not recorded.")
         rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
         assert (rows[tid]["reward_sum"], rows[tid]["told_by"]) == (58, "Mia") and first
 
@@ -1012,7 +1014,9 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
                              ("12", "Got 12."),
                              ("12.5", "Budget not changed: the budget is a positive whole number of evaluations "
                                       "(digits only, such as 900). Got '12.5'."),
-                             ("-5", "Got '-5'.")]:
+                             ("-5", "Got '-5'."),
+                             ("99999999999999999999", "Budget not changed: 99,999,999,999,999,999,999 evaluations "
+                                                      "is more than a study can count")]:
             box = browser.find_element(By.ID, "budget")
             box.clear()
             box.send_keys(typed)
@@ -1280,7 +1284,7 @@ def test_the_owner_is_told_when_a_budget_falls_between_two_checks(tmp_path, brow
     section says it until the budget is set on a check."""
     By = _by()
     db = str(tmp_path / "lab.db")
-    lab_study(db, told=30, solver="random-design")
+    lab_study(db, told=125, solver="random-design")
     with served(db) as base:
         _sign_in(browser, base, OWNER)
         assert not browser.find_elements(By.ID, "budget-checks")  # no budget: nothing to say
@@ -1295,6 +1299,12 @@ def test_the_owner_is_told_when_a_budget_falls_between_two_checks(tmp_path, brow
             _wait(browser, lambda d, t=typed: f"The budget is now {t} evaluations" in _text(d, ".flash"))
             assert (note in _text(browser, ".flash")) == said
             assert [e.text for e in browser.find_elements(By.ID, "budget-checks")] == ([note] if said else [])
+            time.sleep(0.5)  # the pages' snapshot of the study is kept a quarter of a second here
+            browser.get(f"{base}/study/lab")  # the chart's caption says it too
+            _wait(browser, lambda d: "checks at set points" in _text(d, "#chart-caption"))
+            assert ("; the last before the budget of 700 comes after 620 (the evaluations after it cannot certify"
+                    in _text(browser, "#chart-caption")) == said
+            browser.get(f"{base}/study/lab/assistant")
 
 
 def test_before_and_at_the_first_check_the_chart_says_when_checks_begin(tmp_path, browser):

@@ -122,6 +122,7 @@ from ._upgrade import upgrade_storage
 from ._study import (
     DEFAULT_LEASE_SECONDS,
     MAX_ASK,
+    MAX_BUDGET,
     Study,
     Ticket,
     create_study,
@@ -145,7 +146,7 @@ __all__ = [
     "create_study", "load_study", "delete_study", "get_all_study_names", "get_storage", "problem_spec", "plan",
     "StudyPlan", "StudyForecast", "upgrade_storage",
     "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "CorrectionRow",
-    "AssistantRow", "SnapshotRow", "InMemoryStorage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time",
+    "AssistantRow", "SnapshotRow", "InMemoryStorage", "MAX_ASK", "MAX_BUDGET", "DEFAULT_LEASE_SECONDS", "iso_time",
     "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",
     "DuplicatedStudyError", "TicketError", "StudyFinishedError",
 ]

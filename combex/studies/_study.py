@@ -536,10 +536,13 @@ class Study:
         if rp.exp.done and tx.study.status == "running":
             result = self._result(tx, rp)
             status = rp.exp.status
-            tx.update_study(status=status, result=result, history=list(tx.study.history) + [
-                {"event": "stopped", "status": status, "at": result["stopped_at"], "evaluations": tx.study.n_told,
-                 "answer": result["answer"]}])
-            tx.set_state([t.id for t in tx.pending()], "cancelled")
+            out = tx.pending()  # tickets still out: cancelled (the study needs no more scores)
+            entry = {"event": "stopped", "status": status, "at": result["stopped_at"], "evaluations": tx.study.n_told,
+                     "answer": result["answer"]}
+            if out:
+                entry["cancelled"] = [{"ticket": t.id, "asked_by": t.asked_by} for t in out]
+            tx.update_study(status=status, result=result, history=list(tx.study.history) + [entry])
+            tx.set_state([t.id for t in out], "cancelled")
 
     def _finished_error(self, rec: StudyRecord) -> StudyFinishedError:
         ans = (rec.result or {}).get("answer")
@@ -1266,7 +1269,7 @@ class Study:
         for h in hist:
             if (prev.get("event") == "stopped_by_owner" and h.get("event") == "stopped"
                     and h.get("evaluations") == prev.get("evaluations")):  # the owner's stop and its answer: one line
-                h = {**prev, "answer": h.get("answer")}
+                h = {**prev, "answer": h.get("answer"), **({"cancelled": h["cancelled"]} if "cancelled" in h else {})}
                 out.pop()
             prev = h
             out.append({"at": h.get("at"), "event": h.get("event"), "evaluations": h.get("evaluations"),
@@ -1476,6 +1479,16 @@ def _check_budget(budget: Any, owner: str, low: int) -> int:
     return int(budget)
 
 
+def _cancelled_words(cancelled: list[dict[str, Any]]) -> str:
+    """" The 2 tickets still out (#29 of Ravi, #30 of Sol) were cancelled." (or "")."""
+    if not cancelled:
+        return ""
+    which = ", ".join(f"#{c.get('ticket')}" + (f" of {c['asked_by']}" if c.get("asked_by") else "") for c in cancelled)
+    if len(cancelled) == 1:
+        return f" The ticket still out ({which}) was cancelled."
+    return f" The {len(cancelled)} tickets still out ({which}) were cancelled."
+
+
 def _budget_checks(rec: StudyRecord, prog: dict[str, Any]) -> dict[str, Any] | None:
     """For a solver checking its rule at set points (``check_schedule`` in its progress) and
     a budget between two of them: the last check at or before the budget and the first after
@@ -1534,17 +1547,19 @@ def event_text(event: dict[str, Any], labels: Any = None) -> str:
         old = "none" if old is None else f"{old}"
         stop = "; the study stops at its budget now" if isinstance(n, int) and event.get("to") == n else ""
         return f"The owner changed the budget from {old} to {event.get('to')} evaluations{after}{stop}."
+    out = _cancelled_words(event.get("cancelled") or [])
     if kind == "stopped_by_owner":
         answer = ("" if event.get("answer") is None else
                   f"; answer (not certified): {_answer_words(labels, event['answer'])}")
-        return f"The owner stopped the study{after}{answer}."
+        return f"The owner stopped the study{after}{answer}.{out}"
     if kind == "stopped":
         answer = _answer_words(labels, event.get("answer"))
         if event.get("status") == "identified":
-            return f"The stopping rule held{after}: the study identified {answer}."
+            return f"The stopping rule held{after}: the study identified {answer}.{out}"
         if event.get("status") == "budget_exhausted":
-            return f"The study stopped at its budget{after}, before its rule held; answer (not certified): {answer}."
-        return f"The study stopped ({status}){after}; answer: {answer}."
+            return (f"The study stopped at its budget{after}, before its rule held; answer (not certified): "
+                    f"{answer}.{out}")
+        return f"The study stopped ({status}){after}; answer: {answer}.{out}"
     if kind in ("corrected_after_stop", "reopened") and "ticket" in event:
         before, value = event.get("before"), event.get("after")
         change = (f"ticket #{event['ticket']}'s score {'voided' if value is None else f'corrected to {value:g}'}"

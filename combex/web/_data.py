@@ -238,6 +238,7 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "checked_at": best.get("checked_at"), "next_check_at": best.get("next_check_at"),
         "oblivious_design": bool(best.get("oblivious_design")),
         "budget_checks_note": (best.get("budget_checks") or {}).get("note"),
+        "budget_last_check": (best.get("budget_checks") or {}).get("last"),
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..exceptions import CombexError
-from ..studies import StudyNotFoundError
+from ..studies import MAX_BUDGET, StudyNotFoundError
 from ._app import WebApp, accepts_assistant, fmt_score, parse_score
 from ._data import LOG_ROWS, handed_back_ticket, handed_back_tickets, team_names
 from ._security import new_token, same_origin, tokens_equal
@@ -514,7 +514,8 @@ class Views:
             now = await self._run(self._fresh, name)
             if await self._run(self._told_row, now, tid) is not None:
                 # told by another in the same moment (two assistants on one ticket): by whom, as for a form sent twice
-                self._flash(request, *(await self._gone(now, tid, who)))
+                kind, msg = await self._gone(now, tid, who)
+                self._flash(request, kind, f"{msg} Your {_g(x)} was not recorded.")
             else:
                 self._flash(request, "error", f"Not recorded: {res}")
         return self._redirect(study_path(name, "/assistant"))
@@ -534,8 +535,10 @@ class Views:
         again = ("it is handed out again" if (snap.get("summary") or {}).get("policy") == "batch" else
                  "its score is no longer expected, and the study's rule chooses the next teams afresh (this one "
                  "again only if the rule still needs it)")
+        whose = (f", {t['assistant']}'s" if who.owner and t.get("assistant") else "")
         self._flash(request, "ok" if ok else "error",
-                    f"Released ticket #{tid} ({', '.join(t['team'])}): {again}." if ok else f"Not released: {res}")
+                    f"Released ticket #{tid} ({', '.join(t['team'])}{whose}): {again}." if ok
+                    else f"Not released: {res}")
         return self._redirect(study_path(name, "/assistant"))
 
     async def stop(self, request: Any) -> Any:
@@ -573,6 +576,10 @@ class Views:
         if fn is None:
             raise Refused(501, "Not available: this version of combex.studies has no Study.set_budget().")
         told = (await self._run(self.web.snapshot, name)).get("summary", {}).get("evaluations")
+        if int(text) > MAX_BUDGET:
+            self._flash(request, "error", f"Budget not changed: {int(text):,} evaluations is more than a study can "
+                                          f"count (at most {MAX_BUDGET:,}). Got {text}.")
+            return self._redirect(back)
         if isinstance(told, int) and int(text) <= told:
             running = (await self._run(self.web.snapshot, name)).get("summary", {}).get("status") == "running"
             how = " (to end the study now, use Stop the study now)" if running else ""

@@ -141,7 +141,9 @@
       (b.available && b.oblivious_design
         ? "this solver checks at set points" + (typeof b.checked_at === "number" ? ", the last after " +
           b.checked_at + " evaluations" : "") + (typeof b.next_check_at === "number" && !stopped
-          ? ", the next after " + b.next_check_at : "")
+          ? ", the next after " + b.next_check_at : "") + (typeof b.budget_last_check === "number" && !stopped
+          ? "; the last before the budget of " + b.budget + " comes after " + b.budget_last_check +
+            " (the evaluations after it cannot certify: see the Certificate)" : "")
         : "a check after each told evaluation, or after each completed batch") +
       ") and the stopping threshold (dashed red)" +
       (op ? "; the study stops when " + op + "." : ".") +
