@@ -344,6 +344,22 @@ def test_plan_reports_sessions_bound_and_budget_errors():
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_ylabel() == "sessions to the stop"
 
 
+def test_the_plan_of_random_design_lists_its_checks():
+    """random-design checks at set points (10 n, then 20% more each): the plan's summary
+    lists them up to past the budgets and its 90% sessions, for choosing a budget on one;
+    a plan without random-design does not."""
+    import combex.studies as cs
+
+    kw = dict(workers=["a", "b", "c", "d", "e", "f"], team_size=2, gap=10.0, noise_sd=5.0, delta=0.1, epsilon=5.0,
+              deltas=(0.1,), epsilons=(5.0,), budgets=(100,), runs=2, rng=0)
+    text = cs.plan(solvers=["random-design"], **kw).table()
+    line = next(x for x in text.splitlines() if x.startswith("  random-design checks its rule after "))
+    assert line.startswith("  random-design checks its rule after 60, 72, 87, 104, 125, ")
+    assert line.endswith("... sessions: give it a budget on one of these (the sessions after the last check before "
+                         "a budget cannot certify).")
+    assert "checks its rule" not in cs.plan(solvers=["top-two"], **kw).table()
+
+
 def test_plan_bad_input_is_a_clear_error():
     import combex.studies as cs
     from combex.exceptions import InvalidParameterError

@@ -91,6 +91,11 @@ __all__ = ["LinGame", "LinearTopTwo", "LinearFWSampling", "RandomDesign", "Oracl
 
 
 # ====================================================================== helpers
+#: The fixed-design stop's first checkpoint, ``c_1 = FIXED_DESIGN_FIRST n`` samples for ``n``
+#: base arms (workers).
+FIXED_DESIGN_FIRST = 10
+
+
 def fixed_design_checkpoint(first: float, m: int) -> float:
     """The fixed-design stop's ``m``-th checkpoint ``c_m = c_1 (1 + eta)^(m - 1)``
     (``c_1 = 10 n``; ``eta`` = :data:`FIXED_DESIGN_SPACING`)."""
@@ -924,7 +929,7 @@ class LinearGLRExploration(Exploration):
 
     def _checkpoint_at(self, m: int) -> float:
         """``c_m = 10 n (1 + eta)^(m - 1)``, the fixed-design stop's m-th checkpoint."""
-        return fixed_design_checkpoint(10.0 * self.dc.n, m)
+        return fixed_design_checkpoint(float(FIXED_DESIGN_FIRST * self.dc.n), m)
 
     def _fixed_design_beta(self, m: int, size: int, n: int, k: int) -> float:
         """``beta(m, s)`` with ``exp(-beta) <= p = delta 6 / (pi^2 s^2) / (m (m + 1)) / N_s``,

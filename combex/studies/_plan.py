@@ -143,6 +143,14 @@ class StudyPlan:
                 line += "; " + ", ".join(f"with a budget of {c['budget']:,}, {round(c['certified'] * c['runs'])} of "
                                          f"{c['runs']}" for c in cs) + " studies certified their answer"
             out.append(line + ".")
+        if "random-design" in [r["solver"] for r in rows] and self.setting.get("team_size"):
+            from ..solvers.optimal_linear import FIXED_DESIGN_FIRST, fixed_design_checks  # loaded on use
+
+            top = max(max(self.budgets, default=0), max(r["p90"] for r in rows if r["solver"] == "random-design"))
+            checks = fixed_design_checks(float(FIXED_DESIGN_FIRST * self.setting["n_workers"]), int(top * 1.25) + 1)
+            out.append(f"  random-design checks its rule after {', '.join(f'{c:,}' for c in checks)}, ... sessions: "
+                       "give it a budget on one of these (the sessions after the last check before a budget cannot "
+                       "certify).")
         return out
 
     def table(self) -> str:
