@@ -14,8 +14,10 @@ from combex.estimation._glr import GLRThreshold, class_glr_lower_bound, kk_C_gau
 from combex.exceptions import CombexError, InvalidParameterError
 from combex.identification import bai_optimal_weights, bandit_characteristic_time, class_members
 from combex.identification._bandit import _cvx_time
-from combex.oracles import DecisionClass, ExplicitFamily, PartitionMatroid, TopK
+from combex.oracles import ExplicitFamily, PartitionMatroid, TopK
 from combex.solvers import CombGame, FWSampling, TopTwo, TrackAndStop, get_solver
+
+from _decision_classes import OnePerPair as _OnePerPair, OracleOnly as _OracleOnly  # noqa: E402 (tests/)
 
 ALL = [TrackAndStop, TopTwo, FWSampling, CombGame]
 
@@ -161,19 +163,6 @@ def test_best_k_and_decision_classes(cls):
     assert r3.info["structure"] == "class" and r3.info["threshold"] == "valid:sets-mixture"
 
 
-class _OnePerPair(DecisionClass):
-    """One arm of each consecutive pair: a plug-in class with only an oracle."""
-
-    def __init__(self, n_pairs):
-        self.n = 2 * n_pairs
-
-    def argmax(self, weights):
-        w = np.asarray(weights, dtype=float).reshape(-1, 2)
-        mask = np.zeros(w.shape, dtype=bool)
-        mask[np.arange(len(w)), w.argmax(axis=1)] = True
-        return mask.ravel()
-
-
 def test_a_class_that_lists_its_members_stops_on_the_exact_glr():
     """With the members listed (class_members), the statistic is the exact minimum over
     them of the GLR at the effective counts, against a threshold per alternative that pays
@@ -244,11 +233,6 @@ def test_alternative_costs_are_the_query_in_one_form():
     assert len(F) == 7 and {d.tobytes(): f for f, d in zip(F, D)} == pytest.approx(brute)
 
 
-class _OracleOnly(_OnePerPair):
-    """The same class, unwilling to list its members (as a class too large to list)."""
-
-    def enumerate(self):
-        raise NotImplementedError
 
 
 @pytest.mark.slow

@@ -11,25 +11,10 @@ import numpy as np
 import pytest
 
 from combex.environments import BernoulliArms, GaussianArms
-from combex.oracles import DecisionClass
 from combex.solvers import (CertificateStop, GLRStoppingRule, MemberStop, PairStop, PairStopUnknownVariance,
                             TopTwo, glr_stopping_rule)
 
-
-class _OneOfEachPair(DecisionClass):
-    """One arm of each consecutive pair, known only by its oracle (as a class too large to list)."""
-
-    def __init__(self, n_pairs):
-        self.n = 2 * n_pairs
-
-    def argmax(self, weights):
-        w = np.asarray(weights, dtype=float).reshape(-1, 2)
-        mask = np.zeros(w.shape, dtype=bool)
-        mask[np.arange(len(w)), w.argmax(axis=1)] = True
-        return mask.ravel()
-
-    def enumerate(self):
-        raise NotImplementedError
+from _decision_classes import OracleOnly  # noqa: E402 (tests/)
 
 
 MU = [1.0, 0.55, 0.5, 0.9, 0.3, 0.85]
@@ -49,7 +34,7 @@ CASES = {  # name: (solver settings, environment, the rule's class, the threshol
     "members, unknown variance": ({"K": 2, "epsilon": 0.05, "divergence": "unknown-variance"},
                                   lambda: GaussianArms(MU, sigma=0.5, rng=3), MemberStop,
                                   "valid:all-arms-mixture-unknown-variance"),
-    "certificate": ({"decision_class": _OneOfEachPair(3)}, lambda: GaussianArms(MU, sigma=0.5, rng=3),
+    "certificate": ({"decision_class": OracleOnly(3)}, lambda: GaussianArms(MU, sigma=0.5, rng=3),
                     CertificateStop, "valid:sets-product-mixture"),
 }
 

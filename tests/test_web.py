@@ -432,6 +432,20 @@ def _holding_a_ticket(tmp_path, browser, told=4, assistant="Ravi"):
         yield study, base, tid, team
 
 
+@contextmanager
+def _mias_ticket_seen_by_ravi(tmp_path, browser):
+    """The lab study with four sessions told, Mia holding a ticket and Ravi signed in:
+    ``(study, base, ticket, team, mia_token, ravi_token)``."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    mia, ravi = study.add_assistant("Mia"), study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, mia)
+        tid, team = _ask(browser)
+        _sign_in(browser, base, ravi)
+        yield study, base, tid, team, mia, ravi
+
+
 def _correct(d, box, score, reason, by="Ravi"):
     """Fill a correction form inside ``box`` (its details opened by the caller), review it
     and record it: the flash of the correction."""
@@ -764,13 +778,7 @@ def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_pa
     score counts as told by him (asked by Mia). He cannot release her ticket; Mia's late
     entry is told who recorded it."""
     By = _by()
-    db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    mia, ravi = study.add_assistant("Mia"), study.add_assistant("Ravi")
-    with served(db) as base:
-        _sign_in(browser, base, mia)
-        tid, team = _ask(browser)
-        _sign_in(browser, base, ravi)
+    with _mias_ticket_seen_by_ravi(tmp_path, browser) as (study, base, tid, team, mia, ravi):
         assert not browser.find_elements(By.CSS_SELECTOR, "#others-tickets[open]")
         assert _text(browser, "#others-tickets summary") == "Tickets out with other assistants (1)"
         browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
@@ -833,12 +841,7 @@ def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tm
     not the storage's refusal."""
     By = _by()
     db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    mia, ravi = study.add_assistant("Mia"), study.add_assistant("Ravi")
-    with served(db) as base:
-        _sign_in(browser, base, mia)
-        tid, _ = _ask(browser)
-        _sign_in(browser, base, ravi)
+    with _mias_ticket_seen_by_ravi(tmp_path, browser) as (study, base, tid, _, _mia, _ravi):
         browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
         _review(browser, tid, "63")
         told = cs.Study.tell
