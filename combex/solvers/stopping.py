@@ -28,6 +28,7 @@ the record of the check (``_stat``, ``_beta_t``, ``_closest``), and
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,7 +44,7 @@ __all__ = ["GLRStoppingRule", "PairStop", "PairStopUnknownVariance", "MemberStop
 _UV = "unknown-variance"
 
 
-class GLRStoppingRule:
+class GLRStoppingRule(ABC):
     """Stop when the GLR of the answer against its closest alternative reaches that
     alternative's threshold.
 
@@ -59,17 +60,17 @@ class GLRStoppingRule:
         self.threshold = threshold
         self.n_alternatives = int(n_alternatives)
 
+    @abstractmethod
     def check(self, exp: Any, ans: Any, t: int) -> tuple[float, bool] | None:
         """The check after ``t`` samples with answer ``ans``: records the binding
         alternative's statistic, threshold and identity on ``exp`` (``_stat``, ``_beta_t``,
         ``_closest``) and returns ``(threshold, stop)``; None when a cheap necessary
         condition already fails (the record then holds what it found)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def margin(self, exp: Any, ans: Any, t: int) -> float:
         """``statistic - threshold`` of the binding alternative (>= 0: the rule holds), with
         no side effect on ``exp``."""
-        raise NotImplementedError
 
     def level(self, exp: Any, ans: Any) -> float | None:
         """The smallest level at which the rule holds, in closed form where the rule has one
@@ -262,10 +263,12 @@ class CertificateStop(_ClassStop):
     def _beta(self, exp: Any, t: int) -> float:
         return self.threshold.constant if self.product else self.threshold(t, exp.T)
 
-    def _certificate(self, exp: Any, ans: Any, beta: float) -> dict[str, Any]:
-        counts, ucb = self.counts(exp)
+    def _certificate(self, exp: Any, ans: Any, beta: float, parts: Any = None) -> dict[str, Any]:
+        """The certificate at ``beta``; ``parts`` = ``(counts, ucb, terms)`` when the caller
+        tests several ``beta`` on the same data."""
+        counts, ucb, terms = parts if parts is not None else (*self.counts(exp), self.member_terms(exp))
         return class_glr_lower_bound(exp.dc, ans, exp.mu, counts, epsilon=exp.eps, sigma=exp.sigma, beta=beta,
-                                     variances=ucb, arm_terms=self.member_terms(exp))
+                                     variances=ucb, arm_terms=terms)
 
     def check(self, exp: Any, ans: Any, t: int) -> tuple[float, bool] | None:
         beta = self._beta(exp, t)
@@ -310,11 +313,12 @@ class CertificateStop(_ClassStop):
         if self._cert is not None and self._cert[0] == exp.samples:
             return self._cert[1]
         ans = exp._answer
+        parts = (*self.counts(exp), self.member_terms(exp))  # the same data at every b
 
         def holds(b: float) -> bool:
-            return bool(self._certificate(exp, ans, b)["stop"])
+            return bool(self._certificate(exp, ans, b, parts)["stop"])
 
-        hi = float(self._certificate(exp, ans, 0.0)["slack"])
+        hi = float(self._certificate(exp, ans, 0.0, parts)["slack"])
         lo = 0.0
         bt = float(exp._beta_t)
         if math.isfinite(bt) and 0.0 < bt < hi:  # the rule's own side of its threshold, exactly
