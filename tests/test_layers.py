@@ -1,7 +1,7 @@
 """The package layers stay ordered: a module never imports a higher layer.
 
 Order (low to high; the shared decision of the project):
-exceptions, _validation, _state, _blas < oracles, estimation, allocations < identification <
+exceptions, _validation, _state, _blas, _jit < oracles, estimation, allocations < identification <
 environments, datasets < mips < solvers < studies < experiments < cli, dashboard, web, testing, __main__.
 
 Every ``import`` / ``from ... import`` in ``combex/`` is read with :mod:`ast`, at module
@@ -18,7 +18,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "combex"
 
 LAYERS = [
-    {"exceptions", "_validation", "_state", "_blas"},
+    {"exceptions", "_validation", "_state", "_blas", "_jit"},
     {"oracles", "estimation", "allocations"},
     {"identification"},
     {"environments", "datasets"},

@@ -39,6 +39,7 @@ from .._validation import check_choice
 from ..estimation._glr import kl_bernoulli
 from ..exceptions import InvalidParameterError
 from ..oracles import DecisionClass, TopK
+from ._pairs_kernel import pairs_barrier_kernel
 
 __all__ = ["BanditLowerBound", "bai_optimal_weights", "bandit_characteristic_time", "bandit_lower_bound_info",
            "pair_maxmin_weights"]
@@ -563,7 +564,16 @@ def _pairs_barrier(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR: Any,
     :func:`pair_maxmin_weights`): ``f(v) - mu sum_e log(c_e - v_i - v_j)``, mu divided by 10
     per round until the barrier's duality gap ``mu |E|`` is below ``tol f``; it starts at
     ``mu`` = the objective over ``|E|``, or ``min(0.01, tol)`` times that from a warm start
-    (a warm solve with ``tol >= 1e-3`` is a single centring round)."""
+    (a warm solve with ``tol >= 1e-3`` is a single centring round). With numba, the same
+    method in one compiled loop (:mod:`._pairs_kernel`; the same steps, sums in index
+    order)."""
+    kernel = pairs_barrier_kernel()
+    if kernel is not None:
+        kL = np.array(vL, dtype=np.float64)
+        kR = np.array(vR, dtype=np.float64)
+        if kernel(np.asarray(li, dtype=np.intp), np.asarray(ri, dtype=np.intp), np.asarray(c, dtype=np.float64),
+                  int(nL), int(nR), kL, kR, float(tol), bool(warm)):
+            return kL, kR
 
     def phi(vL: Any, vR: Any, mu: float) -> float:
         s = c - vL[li] - vR[ri]
