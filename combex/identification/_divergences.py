@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._jit import compiled
 from .._validation import check_choice, check_float
 from ..exceptions import InvalidParameterError
 from ..estimation._glr import kl_bernoulli, pair_glr
@@ -146,21 +147,10 @@ def _gaussian_pairs(mu: Any, w: Any, I: Any, J: Any, epsilon: float, s2: float, 
         z[k] = gap * gap / (s2 * (1.0 / ni + 1.0 / nj)) if gap > 0 else 0.0
 
 
-_PAIR_KERNEL: Any = None
-
-
 def _gaussian_pair_kernel() -> Any:
     """The numba-compiled :func:`_gaussian_pairs` (compiled once a process or loaded from
     numba's cache; fastmath off, IEEE division by zero as numpy's), or None without numba."""
-    global _PAIR_KERNEL
-    if _PAIR_KERNEL is None:
-        try:
-            import numba  # optional (the mips extra)
-        except ImportError:
-            _PAIR_KERNEL = False
-        else:
-            _PAIR_KERNEL = numba.njit(cache=True, nogil=True, error_model="numpy")(_gaussian_pairs)
-    return _PAIR_KERNEL or None
+    return compiled(_gaussian_pairs, error_model="numpy")
 
 
 class BernoulliDivergence(Divergence):

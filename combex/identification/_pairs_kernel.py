@@ -23,7 +23,7 @@ from .._jit import compiled
 __all__ = ["pairs_barrier_kernel"]
 
 
-def _phi_loop(vL: Any, vR: Any, li: Any, ri: Any, c: Any, mu: float) -> float:
+def _phi(vL: Any, vR: Any, li: Any, ri: Any, c: Any, mu: float) -> float:
     """The barrier objective ``sum 1/v - mu sum_e log(c_e - v_i - v_j)``; inf outside."""
     acc = 0.0
     for e in range(c.shape[0]):
@@ -43,7 +43,7 @@ def _phi_loop(vL: Any, vR: Any, li: Any, ri: Any, c: Any, mu: float) -> float:
     return f - mu * acc
 
 
-def _objective_loop(vL: Any, vR: Any) -> float:
+def _objective(vL: Any, vR: Any) -> float:
     f = 0.0
     for a in range(vL.shape[0]):
         f += 1.0 / vL[a]
@@ -52,7 +52,7 @@ def _objective_loop(vL: Any, vR: Any) -> float:
     return f
 
 
-def _max_step_loop(x: Any, dx: Any) -> float:
+def _max_step(x: Any, dx: Any) -> float:
     out = math.inf
     for a in range(x.shape[0]):
         if dx[a] < 0.0:
@@ -178,16 +178,6 @@ def _pairs_barrier_loop(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR:
     return True
 
 
-#: The helpers the loop calls: the plain functions, the compiled ones once numba compiles the
-#: loop (numba resolves a kernel's globals when it first compiles it).
-_phi, _objective, _max_step = _phi_loop, _objective_loop, _max_step_loop
-
-
 def pairs_barrier_kernel() -> Any:
     """The compiled :func:`_pairs_barrier_loop`, or None without numba."""
-    global _phi, _objective, _max_step
-    helpers = [compiled(fn) for fn in (_phi_loop, _objective_loop, _max_step_loop)]
-    if helpers[0] is None:
-        return None
-    _phi, _objective, _max_step = helpers
-    return compiled(_pairs_barrier_loop)
+    return compiled(_pairs_barrier_loop, helpers=(_phi, _objective, _max_step))

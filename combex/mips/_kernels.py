@@ -31,12 +31,13 @@ numba is optional (the ``mips`` extra); without it the numpy versions run.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-import importlib.util
+from .._jit import compiled
 
 __all__ = ["HAVE_NUMBA", "rows_runs", "rows_gather", "cols_gather"]
 
@@ -89,13 +90,11 @@ def _compiled(name: str) -> Any:
     """The numba-compiled version of the kernel ``name`` (compiled once per process)."""
     fn = _COMPILED.get(name)
     if fn is None:
-        import numba  # numba is optional (the mips extra)
-
         global _prefetch
         if _prefetch is None:
             _prefetch = _make_prefetch()
 
-        fn = numba.njit(fastmath=True, nogil=True, cache=True, boundscheck=False)(globals()[name])
+        fn = compiled(globals()[name], fastmath=True, boundscheck=False)
         _COMPILED[name] = fn
     return fn
 
@@ -177,12 +176,10 @@ def remove_lowest(means: NDArray[np.float64], active: NDArray[np.intp], n_remove
         return None
     fn = _COMPILED.get("_nb_remove_lowest")
     if fn is None:
-        import numba  # numba is optional (the mips extra)
-
         global _JIT_KTH
         # No fastmath: the comparisons must be exact.
-        _JIT_KTH = numba.njit(nogil=True, cache=True)(_nb_kth_smallest)
-        fn = numba.njit(nogil=True, cache=True)(_nb_remove_lowest)
+        _JIT_KTH = compiled(_nb_kth_smallest)
+        fn = compiled(_nb_remove_lowest)
         _COMPILED["_nb_remove_lowest"] = fn
     out, ok = fn(means, active, n_remove)
     return out if ok else None
@@ -675,13 +672,11 @@ def _make_schedule_loop() -> Any:
     in one compiled call instead of about twenty numpy calls and two kernel dispatches per
     round."""
     global _JIT_ROWS_RUNS, _JIT_REMOVE_LOWEST, _JIT_BLOCK_RUNS
-    import numba  # numba is optional (the mips extra)
-
     _JIT_ROWS_RUNS = _compiled("_nb_rows_runs")
-    _JIT_BLOCK_RUNS = numba.njit(nogil=True, cache=True)(_nb_block_runs)
+    _JIT_BLOCK_RUNS = compiled(_nb_block_runs)
     remove_lowest(np.zeros(32), np.arange(32, dtype=np.intp), 1)  # compile the step
     _JIT_REMOVE_LOWEST = _COMPILED["_nb_remove_lowest"]
-    return numba.njit(nogil=True, cache=True)(_nb_schedule_loop)
+    return compiled(_nb_schedule_loop)
 
 
 def permuted_schedule(
@@ -848,14 +843,12 @@ def index_query_kernel() -> Any:
     fn = _COMPILED.get("_index_query")
     if fn is None:
         global _JIT_SCHEDULE_LOOP
-        import numba  # numba is optional (the mips extra)
-
         loop = _COMPILED.get("_schedule_loop")
         if loop is None:  # (compiles the read loop and the elimination step too)
             loop = _COMPILED["_schedule_loop"] = _make_schedule_loop()
         _JIT_SCHEDULE_LOOP = loop
         # No fastmath: the ranking and the estimates must equal numpy's bit for bit.
-        fn = _COMPILED["_index_query"] = numba.njit(nogil=True, cache=True)(_nb_index_query)
+        fn = _COMPILED["_index_query"] = compiled(_nb_index_query)
     return fn
 
 

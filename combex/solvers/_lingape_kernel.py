@@ -26,6 +26,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._jit import compiled
+
 __all__ = [
     "HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "MAX_ARMS", "lingape_round", "lingape_switch", "compiled_round",
     "compiled_switch",
@@ -179,55 +181,19 @@ def lingape_block(
     return m, -1
 
 
-_REGISTERED = False
-
-
-def _jitable() -> None:
-    """Make :func:`round_into` callable from compiled code (once; unchanged for Python)."""
-    global _REGISTERED
-    if not _REGISTERED:
-        from numba.extending import register_jitable  # numba is optional (the mips extra)
-
-        register_jitable(round_into)
-        _REGISTERED = True
-
-
-_COMPILED: Callable[..., Any] | None = None
-_COMPILED_SWITCH: Callable[..., Any] | None = None
-_COMPILED_BLOCK: Callable[..., Any] | None = None
-
-
 def compiled_round() -> Callable[..., Any] | None:
     """The numba-compiled :func:`lingape_round` (compiled once per process), or None
     without numba."""
-    global _COMPILED
-    if _COMPILED is None and HAVE_NUMBA:
-        import numba  # numba is optional (the mips extra)
-
-        # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
-        _jitable()
-        _COMPILED = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_round)
-    return _COMPILED
+    return compiled(lingape_round, helpers=(round_into,), boundscheck=False)
 
 
 def compiled_switch() -> Callable[..., Any] | None:
     """The numba-compiled :func:`lingape_switch` (compiled once per process), or None
     without numba."""
-    global _COMPILED_SWITCH
-    if _COMPILED_SWITCH is None and HAVE_NUMBA:
-        import numba  # numba is optional (the mips extra)
-
-        _COMPILED_SWITCH = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_switch)
-    return _COMPILED_SWITCH
+    return compiled(lingape_switch, boundscheck=False)
 
 
 def compiled_block() -> Callable[..., Any] | None:
     """The numba-compiled :func:`lingape_block` (its rounds are :func:`lingape_round`,
     compiled inline), or None without numba."""
-    global _COMPILED_BLOCK
-    if _COMPILED_BLOCK is None and HAVE_NUMBA:
-        import numba  # numba is optional (the mips extra)
-
-        _jitable()
-        _COMPILED_BLOCK = numba.njit(cache=True, nogil=True, boundscheck=False)(lingape_block)
-    return _COMPILED_BLOCK
+    return compiled(lingape_block, helpers=(round_into,), boundscheck=False)

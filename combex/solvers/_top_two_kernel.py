@@ -50,6 +50,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._jit import compiled
 from .._state import generator_state, restore_generator
 from ..environments import Environment, GaussianArms
 from ..estimation._glr import GLRThreshold
@@ -376,7 +377,7 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
 
 
 _HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build)
-_COMPILED: Callable[..., Any] | None = None
+_COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
 
 
@@ -384,14 +385,8 @@ def compiled_steps() -> Callable[..., Any] | None:
     """The numba-compiled :func:`top_two_steps` (compiled once per process, or loaded from
     numba's cache), or None without numba."""
     global _COMPILED
-    if _COMPILED is None and HAVE_NUMBA:
-        import numba  # optional (the mips extra)
-        from numba.extending import register_jitable
-
-        # fastmath off: no reassociation, no fused multiply-add (bit-identical to numpy).
-        for f in _HELPERS:
-            register_jitable(f)
-        _COMPILED = numba.njit(cache=True, nogil=True, boundscheck=False)(top_two_steps)
+    if _COMPILED is None:
+        _COMPILED = compiled(top_two_steps, helpers=_HELPERS, boundscheck=False)
     return _COMPILED
 
 
@@ -399,9 +394,7 @@ def compiled_select() -> Callable[..., Any] | None:
     """The numba-compiled :func:`top_two_select`, or None without numba."""
     global _SELECT
     if _SELECT is None and compiled_steps() is not None:
-        import numba  # optional (the mips extra)
-
-        _SELECT = numba.njit(cache=True, nogil=True, boundscheck=False)(top_two_select)
+        _SELECT = compiled(top_two_select, helpers=_HELPERS, boundscheck=False)
     return _SELECT
 
 
