@@ -412,7 +412,7 @@ def timing_top_two(runs: int) -> list[dict[str, Any]]:
     0.01, runs capped at 100,000 samples (the floor at the run's own sample count)."""
     import math
 
-    from combex.solvers import _top_two_kernel as kern
+    from combex.solvers import _glr_kernel as kern
 
     floor = _floor_kernel()
     delta, budget = 0.01, 100_000

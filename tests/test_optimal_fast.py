@@ -324,18 +324,22 @@ _KERNEL_CASES = {
 }
 
 
-@pytest.mark.skipif(not __import__("combex.solvers._top_two_kernel", fromlist=["x"]).HAVE_NUMBA,
+@pytest.mark.skipif(not __import__("combex.solvers._glr_kernel", fromlist=["x"]).HAVE_NUMBA,
                     reason="numba not installed")
 @pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("case", list(_KERNEL_CASES))
-def test_compiled_top_two_is_bit_identical_to_ask_tell(case, seed, monkeypatch):
-    """``run`` through the compiled loop (from the first check) gives ask / tell's samples,
-    answer, pulls, certificate and final states of both generators, and the Python fast
-    path's info; the same with the loop switched off."""
-    from combex.solvers import _top_two_kernel as kern
+@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop])
+def test_compiled_loop_is_bit_identical_to_ask_tell(cls, case, seed, monkeypatch):
+    """``run`` through the compiled loop (from the first check; Track-and-Stop's w* solved in
+    Python whenever due) gives ask / tell's samples, answer, pulls, certificate and final
+    states of both generators, and the Python fast path's info; the same with the loop
+    switched off."""
+    from combex.solvers import _glr_kernel as kern
 
     make_env, kw, budget = _KERNEL_CASES[case]
+    if cls is TrackAndStop:
+        kw = {k: v for k, v in kw.items() if k != "beta"}
     monkeypatch.setattr(kern, "COMPILE_AFTER", 0)
     calls = []
     fn = kern.compiled_steps()
@@ -344,7 +348,7 @@ def test_compiled_top_two_is_bit_identical_to_ask_tell(case, seed, monkeypatch):
     for mode in ("kernel", "python", "ask-tell"):
         monkeypatch.setattr(kern, "ENABLED", mode == "kernel")
         env, g = make_env(), np.random.default_rng(seed)
-        solver = TopTwo(delta=0.1, **kw)
+        solver = cls(delta=0.1, **kw)
         res = solver.run(env, rng=g, budget=budget) if mode != "ask-tell" else Solver.run(solver, env, rng=g, budget=budget)
         runs[mode] = (res, _rng_state(env.rng), _rng_state(g))
     assert calls  # the compiled loop ran
@@ -356,18 +360,22 @@ def test_compiled_top_two_is_bit_identical_to_ask_tell(case, seed, monkeypatch):
         assert np.array_equal(a.pulls, b.pulls) and a.certificate == b.certificate
         assert (ea, ga) == (eb, gb)
     b = runs["python"][0]
-    assert {k: v for k, v in a.info.items() if "wall" not in k} == {k: v for k, v in b.info.items() if "wall" not in k}
+    info_a, info_b = ({k: v for k, v in r.info.items() if "wall" not in k} for r in (a, b))
+    assert info_a.keys() == info_b.keys()
+    for k, v in info_a.items():  # (Track-and-Stop's info holds its allocation, an array)
+        assert np.array_equal(v, info_b[k]) if isinstance(v, np.ndarray) else v == info_b[k], k
     if budget is not None and a.status == "budget_exhausted":
         assert a.samples == budget
 
 
-@pytest.mark.skipif(not __import__("combex.solvers._top_two_kernel", fromlist=["x"]).HAVE_NUMBA,
+@pytest.mark.skipif(not __import__("combex.solvers._glr_kernel", fromlist=["x"]).HAVE_NUMBA,
                     reason="numba not installed")
 @pytest.mark.parametrize("case", ["bai", "topk"])
-def test_compiled_top_two_saved_state_matches(case, monkeypatch, tmp_path):
+@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop])
+def test_compiled_loop_saved_state_matches(cls, case, monkeypatch, tmp_path):
     """Stopped by a budget in the middle of the compiled loop, the exploration's saved state
     (and the environment's generator) is the Python path's."""
-    from combex.solvers import _top_two_kernel as kern
+    from combex.solvers import _glr_kernel as kern
 
     make_env, kw, _ = _KERNEL_CASES[case]
     monkeypatch.setattr(kern, "COMPILE_AFTER", 0)
@@ -375,7 +383,7 @@ def test_compiled_top_two_saved_state_matches(case, monkeypatch, tmp_path):
     for enabled in (True, False):
         monkeypatch.setattr(kern, "ENABLED", enabled)
         env = make_env()
-        exp = TopTwo(delta=0.01, **kw).start(env, rng=3)
+        exp = cls(delta=0.01, **kw).start(env, rng=3)
         exp._simulate(env, 157)
         st = exp.state_dict()
         st.pop("wall_seconds", None)
@@ -416,7 +424,7 @@ def _study_like_run(make_env, kw, seed, budget):
             repr(st), _rng_state(env.rng))
 
 
-@pytest.mark.skipif(not __import__("combex.solvers._top_two_kernel", fromlist=["x"]).HAVE_NUMBA,
+@pytest.mark.skipif(not __import__("combex.solvers._glr_kernel", fromlist=["x"]).HAVE_NUMBA,
                     reason="numba not installed")
 @pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
 @pytest.mark.parametrize("case", list(_KERNEL_CASES))
@@ -424,7 +432,7 @@ def test_compiled_one_sample_ask_tell_is_bit_identical(case, monkeypatch):
     """One sample per ask through the compiled select / tell entries gives the Python
     rule's samples, reads, saved states and answer, through resumes, a told arm other
     than the asked one and a two-arm batch."""
-    from combex.solvers import _top_two_kernel as kern
+    from combex.solvers import _glr_kernel as kern
 
     make_env, kw, budget = _KERNEL_CASES[case]
     monkeypatch.setattr(kern, "COMPILE_AFTER", 0)

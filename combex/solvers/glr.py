@@ -72,7 +72,7 @@ Per-sample work: one-arm statistics update in scalars, the check's pair costs re
 Top-Two, Track-and-Stop's allocation recomputed only when the answer changes or ``t`` grew
 by 5% (best arm) / 3% (Best-K, matroid bases) / 10% (other classes). Top-Two on best arm
 and Best-K with known Gaussian noise runs a compiled loop (numba, the ``mips`` extra:
-:mod:`combex.solvers._top_two_kernel`): it draws the rewards itself from the environment's
+:mod:`combex.solvers._glr_kernel`): it draws the rewards itself from the environment's
 generator exactly as :meth:`GaussianArms.pull_many <combex.environments.GaussianArms.pull_many>`
 would (used only when the environment's pull is that method), so the trajectory, the result
 and both generators' final states stay those of ask / tell (tested bit-identical); about

@@ -45,7 +45,7 @@ from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance
 from ..exceptions import InvalidParameterError
 from ..identification import bandit_characteristic_time, true_noise_scale
 from ..identification._bandit import _maxmin_weights, bai_optimal_weights, pair_maxmin_weights
-from . import _top_two_kernel
+from . import _glr_kernel
 from ._base import Exploration
 from ._registry import register_solver
 from .glr import LINEAR_DISPATCH, GLRExploration, GLRSolver, _simplex_floor
@@ -173,6 +173,12 @@ class _TrackAndStopExploration(GLRExploration):
 
     def prepare_batch(self) -> None:
         self._solve()
+
+    def _advance(self, env: Any, budget: int | None) -> bool:
+        """Best arm and Best-K pairs with D-tracking, known variance: the compiled loop of
+        :mod:`combex.solvers._glr_kernel` (bit-identical), which hands w* back to
+        :meth:`_solve` whenever a solve is due."""
+        return _glr_kernel.advance(self, env, budget)
 
     def next_arm(self, cv: NDArray[np.float64]) -> int:
         f = self._forced(cv)
@@ -306,20 +312,20 @@ class _TopTwoExploration(GLRExploration):
 
     def _advance(self, env: Any, budget: int | None) -> bool:
         """Best arm and Best-K pairs, IDS or a fixed beta, known variance: the compiled loop
-        of :mod:`combex.solvers._top_two_kernel` (bit-identical)."""
-        return _top_two_kernel.advance(self, env, budget)
+        of :mod:`combex.solvers._glr_kernel` (bit-identical)."""
+        return _glr_kernel.advance(self, env, budget)
 
     def _select_one(self) -> int:
         """The compiled one-sample selection where it applies
-        (:func:`~combex.solvers._top_two_kernel.select_one`, the same arm), else the
+        (:func:`~combex.solvers._glr_kernel.select_one`, the same arm), else the
         Python rule."""
-        a = _top_two_kernel.select_one(self)
+        a = _glr_kernel.select_one(self)
         return a if a >= 0 else super()._select_one()
 
     def _update_one(self, a: int, c: int, r: float) -> None:
         """The compiled one-sample update and check where they apply
-        (:func:`~combex.solvers._top_two_kernel.tell_one`, the same values), else Python's."""
-        if c != 1 or not _top_two_kernel.tell_one(self, a, r):
+        (:func:`~combex.solvers._glr_kernel.tell_one`, the same values), else Python's."""
+        if c != 1 or not _glr_kernel.tell_one(self, a, r):
             super()._update_one(a, c, r)
 
     def _leader_probability(self) -> float:

@@ -1,10 +1,13 @@
-"""Top-Two (EB-TCI with IDS or a fixed beta) on a simulated Gaussian environment, many
-samples per call, as a compiled loop.
+"""The GLR pairs loop compiled: Top-Two (EB-TCI with IDS or a fixed beta) and
+Track-and-Stop with D-tracking on a simulated Gaussian environment, many samples per call.
 
 The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 30-60 us of Python per sample on arithmetic worth well under a microsecond at K <= 100.
 :func:`top_two_steps` runs the same samples -- the leader coin of the algorithm's
-generator, the selection (:meth:`_TopTwoExploration.next_arm`), the environment's reward
+generator and the selection (:meth:`_TopTwoExploration.next_arm`), or D-tracking's
+selection (:meth:`_TrackAndStopExploration.next_arm`: forced exploration, then
+``argmax t w_a - N_a``; w* is solved in Python, the loop returns :data:`RESOLVE` at the
+step where :meth:`_TrackAndStopExploration._solve` would solve it again), the environment's reward
 (as :meth:`GaussianArms.pull_many <combex.environments.GaussianArms.pull_many>` draws it for one arm), the one-arm update
 (:meth:`GLRExploration._update_one`, Welford's deviation included), the schedule of the
 test of the declared scale and the GLR check against the per-pair thresholds
@@ -75,7 +78,10 @@ COMPILE_AFTER = 256
 CHUNK = 4096
 
 # exit codes of top_two_steps
-STOPPED, STEPS_DONE, SCALE_TEST = 0, 1, 2
+STOPPED, STEPS_DONE, SCALE_TEST, RESOLVE = 0, 1, 2, 3
+
+# sampling rules of top_two_steps
+TOP_TWO, D_TRACKING = 0, 1
 
 # slots of the integer state vector
 I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TESTS, I_STEPS, I_TRACE = range(11)
@@ -163,9 +169,10 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
 # the kept state (:class:`Steps`): the integer vector holds the I_* slots, then these, then
 # the answer's members, the others and each arm's rank in its list; the float vector the
 # last check's statistic and threshold and the samples of the last trace point, then these,
-# then 1 / T and the residual sums of the last test
-J_K, J_TOPK, J_IDS, J_MIX, J_TEST, J_KP, J0 = 11, 12, 13, 14, 15, 16, 17
-F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F0 = 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+# then 1 / T, the residual sums of the last test, and for D-tracking the allocation w and
+# the answer it was solved for (one-hot or mask, as floats)
+J_K, J_TOPK, J_IDS, J_MIX, J_TEST, J_KP, J_RULE, J0 = 11, 12, 13, 14, 15, 16, 17, 18
+F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F_TSOLVED, F_RGROWTH, F0 = range(3, 15)
 
 
 def _select(u: float, kp: int, NO: int, ins: Any, outs: Any, T: Any, mu: Any, ids: bool, beta: float, topk: bool,
@@ -188,6 +195,46 @@ def _select(u: float, kp: int, NO: int, ins: Any, outs: Any, T: Any, mu: Any, id
     if topk:
         return pi if lead else pj
     return ans if lead else pj
+
+
+def _resolve_due(t: float, t_solved: float, growth: float, solved: Any, topk: bool, ans: int, mask: Any) -> bool:
+    """Whether :meth:`_TrackAndStopExploration._solve` solves w* again at ``t`` samples: not
+    when t grew by less than ``growth`` since the last solve and either by less than 1% or
+    the answer (``ans`` / ``mask``) is the one it was solved for (``solved``)."""
+    if not (t_solved > 0 and t < growth * t_solved):
+        return True
+    if t < 1.01 * t_solved:
+        return False
+    if not topk:
+        return solved[ans] != 1.0
+    for b in range(mask.shape[0]):
+        if solved[b] != (1.0 if mask[b] else 0.0):
+            return True
+    return False
+
+
+def _d_tracking(t: float, w: Any, T: Any) -> int:
+    """:meth:`_TrackAndStopExploration.next_arm` with D-tracking: the forced exploration of
+    :meth:`GLRExploration._forced` (the least sampled arm with ``N_a < sqrt(t) - K/2``,
+    first on ties), else ``argmax_a t w_a - N_a`` (the first maximum, or the first NaN)."""
+    N = T.shape[0]
+    lim = math.sqrt(t) - N / 2.0
+    f = -1
+    for b in range(N):
+        if T[b] < lim and (f < 0 or T[b] < T[f]):
+            f = b
+    if f >= 0:
+        return f
+    best = -math.inf
+    a = 0
+    for b in range(N):
+        x = t * w[b] - T[b]
+        if x != x:
+            return b
+        if x > best:
+            best = x
+            a = b
+    return a
 
 
 def _build(T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any, mask: Any, logtab: Any) -> int:
@@ -234,6 +281,8 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
     P = K * NO
     ins, outs, rank = ii[J0:J0 + K], ii[J0 + K:J0 + N], ii[J0 + N:J0 + 2 * N]
     inv, snap = ff[F0:F0 + N], ff[F0 + N:F0 + 2 * N]
+    wstar, solved = ff[F0 + 2 * N:F0 + 3 * N], ff[F0 + 3 * N:F0 + 4 * N]
+    tracking = ii[J_RULE] == D_TRACKING
     zv, bv, vs, vp = pv[0], pv[1], pv[2], pv[3]
     topk, ids, mixture, do_test = ii[J_TOPK] != 0, ii[J_IDS] != 0, ii[J_MIX] != 0, ii[J_TEST] != 0
     eps, s2x2, rho, pconst, beta, two = ff[F_EPS], ff[F_S2X2], ff[F_RHO], ff[F_PCONST], ff[F_BETA], ff[F_TWO]
@@ -250,6 +299,15 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         if arng is None:  # one reward told from outside
             a = told_a
             r = told_r
+        elif tracking:
+            t = 0.0
+            for b in range(N):
+                t += T[b]
+            if _resolve_due(t, ff[F_TSOLVED], ff[F_RGROWTH], solved, topk, ans, mask):
+                return RESOLVE  # at a step boundary: the caller solves w* again
+            a = _d_tracking(t, wstar, T)
+            zr = erng.standard_normal()
+            r = c1 * means[a] + sq1 * sig[a] * zr
         else:
             u = arng.random()
             a = _select(u, kp, NO, ins, outs, T, mu, ids, beta, topk, ans, eps, two)
@@ -376,7 +434,7 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
                    ii[J_TOPK] != 0, ii[I_ANSWER], ff[F_EPS], ff[F_TWO])
 
 
-_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build)
+_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, _d_tracking)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
 
@@ -413,25 +471,41 @@ def log_table(n: int) -> Any:
 
 #: The methods of the exploration whose arithmetic the kernel repeats: a subclass that
 #: changes one of them (a threshold scaled by a test harness, ...) keeps the Python path.
-_REPLICATED = ("next_arm", "_select_one", "prepare_batch", "_ids_leader", "_leader_probability", "pair_costs",
+_REPLICATED = ("next_arm", "_select_one", "prepare_batch", "pair_costs",
                "pair_costs_now", "_pairs", "_compute_answer", "_check_stop",
                "_arm_term", "_refresh_terms", "_update_one", "_fold_deviation",
                "_test_declared_scale", "_untested_scale", "stop")
+#: ... and those of each rule.
+_REPLICATED_TOP_TWO = ("_ids_leader", "_leader_probability")
+_REPLICATED_TRACKING = ("_solve", "_forced")
+
+
+def _rule(exp: Any) -> int:
+    """The kernel's sampling rule for ``exp`` (:data:`D_TRACKING` for Track-and-Stop)."""
+    from .optimal import _TrackAndStopExploration  # .optimal imports this module
+
+    return D_TRACKING if isinstance(exp, _TrackAndStopExploration) else TOP_TWO
 
 
 def _rule_applicable(exp: Any) -> bool:
-    """Whether the kernel repeats ``exp``'s rule: Top-Two with IDS or a fixed beta, best
-    arm or Best-K pairs, the known-variance Gaussian GLR with per-pair thresholds
-    (``"valid"`` or ``"valid-kk"``), none of the exploration's methods in
-    :data:`_REPLICATED` changed by a subclass, a numpy Generator."""
-    from .optimal import _TopTwoExploration  # .optimal imports this module
+    """Whether the kernel repeats ``exp``'s rule: Top-Two with IDS or a fixed beta, or
+    Track-and-Stop with D-tracking (w* solved in Python when due); best arm or Best-K pairs,
+    the known-variance Gaussian GLR with per-pair thresholds (``"valid"`` or
+    ``"valid-kk"``), none of the exploration's methods in :data:`_REPLICATED` changed by a
+    subclass, a numpy Generator."""
+    from .optimal import _TopTwoExploration, _TrackAndStopExploration  # .optimal imports this module
 
     s = exp.solver
-    own = all(getattr(type(exp), m) is getattr(_TopTwoExploration, m) for m in _REPLICATED)
-    return (HAVE_NUMBA and own and exp.structure in ("bai", "topk") and exp.divergence == "gaussian" and not exp._uv
-            and type(exp.stopping_rule) is PairStop and exp.stopping_rule.const is not None
+    if _rule(exp) == D_TRACKING:
+        base, names = _TrackAndStopExploration, _REPLICATED + _REPLICATED_TRACKING
+        rule_ok = s.tracking == "D"
+    else:
+        base, names = _TopTwoExploration, _REPLICATED + _REPLICATED_TOP_TWO
+        rule_ok = s.beta == "ids" or not isinstance(s.beta, str)
+    own = isinstance(exp, base) and all(getattr(type(exp), m) is getattr(base, m) for m in names)
+    return (HAVE_NUMBA and own and rule_ok and exp.structure in ("bai", "topk") and exp.divergence == "gaussian"
+            and not exp._uv and type(exp.stopping_rule) is PairStop and exp.stopping_rule.const is not None
             and not exp.stopping_rule.kl and type(exp.stopping_threshold) is GLRThreshold
-            and (s.beta == "ids" or not isinstance(s.beta, str))
             and isinstance(exp.rng, np.random.Generator))
 
 
@@ -479,8 +553,23 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     # then put back (load_state_dict), as the LinGapE fast path rewinds
     env_state = env.state_dict()
     env_gen = restore_generator(env_state["rng_type"], env_state["rng"], source="the environment")
-    code = _COMPILED(exp.rng, env_gen, env.means(), env.sigma, exp.T, exp.sums, exp.mu, exp.m2,  # type: ignore[misc]
-                     exp._h, st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, logtab, steps, tr_t, tr_r, -1, 0.0)
+    means, sig = env.means(), env.sigma
+    while True:
+        code = _COMPILED(exp.rng, env_gen, means, sig, exp.T, exp.sums, exp.mu, exp.m2,  # type: ignore[misc]
+                         exp._h, st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, logtab, steps, tr_t, tr_r, -1, 0.0)
+        if code != RESOLVE:
+            break
+        # D-tracking's w* is due again (a step boundary): solved in Python, then on
+        done = int(st.ii[I_STEPS])
+        st.finish(exp, code, tr_t, tr_r)
+        exp._solve()
+        st.allocation(exp)
+        steps -= done
+        if steps < 1:
+            env_state["rng"] = generator_state(env_gen)
+            env.load_state_dict(env_state)
+            return True
+        st.start(exp)
     env_state["rng"] = generator_state(env_gen)
     env.load_state_dict(env_state)
     st.finish(exp, code, tr_t, tr_r)
@@ -509,20 +598,32 @@ class Steps:
         rec = exp._noise_record
         self.ii = ii = np.zeros(J0 + 2 * N, dtype=np.int64)
         ii[I_ANSWER] = -1 if topk else int(ans)
-        ii[J_K], ii[J_TOPK], ii[J_IDS] = K, topk, s.beta == "ids"
+        beta = getattr(s, "beta", 0.5)  # (Track-and-Stop has none)
+        ii[J_K], ii[J_TOPK], ii[J_IDS] = K, topk, beta == "ids"
         ii[J_MIX], ii[J_TEST], ii[J_KP] = bool(exp.stopping_rule.mixture), not (rec is not None and rec["rejected"]), -1
-        self.ff = ff = np.zeros(F0 + 2 * N)
+        ii[J_RULE] = _rule(exp)
+        self.ff = ff = np.zeros(F0 + 4 * N)
         sigma = exp.sigma
         trace = exp._progress_trace
         ff[2] = trace.t[-1] if trace.t else -1.0
         ff[F_EPS], ff[F_S2X2] = exp.eps, 2.0 * sigma * sigma
         ff[F_RHO] = float(exp.stopping_threshold.rho) if exp.stopping_rule.mixture else 1.0
-        ff[F_PCONST], ff[F_BETA], ff[F_TWO] = float(exp.stopping_rule.const), 0.5 if isinstance(s.beta, str) else float(s.beta), 2.0
+        ff[F_PCONST], ff[F_BETA], ff[F_TWO] = float(exp.stopping_rule.const), 0.5 if isinstance(beta, str) else float(beta), 2.0
         ff[F_S0SQ], ff[F_TARGET], ff[F_GROWTH] = sigma * sigma, math.log(1.0 / NOISE_CHECK_ALPHA), trace.GROWTH
         ff[F0:F0 + N] = 1.0 / exp.T.astype(np.float64)
+        self.allocation(exp)
         self.pv = np.empty((4, K * (N - K)))
         self.tr_t, self.tr_r = np.zeros(1), np.zeros(1)
         self.logtab = log_table(2 * int(exp.T.sum()) + 16)
+
+    def allocation(self, exp: Any) -> None:
+        """D-tracking's allocation and the solve it comes from (after a solve in Python)."""
+        if self.ii[J_RULE] == D_TRACKING:
+            N = exp.N
+            ff = self.ff
+            ff[F_TSOLVED], ff[F_RGROWTH] = exp._t_solved, exp._GROWTH[exp.structure if exp.structure == "bai" else "sets"]
+            ff[F0 + 2 * N:F0 + 3 * N] = exp.w
+            ff[F0 + 3 * N:F0 + 4 * N] = exp._solved_for
 
     def start(self, exp: Any, told: int = 0) -> None:
         """The exploration's counters before a kernel call (``told``: samples already counted
@@ -540,7 +641,7 @@ class Steps:
         exp._zc = None
         exp._n_obs, exp._noise_n, exp.samples, exp.rounds = v[:I_ANSWER]
         if v[I_TESTS] > 0:  # the record of the kernel's last test, as _test_declared_scale makes it
-            exp._record_scale_test(exp._noise_n, float(self.ff[F0 + exp.N:].sum()), v[I_TESTED_AT], later=True)
+            exp._record_scale_test(exp._noise_n, float(self.ff[F0 + exp.N:F0 + 2 * exp.N].sum()), v[I_TESTED_AT], later=True)
         if v[I_CI] >= 0:  # the kernel's own checks (else the one before the call stands)
             exp._answer = self.mask.copy() if self.topk else v[I_ANSWER]
             exp._stat, exp._beta_t = self.ff[:2].tolist()
