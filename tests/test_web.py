@@ -811,8 +811,9 @@ def test_an_assistant_enters_the_score_of_a_session_run_in_anothers_place(tmp_pa
 
 def test_after_a_restart_the_sign_in_page_says_the_earlier_sign_in_ended(tmp_path, browser):
     """Ravi signed in, the server was restarted: his next visit finds the sign-in page with
-    the reason and that his ticket is still his; a browser that never signed in, or that
-    signed out, is not told so."""
+    the reason and that his ticket is still his; signed in again, he is told the last score
+    recorded as his (a score sent as the server stopped is recorded though its confirmation
+    never arrived); a browser that never signed in, or that signed out, is not told so."""
     By = _by()
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=4)
@@ -822,12 +823,19 @@ def test_after_a_restart_the_sign_in_page_says_the_earlier_sign_in_ended(tmp_pat
         browser.get(f"{base}/study/lab/assistant")
         assert not browser.find_elements(By.ID, "signin-ended")
         _sign_in(browser, base, ravi)
+        assert _text(browser, ".flash") == "Signed in as Ravi."  # nothing told by him yet
+        told, team = _ask(browser)
+        _review(browser, told, "63")
+        _record(browser, told, "63")
         tid, _ = _ask(browser)
     with served(db) as base:  # the server restarted
         browser.get(f"{base}/study/lab/assistant")
         assert _text(browser, "#signin-ended").startswith("This browser's earlier sign-in has ended (the server was "
                                                           "restarted")
         _sign_in(browser, base, ravi)
+        assert _text(browser, ".flash").startswith(
+            f"Signed in as Ravi. The last score recorded as told by you: 63 for ticket #{told} ({', '.join(team)}), at ")
+        assert "this is the score that was recorded: do not enter it again." in _text(browser, ".flash")
         assert browser.find_elements(By.ID, f"ticket-{tid}")
         browser.find_element(By.CSS_SELECTOR, "form[action='/signout'] button").click()
         _wait(browser, lambda d: d.current_url.rstrip("/") == base)  # signed out: the list of studies

@@ -10,7 +10,7 @@ from urllib.parse import quote, urlencode
 
 from ..exceptions import CombexError
 from ..studies import MAX_BUDGET, StudyNotFoundError
-from ._app import WebApp, accepts_assistant, fmt_score, parse_score
+from ._app import WebApp, accepts_assistant, fmt_score, fmt_time, parse_score
 from ._data import LOG_ROWS, handed_back_ticket, handed_back_tickets, team_names
 from ._security import new_token, same_origin, tokens_equal
 
@@ -310,11 +310,26 @@ class Views:
         request.session["sid"] = sid
         request.session["csrf"] = new_token()
         log.info("study %r: %s signed in", name, "the owner" if owner else repr(who))
-        self._flash(request, "ok", f"Signed in as {'the owner' if owner else who}.")
+        last = "" if owner else await self._run(self._last_told_words, name, str(who))
+        self._flash(request, "ok", f"Signed in as {'the owner' if owner else who}.{last}")
         resp = self._redirect(study_path(name, "/assistant"))
         # a plain mark (no secret in it): a later visit without a live sign-in knows it ended
         resp.set_cookie(SIGNED_IN_BEFORE, "1", max_age=30 * 86400, httponly=True, samesite="lax")
         return resp
+
+    def _last_told_words(self, name: str, assistant: str) -> str:
+        """The assistant's last score the study recorded (among its newest told scores), said
+        at sign-in: a score sent as the server stopped is recorded though its confirmation
+        never reached the browser, and the assistant must not enter it again."""
+        log_ = self.web.snapshot(name).get("log") or {}
+        rows = [r for r in log_.get("rows") or () if r.get("assistant") == assistant and r.get("seq") is not None
+                and not r.get("older")]
+        if not rows:
+            return ""
+        row = max(rows, key=lambda r: r["seq"])
+        return (f" The last score recorded as told by you: {fmt_score(row.get('score'))} for ticket #{row.get('id')} "
+                f"({', '.join(row.get('team') or ())}), at {fmt_time(row.get('told_at'))}. If a confirmation did not "
+                f"reach you (the connection broke), this is the score that was recorded: do not enter it again.")
 
     async def signout(self, request: Any) -> Any:
         await self._guard(request, None, signed_in=False)
