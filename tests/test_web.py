@@ -869,6 +869,29 @@ def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tm
         assert (rows[tid]["reward_sum"], rows[tid]["told_by"]) == (58, "Mia") and first
 
 
+def test_a_score_recorded_as_the_study_stops_is_told_as_every_assistant_is(tmp_path, browser, monkeypatch):
+    """The owner stops the study in the moment Ravi presses *Record* on Mia's ticket (his
+    page saw the study running): his page says the study has stopped and the ticket was
+    cancelled, as every assistant's page says it; not the storage's refusal."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    with _mias_ticket_seen_by_ravi(tmp_path, browser) as (study, base, tid, _, _mia, _ravi):
+        browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
+        _review(browser, tid, "63")
+        told = cs.Study.tell
+
+        def stopped_first(self, ticket, reward_sum, *, assistant=None):
+            cs.load_study(storage=db, name="lab").stop()  # between Ravi's page read and his write
+            return told(self, ticket, reward_sum, assistant=assistant)
+
+        monkeypatch.setattr(cs.Study, "tell", stopped_first)
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: "was not recorded" in _text(d, ".flash"))
+        assert _text(browser, ".flash") == (f"The study has stopped (budget exhausted): ticket #{tid} was cancelled and its "
+                                            f"score is not needed. Nothing was recorded. Your 63 was not recorded.")
+        assert study.summary()["evaluations"] == 4
+
+
 def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_score(tmp_path, browser):
     """The owner released Mia's ticket while she was in session: her page lists it under
     *Your tickets handed back without a score*, and the score she enters there counts."""

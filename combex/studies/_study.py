@@ -547,14 +547,15 @@ class Study:
     def _finished_error(self, rec: StudyRecord) -> StudyFinishedError:
         ans = (rec.result or {}).get("answer")
         names = (rec.result or {}).get("answer_labels")
+        words = ", ".join(map(str, names)) if isinstance(names, (list, tuple)) and names else repr(ans)
         if rec.status == "budget_exhausted":
             return StudyFinishedError(
-                f"Study {self.name!r} is stopped (budget_exhausted: answer {names or ans!r} after {rec.n_told} "
+                f"Study {self.name!r} is stopped (budget_exhausted: answer {words} after {rec.n_told} "
                 "evaluations); nothing more to ask or tell unless the owner sets a larger budget, which continues "
                 "it (Study.set_budget, `combex study set-budget`, or Budget on the owner's page)."
             )
         return StudyFinishedError(
-            f"Study {self.name!r} is {rec.status} (answer {names or ans!r} after {rec.n_told} evaluations); "
+            f"Study {self.name!r} is {rec.status} (answer {words} after {rec.n_told} evaluations); "
             "nothing more to ask or tell."
         )
 

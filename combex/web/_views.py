@@ -531,6 +531,10 @@ class Views:
                 # told by another in the same moment (two assistants on one ticket): by whom, as for a form sent twice
                 kind, msg = await self._gone(now, tid, who)
                 self._flash(request, kind, f"{msg} Your {_g(x)} was not recorded.")
+            elif (now.get("summary") or {}).get("status") not in (None, "running"):
+                # stopped in the same moment (another's score certified it): said as to every assistant
+                self._flash(request, "error", f"{self._not_pending(now, tid, 'recorded')} Your {_g(x)} was not "
+                                              "recorded.")
             else:
                 self._flash(request, "error", f"Not recorded: {res}")
         return self._redirect(study_path(name, "/assistant"))
@@ -551,9 +555,14 @@ class Views:
                  "its score is no longer expected, and the study's rule chooses the next teams afresh (this one "
                  "again only if the rule still needs it)")
         whose = (f", {t['assistant']}'s" if who.owner and t.get("assistant") else "")
+        if not ok:
+            now = await self._run(self._fresh, name)
+            if (now.get("summary") or {}).get("status") not in (None, "running"):  # stopped in the same moment
+                res = self._not_pending(now, tid, "released")
+            else:
+                res = f"Not released: {res}"
         self._flash(request, "ok" if ok else "error",
-                    f"Released ticket #{tid} ({', '.join(t['team'])}{whose}): {again}." if ok
-                    else f"Not released: {res}")
+                    f"Released ticket #{tid} ({', '.join(t['team'])}{whose}): {again}." if ok else res)
         return self._redirect(study_path(name, "/assistant"))
 
     async def stop(self, request: Any) -> Any:
