@@ -1033,6 +1033,7 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         tid, _ = _ask(browser)
         _sign_in(browser, base, OWNER)
         assert _text(browser, "section h2") == "Tickets out (every assistant's)"
+        assert _text(browser, "#owner-tools") == "The owner's tools: Budget · Stop the study now · Told scores"
         assert "(asked by Ravi)" in _text(browser, f"#ticket-{tid}")
         browser.find_element(By.ID, f"score-{tid}").send_keys("61")  # the owner types into Ravi's ticket: warned
         browser.find_element(By.CSS_SELECTOR, f"#ticket-{tid} form.enter button").click()
@@ -1056,8 +1057,10 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
             box.send_keys(typed)
             browser.find_element(By.ID, "set-budget").click()
             _wait(browser, lambda d, f=flash: f in _text(d, ".flash"))
-            if "not changed" in flash:  # a refused budget stays in its box, to be mended
+            if "not changed" in flash:  # a refused budget stays in its box, to be mended, said beside it
                 assert browser.find_element(By.ID, "budget").get_attribute("value") == typed
+                assert flash in _text(browser, "#budget-section .flash")
+                assert browser.current_url.endswith("#budget-section")
         assert study.summary()["budget"] == 500 and study.status == "running"
         assert "stops at 500 evaluations" in _text(browser, "body")
         browser.find_element(By.ID, "stop-confirm").click()

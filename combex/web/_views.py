@@ -127,8 +127,10 @@ class Views:
         return self._render(request, "error.html", status=status, message=message, study_name=name,
                             heading=heading or HEADINGS.get(status, "Refused"))
 
-    def _flash(self, request: Any, kind: str, text: str) -> None:
-        request.session["flash"] = {"kind": kind, "text": text}
+    def _flash(self, request: Any, kind: str, text: str, where: str | None = None) -> None:
+        """The message of the next page: at its top, or in its section ``where`` (a refused
+        budget is said beside the budget's box)."""
+        request.session["flash"] = {"kind": kind, "text": text, "where": where}
 
     def _redirect(self, path: str) -> Any:
         from starlette.responses import RedirectResponse  # Starlette is optional (the studies extra)
@@ -591,10 +593,11 @@ class Views:
         if not who.owner:
             raise Refused(403, "Refused: only the study's owner can change its budget.")
         text = str(form.get("budget") or "").strip()
-        back = study_path(name, "/assistant") + "?" + urlencode({"budget": text[:32]})  # the box keeps it
+        # the box keeps it, the page opens at it, the refusal is said beside it
+        back = study_path(name, "/assistant") + "?" + urlencode({"budget": text[:32]}) + "#budget-section"
         if not text.isdigit() or int(text) < 1:
             self._flash(request, "error", f"Budget not changed: the budget is a positive whole number of "
-                                          f"evaluations (digits only, such as 900). Got {text!r}.")
+                                          f"evaluations (digits only, such as 900). Got {text!r}.", "budget")
             return self._redirect(back)
         fn = getattr(self.web.handle(name).writer, "set_budget", None)
         if fn is None:
@@ -602,19 +605,19 @@ class Views:
         told = (await self._run(self.web.snapshot, name)).get("summary", {}).get("evaluations")
         if int(text) > MAX_BUDGET:
             self._flash(request, "error", f"Budget not changed: {int(text):,} evaluations is more than a study can "
-                                          f"count (at most {MAX_BUDGET:,}). Got {text}.")
+                                          f"count (at most {MAX_BUDGET:,}). Got {text}.", "budget")
             return self._redirect(back)
         if isinstance(told, int) and int(text) <= told:
             running = (await self._run(self.web.snapshot, name)).get("summary", {}).get("status") == "running"
             how = " (to end the study now, use Stop the study now)" if running else ""
             self._flash(request, "error", f"Budget not changed: {told} evaluations are already told, so the budget "
-                                          f"must be above {told}{how}. Got {int(text)}.")
+                                          f"must be above {told}{how}. Got {int(text)}.", "budget")
             return self._redirect(back)
         ok, res = await self._write(name, f"{who.label} set the budget to {text}", fn, int(text))
         note = ((await self._run(self._fresh, name)).get("best") or {}).get("budget_checks_note") if ok else None
         self._flash(request, "ok" if ok else "error",
                     (f"The budget is now {int(text)} evaluations (the study is {_status_words(res)})."
-                     + (f" {note}" if note else "") if ok else f"Budget not changed: {res}"))
+                     + (f" {note}" if note else "") if ok else f"Budget not changed: {res}"), None if ok else "budget")
         return self._redirect(study_path(name, "/assistant") if ok else back)
 
     def _correction(self, form: Any, snap: dict[str, Any], who: Who, tid: int) -> tuple[dict[str, Any], float | None,
