@@ -282,7 +282,7 @@ def test_member_estimates_are_the_least_squares_fit_with_corrections():
     study.correct(rows[5].id, None, reason="y")
     est = study.member_estimates()
     np.testing.assert_allclose([e["estimate"] for e in est], _lstsq_reference(study), atol=1e-8)
-    assert all(e["low"] < e["estimate"] < e["high"] and e["identified"] for e in est)
+    assert all(e["low"] < e["estimate"] < e["high"] and e["estimable"] for e in est)
     assert sum(e["n"] for e in est) == 4 * 39  # one voided team of 4
 
 
@@ -309,7 +309,7 @@ def test_member_estimates_before_the_design_identifies_everyone():
     play(study, 2, np.random.default_rng(0))
     est = study.member_estimates()
     assert all(e["low"] is None and e["high"] is None for e in est)  # two teams identify no one
-    assert not any(e["identified"] for e in est)
+    assert not any(e["estimable"] for e in est)
     assert sum(e["estimate"] is not None for e in est) == len({i for r in study.storage.tickets("lab")
                                                               if r.state == "told" for i in r.arm})
 

@@ -194,10 +194,11 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
     if rec.status != "running":
         return "an estimate of the evaluations a certified answer would still need (the study has stopped)"
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
-        return (f"an estimate, rough early on; more than the {rec.budget - rec.n_told} the budget leaves: if it "
-                "holds, the budget ends the study first, uncertified, unless the owner raises it (the owner's page, "
-                "Study.set_budget or combex study set-budget; the forecast, Forecast now or combex study forecast, "
-                "says by how much, with its spread)")
+        return (f"an estimate, rough and mostly high early on (on simulated studies of a lab of 12 workers it read "
+                f"1.3 to 2.3 times the sessions actually left); more than the {rec.budget - rec.n_told} the budget "
+                "leaves: the budget may end the study first, uncertified, unless the owner raises it (the owner's "
+                "page, Study.set_budget or combex study set-budget; the forecast, Forecast now or combex study "
+                "forecast, says by how much, with its spread)")
     return "an estimate of the evaluations still needed, not a promise"
 
 
@@ -1311,7 +1312,9 @@ class Study:
         stopping rule, not these intervals, carries the study's guarantee. A member whose
         contribution the teams told so far cannot separate (the design does not identify
         it) gets ``estimate`` from the minimum-norm solution, no interval (None) and
-        ``identified`` False (team studies; True when the told teams determine it).
+        ``estimable`` False (team studies; True when the told teams determine it: a
+        property of the design, not a certificate; the study's answer is certified by
+        its stopping rule, ``best()``).
         """
         from scipy import stats  # scipy.stats is slow to import (~0.3 s): combex --help stays light
 
@@ -1332,7 +1335,7 @@ class Study:
                     half = q * math.sqrt(max(f.s2 * f.cov[i, i], 0.0))
                     lo, hi = est - half, est + half
                 out.append({"arm": i, "name": f.labels[i], "n": int(f.counts[i]), "estimate": est, "low": lo,
-                            "high": hi, "identified": bool(f.identified[i])})
+                            "high": hi, "estimable": bool(f.identified[i])})
             return out
         q = float(stats.norm.ppf(0.5 + level / 2)) if f.known else (
             float(stats.t.ppf(0.5 + level / 2, f.dof)) if f.dof >= 1 else math.nan)

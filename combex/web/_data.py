@@ -310,7 +310,7 @@ def _estimates_section(est: Any, labels: Any, problem: dict[str, Any], *, blind:
             name = _label(r.get("arm", i), labels)
         out.append({"name": str(name), "n": r.get("n"), "estimate": _num(r.get("estimate")),
                     "low": _num(r.get("low")), "high": _num(r.get("high")),
-                    "identified": bool(r.get("identified", True))})
+                    "estimable": bool(r.get("estimable", True))})
     return {"available": True, "rows": out, "validity": validity or validity_text(problem, blind=blind)}
 
 

@@ -198,7 +198,7 @@
     rows.forEach(function (r) {
       if (r.low !== null) lo = Math.min(lo, r.low);
       if (r.high !== null) hi = Math.max(hi, r.high);
-      if (r.estimate !== null && r.identified) { lo = Math.min(lo, r.estimate); hi = Math.max(hi, r.estimate); }
+      if (r.estimate !== null && r.estimable) { lo = Math.min(lo, r.estimate); hi = Math.max(hi, r.estimate); }
     });
     var noScale = !isFinite(lo) || !isFinite(hi) || hi <= lo;  // nothing estimated yet: no axis to name
     if (noScale) { lo = 0; hi = 1; }
@@ -212,12 +212,12 @@
       if (r.low !== null && r.high !== null) {
         bar.appendChild(svg("line", {x1: X(r.low), x2: X(r.high), y1: 7, y2: 7, "class": "interval-line"}));
       }
-      if (r.estimate !== null && r.identified) bar.appendChild(svg("circle", {cx: X(r.estimate), cy: 7, r: 3.5, "class": "interval-dot"}));
+      if (r.estimate !== null && r.estimable) bar.appendChild(svg("circle", {cx: X(r.estimate), cy: 7, r: 3.5, "class": "interval-dot"}));
       var tr = el("tr", {cls: "member-row" + (leader.indexOf(r.name) >= 0 ? " in-leader" : "")},
         el("td", {cls: "member-name", text: r.name}),
         el("td", {cls: "num", text: num(r.n)}),
-        el("td", {cls: "num estimate" + (r.identified ? "" : " muted"),
-                  text: r.identified ? num(r.estimate, 2) : "not yet"}),
+        el("td", {cls: "num estimate" + (r.estimable ? "" : " muted"),
+                  text: r.estimable ? num(r.estimate, 2) : "not yet"}),
         el("td", {cls: "num ci", text: r.low === null ? "-" : "[" + num(r.low, 2) + ", " + num(r.high, 2) + "]"}),
         el("td", null, bar));
       tbody.appendChild(tr);
@@ -232,7 +232,7 @@
       (e.noise ? e.noise + " " : "") + (e.validity ? "What the intervals mean: " + e.validity : "") +
       (s.problem.team ? (pending ? " Until the solver's initial sessions are told the estimates rest on a few " +
         "teams, and no team leads yet." : " Members of the leading team are marked.") : "") +
-      (rows.some(function (r) { return !r.identified; }) ? " An estimate \"not yet\": the teams told so far " +
+      (rows.some(function (r) { return !r.estimable; }) ? " An estimate \"not yet\": the teams told so far " +
         "cannot tell this member's contribution from the others' (no estimate is shown until they can)." : "");
   }
 
