@@ -391,13 +391,13 @@ def test_compiled_loop_saved_state_matches(cls, case, monkeypatch, tmp_path):
     assert states[0] == states[1]
 
 
-def _study_like_run(make_env, kw, seed, budget):
+def _study_like_run(make_env, kw, seed, budget, cls=TopTwo):
     """Ask / tell one sample at a time as a live study drives it, with the reads and detours
     a study makes: the confidence and progress read every 97 samples, a saved state resumed
     every 300, a told arm other than the asked one every 151st sample, a two-arm batch
     every 401st. Returns everything observable."""
     env = make_env()
-    solver = TopTwo(delta=0.1, **kw)
+    solver = cls(delta=0.1, **kw)
     exp = solver.start(env, rng=seed)
     seen = []
     step = 0
@@ -428,13 +428,16 @@ def _study_like_run(make_env, kw, seed, budget):
                     reason="numba not installed")
 @pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
 @pytest.mark.parametrize("case", list(_KERNEL_CASES))
-def test_compiled_one_sample_ask_tell_is_bit_identical(case, monkeypatch):
+@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop])
+def test_compiled_one_sample_ask_tell_is_bit_identical(cls, case, monkeypatch):
     """One sample per ask through the compiled select / tell entries gives the Python
     rule's samples, reads, saved states and answer, through resumes, a told arm other
-    than the asked one and a two-arm batch."""
+    than the asked one and a two-arm batch (Top-Two, and Track-and-Stop's D-tracking)."""
     from combex.solvers import _glr_kernel as kern
 
     make_env, kw, budget = _KERNEL_CASES[case]
+    if cls is TrackAndStop:
+        kw = {k: v for k, v in kw.items() if k != "beta"}
     monkeypatch.setattr(kern, "COMPILE_AFTER", 0)
     fn = kern.compiled_steps()
     kern.compiled_select()
@@ -443,7 +446,7 @@ def test_compiled_one_sample_ask_tell_is_bit_identical(case, monkeypatch):
     runs = []
     for enabled in (True, False):
         monkeypatch.setattr(kern, "ENABLED", enabled)
-        runs.append(_study_like_run(make_env, kw, 11, budget or 2500))
+        runs.append(_study_like_run(make_env, kw, 11, budget or 2500, cls))
     assert any(calls)  # told rewards went through the kernel
     for a, b in zip(*runs):
         assert a == b

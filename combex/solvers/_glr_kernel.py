@@ -61,7 +61,7 @@ from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP
 from .stopping import PairStop
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
-           "top_two_select", "compiled_select", "Steps", "select_one", "tell_one",
+           "top_two_select", "compiled_select", "Steps", "select_one", "track_one", "tell_one",
            "applicable", "advance"]
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
@@ -691,6 +691,17 @@ def select_one(exp: Any) -> int:
         return -1
     return int(_SELECT(exp.rng.random(), exp.T, exp.mu, exp._h, st.ii, st.ff, st.pv, st.mask,  # type: ignore[misc]
                        st.logtab))
+
+
+def track_one(exp: Any) -> int:
+    """The arm of :meth:`GLRExploration._select_one` for D-tracking: w* solved first when due
+    (:meth:`_TrackAndStopExploration.prepare_batch`, Python), then the compiled selection
+    (forced exploration, ``argmax t w_a - N_a``); -1 where the kernel does not apply."""
+    st = _steps(exp)
+    if st is None or exp.record_trace or st.ii[J_RULE] != D_TRACKING:
+        return -1
+    exp.prepare_batch()
+    return int(compiled(_d_tracking)(float(exp.T.sum()), exp.w, exp.T))
 
 
 def tell_one(exp: Any, a: int, r: float) -> bool:

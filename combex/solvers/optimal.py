@@ -180,6 +180,18 @@ class _TrackAndStopExploration(GLRExploration):
         :meth:`_solve` whenever a solve is due."""
         return _glr_kernel.advance(self, env, budget)
 
+    def _select_one(self) -> int:
+        """The compiled one-sample D-tracking where it applies
+        (:func:`~combex.solvers._glr_kernel.track_one`, the same arm), else the Python rule."""
+        a = _glr_kernel.track_one(self)
+        return a if a >= 0 else super()._select_one()
+
+    def _update_one(self, a: int, c: int, r: float) -> None:
+        """The compiled one-sample update and check where they apply
+        (:func:`~combex.solvers._glr_kernel.tell_one`, the same values), else Python's."""
+        if c != 1 or not _glr_kernel.tell_one(self, a, r):
+            super()._update_one(a, c, r)
+
     def next_arm(self, cv: NDArray[np.float64]) -> int:
         f = self._forced(cv)
         t = float(cv.sum())
