@@ -843,6 +843,40 @@ def test_after_a_restart_the_sign_in_page_says_the_earlier_sign_in_ended(tmp_pat
         assert browser.find_elements(By.ID, "token") and not browser.find_elements(By.ID, "signin-ended")
 
 
+def test_a_score_sent_after_the_sign_in_ended_comes_back_after_signing_in_again(tmp_path, browser):
+    """Ravi's sign-in ended while he was on the confirmation page (a restart, or 12 hours
+    idle): *Record* is refused, nothing recorded, and the refusal's link signs him in and
+    brings back the confirmation of the same score, recorded with one more press. The link
+    goes nowhere but that study's own pages."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=4)
+    ravi = study.add_assistant("Ravi")
+    with served(db) as base:
+        _sign_in(browser, base, ravi)
+        tid, _ = _ask(browser)
+        _review(browser, tid, "63")
+        browser.delete_cookie("combex_session")  # the server no longer knows this browser's sign-in
+        browser.find_element(By.ID, "confirm").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "refused-next"))
+        assert _text(browser, "h1") == "Sign in again" and study.summary()["evaluations"] == 4
+        assert _text(browser, "#refused-next") == f"Sign in again, then confirm 63 for ticket #{tid} (nothing to type again)"
+        browser.find_element(By.ID, "refused-next").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "signin-next"))
+        browser.find_element(By.ID, "token").send_keys(ravi)
+        browser.find_element(By.ID, "signin").click()
+        _wait(browser, lambda d: d.find_elements(By.ID, "confirm"))
+        assert "63" in _text(browser, "body") and study.summary()["evaluations"] == 4
+        _record(browser, tid, "63")
+        assert study.summary()["evaluations"] == 5
+        for elsewhere in ("https://example.com/", "//example.com/", f"{base}/study/lab/confirm?ticket=1",
+                          "/study/other/assistant", "/"):
+            browser.delete_all_cookies()
+            browser.get(f"{base}/study/lab/assistant?{urllib.parse.urlencode({'next': elsewhere})}")
+            assert not browser.find_elements(By.ID, "signin-next") and not browser.find_elements(
+                By.CSS_SELECTOR, "input[name=next]")
+
+
 def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tmp_path, browser, monkeypatch):
     """Ravi presses *Record* on Mia's ticket in the moment Mia's own score goes in (both
     pages saw it out): his page says hers is recorded, by whom, and that nothing more was;

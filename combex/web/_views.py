@@ -68,13 +68,27 @@ def _status_words(status: Any) -> str:
 
 
 class Refused(Exception):
-    """A request refused before anything is read or written (status, message)."""
+    """A request refused before anything is read or written (status, message; ``link``: a
+    way on, ``(href, text)``)."""
 
-    def __init__(self, status: int, message: str, heading: str | None = None) -> None:
+    def __init__(self, status: int, message: str, heading: str | None = None,
+                 link: tuple[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.heading = heading
+        self.link = link
+
+
+def _safe_next(name: str, value: Any) -> str | None:
+    """``value`` when it is a page of study ``name`` to go back to after a sign-in (its
+    confirmation page with a ticket and a score, or its assistant page), else None: no
+    other site, no other path (a sign-in never sends the browser elsewhere)."""
+    if not isinstance(value, str) or len(value) > 300 or "\\" in value or "//" in value:
+        return None
+    if value == study_path(name, "/assistant") or value.startswith(study_path(name, "/confirm") + "?ticket="):
+        return value
+    return None
 
 
 class Views:
@@ -116,7 +130,8 @@ class Views:
                 "owner_signed_in": self._is_owner(request), "study_path": study_path}
         return self.templates.TemplateResponse(request, template, {**base, **ctx}, status_code=status)
 
-    def _refused(self, request: Any, status: int, message: str, heading: str | None = None) -> Any:
+    def _refused(self, request: Any, status: int, message: str, heading: str | None = None,
+                 link: tuple[str, str] | None = None) -> Any:
         if request.url.path.startswith("/api/"):
             from starlette.responses import JSONResponse  # Starlette is optional (the studies extra)
 
@@ -125,7 +140,7 @@ class Views:
         if status == 404:  # no study of that name: no links back to its pages
             name = None
         return self._render(request, "error.html", status=status, message=message, study_name=name,
-                            heading=heading or HEADINGS.get(status, "Refused"))
+                            heading=heading or HEADINGS.get(status, "Refused"), link=link)
 
     def _flash(self, request: Any, kind: str, text: str, where: str | None = None) -> None:
         """The message of the next page: at its top, or in its section ``where`` (a refused
@@ -151,10 +166,17 @@ class Views:
         form = await request.form()
         if not tokens_equal(form.get("csrf"), request.session.get("csrf")):
             if not request.session.get("csrf") and form.get("csrf"):  # a form of a session this server does not know
+                link = None
+                tid, score = str(form.get("ticket") or ""), str(form.get("score") or "")
+                if (name is not None and request.url.path.endswith(("/enter", "/tell")) and tid.isdigit()
+                        and len(tid) <= 18 and 0 < len(score) <= 64):  # back to this score after the sign-in
+                    back = study_path(name, "/confirm") + "?" + urlencode({"ticket": tid, "score": score})
+                    link = (study_path(name, "/assistant") + "?" + urlencode({"next": back}),
+                            f"Sign in again, then confirm {score} for ticket #{tid} (nothing to type again)")
                 raise Refused(403, "Refused: this browser's sign-in has ended (the server was restarted, or the page "
                                    "was left open 12 hours without use). Nothing was recorded. Open the study's "
                                    "assistant page, sign in again with your token (the tickets you hold are still "
-                                   "yours) and send the form again.", heading="Sign in again")
+                                   "yours) and send the form again.", heading="Sign in again", link=link)
             raise Refused(403, "Refused: the form's security token is missing or out of date. Reload the page "
                                "and send the form again.")
         if not signed_in or name is None:
@@ -179,7 +201,7 @@ class Views:
             return self._refused(request, 404, "No study of that name in this storage.")
 
         async def refused(request: Any, exc: Refused) -> Any:
-            return self._refused(request, exc.status, exc.message, exc.heading)
+            return self._refused(request, exc.status, exc.message, exc.heading, exc.link)
 
         async def failed(request: Any, exc: Exception) -> Any:
             log.exception("request failed: %s", request.url.path)
@@ -241,7 +263,8 @@ class Views:
         if who is None:
             can = hasattr(h.writer, "assistant_for_token")
             return self._render(request, "signin.html", name=name, can_sign_in=can,
-                                ended=request.cookies.get(SIGNED_IN_BEFORE) == "1")
+                                ended=request.cookies.get(SIGNED_IN_BEFORE) == "1",
+                                next=_safe_next(name, request.query_params.get("next")))
         snap = await self._run(self.web.snapshot, name)
         values = {}
         raw_t, raw_s = request.query_params.get("ticket", ""), request.query_params.get("score", "")
@@ -314,7 +337,7 @@ class Views:
         log.info("study %r: %s signed in", name, "the owner" if owner else repr(who))
         last = "" if owner else await self._run(self._last_told_words, name, str(who))
         self._flash(request, "ok", f"Signed in as {'the owner' if owner else who}.{last}")
-        resp = self._redirect(study_path(name, "/assistant"))
+        resp = self._redirect(_safe_next(name, form.get("next")) or study_path(name, "/assistant"))
         # a plain mark (no secret in it): a later visit without a live sign-in knows it ended
         resp.set_cookie(SIGNED_IN_BEFORE, "1", max_age=30 * 86400, httponly=True, samesite="lax")
         return resp
