@@ -211,6 +211,24 @@ def test_pair_maxmin_weights_input_and_warm_start():
         pair_maxmin_weights(np.array([0, 1]), np.array([1, 2]), np.ones(2), 3)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 200), st.integers(0, 10_000), st.floats(-4.0, 2.0), st.floats(0.0, 0.3))
+def test_theorem_5_root_equalizes_every_pair(K, seed, decade, epsilon):
+    """Theorem 5's allocation (Gaussian, the root found by the safeguarded Newton method):
+    every arm's pair cost ``c_j / (1/w_a + 1/w_j)`` equals the returned ``1 / T`` and the
+    optimality condition ``sum_j (w_j / w_a)^2 = 1`` holds, to rounding, on gaps over six
+    decades."""
+    from combex.identification import bai_optimal_weights
+
+    rng = np.random.default_rng(seed)
+    mu = np.r_[1.0, 1.0 - rng.exponential(1.0, K - 1) * 10.0 ** decade]
+    w, inv = bai_optimal_weights(mu, epsilon=epsilon)
+    c = (mu[0] - mu[1:] + epsilon) ** 2 / 2.0
+    assert w.sum() == pytest.approx(1.0, rel=1e-12) and inv > 0
+    assert np.allclose(c / (1.0 / w[0] + 1.0 / w[1:]), inv, rtol=1e-9, atol=0.0)
+    assert float(np.sum((w[1:] / w[0]) ** 2)) == pytest.approx(1.0, rel=1e-12)
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(3, 12), st.integers(1, 5), st.integers(0, 10_000), st.floats(0.001, 0.05))
 def test_pair_barrier_loose_warm_solve_agrees_with_the_tight_one(N, K, seed, move):
