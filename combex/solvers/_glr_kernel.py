@@ -1,5 +1,6 @@
-"""The GLR pairs loop compiled: Top-Two (EB-TCI with IDS or a fixed beta) and
-Track-and-Stop with D-tracking on a simulated Gaussian environment, many samples per call.
+"""The GLR pairs loop compiled: Top-Two (EB-TCI with IDS or a fixed beta), Track-and-Stop
+with D-tracking and Frank-Wolfe sampling on a simulated Gaussian environment, many samples
+per call.
 
 The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 30-60 us of Python per sample on arithmetic worth well under a microsecond at K <= 100.
@@ -7,7 +8,10 @@ The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 generator and the selection (:meth:`_TopTwoExploration.next_arm`), or D-tracking's
 selection (:meth:`_TrackAndStopExploration.next_arm`: forced exploration, then
 ``argmax t w_a - N_a``; w* is solved in Python, the loop returns :data:`RESOLVE` at the
-step where :meth:`_TrackAndStopExploration._solve` would solve it again), the environment's reward
+step where :meth:`_TrackAndStopExploration._solve` would solve it again), or Frank-Wolfe's
+(:meth:`_FWExploration.next_arm` with one r-active alternative: its gradient's vertex; with
+two or more the loop returns :data:`PYTHON_STEP` and the step's arm comes from Python's
+game, its reward drawn by the loop), the environment's reward
 (as :meth:`GaussianArms.pull_many <combex.environments.GaussianArms.pull_many>` draws it for one arm), the one-arm update
 (:meth:`GLRExploration._update_one`, Welford's deviation included), the schedule of the
 test of the declared scale and the GLR check against the per-pair thresholds
@@ -78,10 +82,10 @@ COMPILE_AFTER = 256
 CHUNK = 4096
 
 # exit codes of top_two_steps
-STOPPED, STEPS_DONE, SCALE_TEST, RESOLVE = 0, 1, 2, 3
+STOPPED, STEPS_DONE, SCALE_TEST, RESOLVE, PYTHON_STEP = 0, 1, 2, 3, 4
 
 # sampling rules of top_two_steps
-TOP_TWO, D_TRACKING = 0, 1
+TOP_TWO, D_TRACKING, FW_SAMPLING = 0, 1, 2
 
 # slots of the integer state vector
 I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TESTS, I_STEPS, I_TRACE = range(11)
@@ -169,8 +173,9 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
 # the kept state (:class:`Steps`): the integer vector holds the I_* slots, then these, then
 # the answer's members, the others and each arm's rank in its list; the float vector the
 # last check's statistic and threshold and the samples of the last trace point, then these,
-# then 1 / T, the residual sums of the last test, and for D-tracking the allocation w and
-# the answer it was solved for (one-hot or mask, as floats)
+# then 1 / T, the residual sums of the last test, the rule's vector (D-tracking's allocation
+# w, Frank-Wolfe's cumulated directions) and for D-tracking the answer w was solved for
+# (one-hot or mask, as floats)
 J_K, J_TOPK, J_IDS, J_MIX, J_TEST, J_KP, J_RULE, J0 = 11, 12, 13, 14, 15, 16, 17, 18
 F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F_TSOLVED, F_RGROWTH, F0 = range(3, 15)
 
@@ -213,16 +218,23 @@ def _resolve_due(t: float, t_solved: float, growth: float, solved: Any, topk: bo
     return False
 
 
-def _d_tracking(t: float, w: Any, T: Any) -> int:
-    """:meth:`_TrackAndStopExploration.next_arm` with D-tracking: the forced exploration of
-    :meth:`GLRExploration._forced` (the least sampled arm with ``N_a < sqrt(t) - K/2``,
-    first on ties), else ``argmax_a t w_a - N_a`` (the first maximum, or the first NaN)."""
+def _forced_arm(t: float, T: Any) -> int:
+    """The forced exploration of :meth:`GLRExploration._forced`: the least sampled arm with
+    ``N_a < sqrt(t) - K/2`` (first on ties), or -1."""
     N = T.shape[0]
     lim = math.sqrt(t) - N / 2.0
     f = -1
     for b in range(N):
         if T[b] < lim and (f < 0 or T[b] < T[f]):
             f = b
+    return f
+
+
+def _d_tracking(t: float, w: Any, T: Any) -> int:
+    """:meth:`_TrackAndStopExploration.next_arm` with D-tracking: the forced exploration,
+    else ``argmax_a t w_a - N_a`` (the first maximum, or the first NaN)."""
+    N = T.shape[0]
+    f = _forced_arm(t, T)
     if f >= 0:
         return f
     best = -math.inf
@@ -233,6 +245,81 @@ def _d_tracking(t: float, w: Any, T: Any) -> int:
             return b
         if x > best:
             best = x
+            a = b
+    return a
+
+
+def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
+             cum: Any) -> int:
+    """:meth:`_FWExploration.next_arm` on the pairs: the forced exploration; else the pair
+    costs at the proportions ``x = N / t`` (``GaussianDivergence.pair``'s arithmetic), the
+    r-active pairs (``F <= min F + r max(min F, 1e-12)``, ``r = t^-0.9 / N``) and, when one
+    is active, the Frank-Wolfe vertex of its gradient row (``d(mu_i, x_ij)``,
+    ``d(mu_j, x_ij + eps)`` at its two arms, 0 elsewhere; the first maximum) added to
+    ``cum``, then ``argmax cum - N + 1 - 1e-9 N``. -1 (nothing changed) when two or more
+    pairs are active: the caller's Python step solves the direction's game."""
+    N = T.shape[0]
+    f = _forced_arm(t, T)
+    if f >= 0:
+        return f
+    fmin = math.inf
+    nan = False
+    for q in range(K):
+        i = ins[q]
+        xi = T[i] / t
+        for r in range(NO):
+            j = outs[r]
+            xj = T[j] / t
+            gap = mu[i] - mu[j] + eps
+            z = gap * gap / (s2x2 * (1.0 / xi + 1.0 / xj)) if gap > 0 else 0.0
+            if z != z:
+                nan = True
+            elif z < fmin:
+                fmin = z
+    if nan:
+        return -1
+    lim = fmin + (math.pow(t, -0.9) / N) * max(fmin, 1e-12)
+    hq, hr, count = -1, -1, 0
+    for q in range(K):
+        i = ins[q]
+        xi = T[i] / t
+        for r in range(NO):
+            j = outs[r]
+            xj = T[j] / t
+            gap = mu[i] - mu[j] + eps
+            z = gap * gap / (s2x2 * (1.0 / xi + 1.0 / xj)) if gap > 0 else 0.0
+            if z <= lim:
+                count += 1
+                hq, hr = q, r
+    if count != 1:
+        return -1
+    i, j = ins[hq], outs[hr]
+    xi, xj = T[i] / t, T[j] / t
+    xx = (xi * mu[i] + xj * (mu[j] - eps)) / (xi + xj)
+    di = mu[i] - xx
+    dj = mu[j] - xx - eps
+    gi = di * di / s2x2
+    gj = dj * dj / s2x2
+    k = 0  # argmax of the row: gi at i, gj at j, 0 elsewhere
+    best = gi if i == 0 else (gj if j == 0 else 0.0)
+    if best == best:
+        for b in range(1, N):
+            v = gi if b == i else (gj if b == j else 0.0)
+            if v != v:
+                k = b
+                break
+            if v > best:
+                best = v
+                k = b
+    cum[k] += 1.0
+    a = 0
+    top = -math.inf
+    for b in range(N):
+        v = cum[b] - T[b] + 1.0 - 1e-9 * T[b]
+        if v != v:
+            return b
+        if v > top:
+            top = v
             a = b
     return a
 
@@ -281,8 +368,8 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
     P = K * NO
     ins, outs, rank = ii[J0:J0 + K], ii[J0 + K:J0 + N], ii[J0 + N:J0 + 2 * N]
     inv, snap = ff[F0:F0 + N], ff[F0 + N:F0 + 2 * N]
-    wstar, solved = ff[F0 + 2 * N:F0 + 3 * N], ff[F0 + 3 * N:F0 + 4 * N]
-    tracking = ii[J_RULE] == D_TRACKING
+    rv, solved = ff[F0 + 2 * N:F0 + 3 * N], ff[F0 + 3 * N:F0 + 4 * N]
+    tracking, fw = ii[J_RULE] == D_TRACKING, ii[J_RULE] == FW_SAMPLING
     zv, bv, vs, vp = pv[0], pv[1], pv[2], pv[3]
     topk, ids, mixture, do_test = ii[J_TOPK] != 0, ii[J_IDS] != 0, ii[J_MIX] != 0, ii[J_TEST] != 0
     eps, s2x2, rho, pconst, beta, two = ff[F_EPS], ff[F_S2X2], ff[F_RHO], ff[F_PCONST], ff[F_BETA], ff[F_TWO]
@@ -299,13 +386,27 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         if arng is None:  # one reward told from outside
             a = told_a
             r = told_r
+        elif told_a >= 0:  # the first step's arm, chosen by the caller's Python step
+            a = told_a
+            told_a = -1
+            zr = erng.standard_normal()
+            r = c1 * means[a] + sq1 * sig[a] * zr
+        elif fw:
+            t = 0.0
+            for b in range(N):
+                t += T[b]
+            a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv)
+            if a < 0:
+                return PYTHON_STEP  # at a step boundary: the caller takes this step in Python
+            zr = erng.standard_normal()
+            r = c1 * means[a] + sq1 * sig[a] * zr
         elif tracking:
             t = 0.0
             for b in range(N):
                 t += T[b]
             if _resolve_due(t, ff[F_TSOLVED], ff[F_RGROWTH], solved, topk, ans, mask):
                 return RESOLVE  # at a step boundary: the caller solves w* again
-            a = _d_tracking(t, wstar, T)
+            a = _d_tracking(t, rv, T)
             zr = erng.standard_normal()
             r = c1 * means[a] + sq1 * sig[a] * zr
         else:
@@ -434,7 +535,8 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
                    ii[J_TOPK] != 0, ii[I_ANSWER], ff[F_EPS], ff[F_TWO])
 
 
-_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, _d_tracking)
+_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, _forced_arm, _d_tracking,
+            _fw_step)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
 
@@ -478,13 +580,17 @@ _REPLICATED = ("next_arm", "_select_one", "prepare_batch", "pair_costs",
 #: ... and those of each rule.
 _REPLICATED_TOP_TWO = ("_ids_leader", "_leader_probability")
 _REPLICATED_TRACKING = ("_solve", "_forced")
+_REPLICATED_FW = ("_forced", "_values_grads", "pair_gradients")
 
 
 def _rule(exp: Any) -> int:
-    """The kernel's sampling rule for ``exp`` (:data:`D_TRACKING` for Track-and-Stop)."""
-    from .optimal import _TrackAndStopExploration  # .optimal imports this module
+    """The kernel's sampling rule for ``exp`` (:data:`D_TRACKING` for Track-and-Stop,
+    :data:`FW_SAMPLING` for Frank-Wolfe sampling)."""
+    from .optimal import _FWExploration, _TrackAndStopExploration  # .optimal imports this module
 
-    return D_TRACKING if isinstance(exp, _TrackAndStopExploration) else TOP_TWO
+    if isinstance(exp, _TrackAndStopExploration):
+        return D_TRACKING
+    return FW_SAMPLING if isinstance(exp, _FWExploration) else TOP_TWO
 
 
 def _rule_applicable(exp: Any) -> bool:
@@ -493,12 +599,15 @@ def _rule_applicable(exp: Any) -> bool:
     the known-variance Gaussian GLR with per-pair thresholds (``"valid"`` or
     ``"valid-kk"``), none of the exploration's methods in :data:`_REPLICATED` changed by a
     subclass, a numpy Generator."""
-    from .optimal import _TopTwoExploration, _TrackAndStopExploration  # .optimal imports this module
+    from .optimal import _FWExploration, _TopTwoExploration, _TrackAndStopExploration  # .optimal imports this module
 
     s = exp.solver
-    if _rule(exp) == D_TRACKING:
+    rule = _rule(exp)
+    if rule == D_TRACKING:
         base, names = _TrackAndStopExploration, _REPLICATED + _REPLICATED_TRACKING
         rule_ok = s.tracking == "D"
+    elif rule == FW_SAMPLING:
+        base, names, rule_ok = _FWExploration, _REPLICATED + _REPLICATED_FW, True
     else:
         base, names = _TopTwoExploration, _REPLICATED + _REPLICATED_TOP_TWO
         rule_ok = s.beta == "ids" or not isinstance(s.beta, str)
@@ -554,21 +663,25 @@ def advance(exp: Any, env: Any, budget: int | None) -> bool:
     env_state = env.state_dict()
     env_gen = restore_generator(env_state["rng_type"], env_state["rng"], source="the environment")
     means, sig = env.means(), env.sigma
+    st.allocation(exp)
+    first = -1
     while True:
         code = _COMPILED(exp.rng, env_gen, means, sig, exp.T, exp.sums, exp.mu, exp.m2,  # type: ignore[misc]
-                         exp._h, st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, logtab, steps, tr_t, tr_r, -1, 0.0)
-        if code != RESOLVE:
+                         exp._h, st.ii, st.ff, st.pv, st.mask, _L_UP, _LCOEF, logtab, steps, tr_t, tr_r, first, 0.0)
+        st.rule_back(exp)
+        if code != RESOLVE and code != PYTHON_STEP:
             break
-        # D-tracking's w* is due again (a step boundary): solved in Python, then on
+        # a step boundary (and steps left: the loop returns these before a step only): D-tracking's
+        # w* is due again, or a Frank-Wolfe direction needs its game solved, in Python; then on
         done = int(st.ii[I_STEPS])
         st.finish(exp, code, tr_t, tr_r)
-        exp._solve()
+        first = -1
+        if code == RESOLVE:
+            exp._solve()
+        else:
+            first = exp._select_one()  # the arm of this step (its reward is drawn by the loop)
         st.allocation(exp)
         steps -= done
-        if steps < 1:
-            env_state["rng"] = generator_state(env_gen)
-            env.load_state_dict(env_state)
-            return True
         st.start(exp)
     env_state["rng"] = generator_state(env_gen)
     env.load_state_dict(env_state)
@@ -617,13 +730,23 @@ class Steps:
         self.logtab = log_table(2 * int(exp.T.sum()) + 16)
 
     def allocation(self, exp: Any) -> None:
-        """D-tracking's allocation and the solve it comes from (after a solve in Python)."""
+        """The rule's vector from the exploration: D-tracking's allocation and the solve it
+        comes from, Frank-Wolfe's cumulated directions (before a call of the loop)."""
+        N = exp.N
+        ff = self.ff
         if self.ii[J_RULE] == D_TRACKING:
-            N = exp.N
-            ff = self.ff
             ff[F_TSOLVED], ff[F_RGROWTH] = exp._t_solved, exp._GROWTH[exp.structure if exp.structure == "bai" else "sets"]
             ff[F0 + 2 * N:F0 + 3 * N] = exp.w
             ff[F0 + 3 * N:F0 + 4 * N] = exp._solved_for
+        elif self.ii[J_RULE] == FW_SAMPLING:
+            ff[F0 + 2 * N:F0 + 3 * N] = exp.cum
+
+    def rule_back(self, exp: Any) -> None:
+        """The rule's vector the loop changed, back to the exploration (Frank-Wolfe's
+        cumulated directions; after a call of the loop)."""
+        if self.ii[J_RULE] == FW_SAMPLING:
+            N = exp.N
+            exp.cum[:] = self.ff[F0 + 2 * N:F0 + 3 * N]
 
     def start(self, exp: Any, told: int = 0) -> None:
         """The exploration's counters before a kernel call (``told``: samples already counted

@@ -467,6 +467,12 @@ class _FWExploration(GLRExploration):
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
 
+    def _advance(self, env: Any, budget: int | None) -> bool:
+        """Best arm and Best-K pairs, known variance: the compiled loop of
+        :mod:`combex.solvers._glr_kernel` (bit-identical), which hands a step back to
+        :meth:`next_arm` whenever two or more alternatives are active (the direction's game)."""
+        return _glr_kernel.advance(self, env, budget)
+
     def _values_grads(self, x: NDArray[np.float64]) -> tuple[Any, Any]:
         ans = self._answer
         if self.structure == "class":
