@@ -920,9 +920,11 @@ def test_a_score_recorded_as_the_study_stops_is_told_as_every_assistant_is(tmp_p
 
         monkeypatch.setattr(cs.Study, "tell", stopped_first)
         browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: "was not recorded" in _text(d, ".flash"))
+        _wait(browser, lambda d: "your 63 was not" in _text(d, ".flash"))
         assert _text(browser, ".flash") == (f"The study has stopped (budget exhausted): ticket #{tid} was cancelled and its "
-                                            f"score is not needed. Nothing was recorded. Your 63 was not recorded.")
+                                            f"score is not needed. Nothing was recorded: your 63 was not. If its "
+                                            "session was run all the same, note the score with the ticket number for "
+                                            "the owner: the study's answer does not need it, the lab's records may.")
         assert study.summary()["evaluations"] == 4
 
 
@@ -1249,7 +1251,9 @@ def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, b
         _enter(browser, tid, "55")
         _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, ".flash"))
         assert _text(browser, ".flash") == (f"The study has stopped (budget exhausted): ticket #{tid} was cancelled "
-                                            "and its score is not needed. Nothing was recorded.")
+                                            "and its score is not needed. Nothing was recorded. If its session was "
+                                            "run all the same, note the score with the ticket number for the owner: "
+                                            "the study's answer does not need it, the lab's records may.")
 
 
 def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
@@ -1268,6 +1272,31 @@ def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
         assert value == "none"  # not "about 0"
         note = _text(browser, "#verdict .evaluations-left .card-note")
         assert note == "the stopping rule holds: no more evaluations are needed"
+
+
+def test_evaluations_left_above_the_budget_is_one_short_line_on_the_card(tmp_path, browser):
+    """The estimate of the evaluations left is above what the budget leaves: the study page's
+    card says so in one line; the whole note (how rough the estimate is, how to raise the
+    budget) stays in the certificate text, without brackets inside brackets."""
+    db = str(tmp_path / "lab.db")
+    problem = cs.problem_spec(workers=WORKERS[:6], team_size=2, score_range=(0, 100), noise_scale=5)
+    study = cs.create_study(storage=db, name="lab", problem=problem, solver="top-two",
+                            solver_params={"delta": 0.05}, seed=0)
+    quality, gen = [40, 38, 30, 20, 10, 5], np.random.default_rng(0)
+    while study.best()["evaluations_left"] is None or study.best()["evaluations_left"] < 3:
+        t = study.ask()
+        study.tell(t.id, float(np.clip(round(sum(quality[i] for i in t.arm) + gen.normal(0, 5), 1), 0, 100)))
+        assert study.status == "running"
+    told = study.summary()["evaluations"]
+    study.set_budget(told + 2)
+    b = study.best()
+    assert b["evaluations_left_note"].startswith("more than the 2 the budget leaves: the budget may end the study")
+    assert "more evaluations may be needed: more than the 2 the budget leaves" in b["certificate_text"]
+    with served(db) as base:
+        browser.get(f"{base}/study/lab")
+        note = _wait(browser, lambda d: _text(d, "#verdict .evaluations-left .card-note"))
+        assert note == ("more than the 2 the budget leaves: the budget may end the study first, uncertified, unless "
+                        "the owner raises it (a rough estimate, mostly high early on)")
 
 
 def test_early_on_the_evaluations_left_says_it_is_too_early(tmp_path, browser):

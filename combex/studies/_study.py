@@ -194,11 +194,11 @@ def _left_note(rec: Any, left: Any, src: Any = None) -> str:
     if rec.status != "running":
         return "an estimate of the evaluations a certified answer would still need (the study has stopped)"
     if isinstance(left, (int, float)) and rec.budget is not None and left > rec.budget - rec.n_told:
-        return (f"an estimate, rough and mostly high early on (on simulated studies of a lab of 12 workers it read "
-                f"1.3 to 2.3 times the sessions actually left); more than the {rec.budget - rec.n_told} the budget "
-                "leaves: the budget may end the study first, uncertified, unless the owner raises it (the owner's "
-                "page, Study.set_budget or combex study set-budget; the forecast, Forecast now or combex study "
-                "forecast, says by how much, with its spread)")
+        return (f"more than the {rec.budget - rec.n_told} the budget leaves: the budget may end the study first, "
+                "uncertified, unless the owner raises it, on the owner's page, with Study.set_budget or with combex "
+                "study set-budget. A rough estimate, mostly high early on: on simulated studies of a lab of 12 "
+                "workers it read 1.3 to 2.3 times the sessions actually left. The forecast, Forecast now or combex "
+                "study forecast, says by how much, with its spread")
     return "an estimate of the evaluations still needed, not a promise"
 
 
@@ -1186,7 +1186,7 @@ class Study:
                   "(anytime-valid).")
         left = ""
         if isinstance(b["evaluations_left"], (int, float)):
-            left = f" About {b['evaluations_left']:.0f} more evaluations may be needed ({b['evaluations_left_note']})."
+            left = f" About {b['evaluations_left']:.0f} more evaluations may be needed: {b['evaluations_left_note']}."
         budget = f" The budget is {rec.budget} evaluations." if rec.budget else ""
         if b.get("budget_checks"):
             budget += " " + b["budget_checks"]["note"]

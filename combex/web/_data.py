@@ -230,6 +230,7 @@ def _best_section(best: Any, labels: Any, solver: str) -> dict[str, Any]:
         "delta_achieved": _num(best.get("delta_achieved")),
         "evaluations_left": _num(best.get("evaluations_left")),
         "evaluations_left_note": _page_words(best.get("evaluations_left_note")),
+        "evaluations_left_short": _left_short(best),
         "evaluations": best.get("evaluations"), "budget": best.get("budget"),
         "noise_check": _noise_check(best.get("noise_check")),
         "certificate_text": _page_words(best.get("certificate_text")),
@@ -375,6 +376,17 @@ def _pending_section(pend: Any, labels: Any, problem: dict[str, Any], now: float
     if _is_unavailable(pend):
         return pend
     return {"available": True, "tickets": [_ticket_dict(t, labels, problem, now) for t in pend or []]}
+
+
+def _left_short(best: dict[str, Any]) -> str | None:
+    """The study page card's line when the estimate of the evaluations left is above what
+    the budget leaves (the whole note stays in the certificate text), else None."""
+    left, budget, told = best.get("evaluations_left"), best.get("budget"), best.get("evaluations")
+    if (best.get("status") != "running" or not isinstance(left, (int, float)) or not isinstance(budget, int)
+            or not isinstance(told, int) or not left > budget - told):
+        return None
+    return (f"more than the {budget - told} the budget leaves: the budget may end the study first, uncertified, "
+            "unless the owner raises it (a rough estimate, mostly high early on)")
 
 
 def _log_section(rows: Any, labels: Any, problem: dict[str, Any]) -> dict[str, Any]:

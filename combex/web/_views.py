@@ -173,10 +173,17 @@ class Views:
                     back = study_path(name, "/confirm") + "?" + urlencode({"ticket": tid, "score": score})
                     link = (study_path(name, "/assistant") + "?" + urlencode({"next": back}),
                             f"Sign in again, then confirm {score} for ticket #{tid} (nothing to type again)")
+                if link is not None:
+                    raise Refused(403, "Refused: this browser's sign-in has ended (the server was restarted, or the "
+                                       "page was left open 12 hours without use). This press recorded nothing. Sign "
+                                       "in again with your token (the tickets you hold are still yours): the page "
+                                       "then says the last score recorded as yours, in case an earlier press went "
+                                       "through, and brings back this confirmation.", heading="Sign in again",
+                                  link=link)
                 raise Refused(403, "Refused: this browser's sign-in has ended (the server was restarted, or the page "
                                    "was left open 12 hours without use). Nothing was recorded. Open the study's "
                                    "assistant page, sign in again with your token (the tickets you hold are still "
-                                   "yours) and send the form again.", heading="Sign in again", link=link)
+                                   "yours) and send the form again.", heading="Sign in again")
             raise Refused(403, "Refused: the form's security token is missing or out of date. Reload the page "
                                "and send the form again.")
         if not signed_in or name is None:
@@ -472,8 +479,10 @@ class Views:
         """Why a ticket is not among the assistant's pending ones, in the lab's words."""
         status = (snap.get("summary") or {}).get("status")
         if status and status != "running":
+            keep = (" If its session was run all the same, note the score with the ticket number for the owner: "
+                    "the study's answer does not need it, the lab's records may." if what == "recorded" else "")
             return (f"The study has stopped ({str(status).replace('_', ' ')}): ticket #{tid} was cancelled and its "
-                    f"score is not needed. Nothing was {what}.")
+                    f"score is not needed. Nothing was {what}.{keep}")
         return f"Ticket #{tid} is not one of your pending tickets (told, released or expired meanwhile?). Nothing " \
                f"was {what}."
 
@@ -558,8 +567,8 @@ class Views:
                 self._flash(request, kind, f"{msg} Your {_g(x)} was not recorded.")
             elif (now.get("summary") or {}).get("status") not in (None, "running"):
                 # stopped in the same moment (another's score certified it): said as to every assistant
-                self._flash(request, "error", f"{self._not_pending(now, tid, 'recorded')} Your {_g(x)} was not "
-                                              "recorded.")
+                self._flash(request, "error", self._not_pending(now, tid, "recorded").replace(
+                    "Nothing was recorded.", f"Nothing was recorded: your {_g(x)} was not."))
             else:
                 self._flash(request, "error", f"Not recorded: {res}")
         return self._redirect(study_path(name, "/assistant"))

@@ -112,7 +112,8 @@
       "delta-achieved"));
     var done = sm.available && sm.status === "identified";  // the rule holds: no estimate, none left
     cards.push(card("Evaluations left", done ? "none" : b.evaluations_left === null ? "-" : "about " + num(Math.round(b.evaluations_left)),
-      b.evaluations_left === null ? (early || b.evaluations_left_note || "no estimate from this solver") : (b.evaluations_left_note || "an estimate, not a promise"),
+      b.evaluations_left === null ? (early || b.evaluations_left_note || "no estimate from this solver")
+        : (b.evaluations_left_short || b.evaluations_left_note || "an estimate, not a promise"),
       "evaluations-left"));
     var nodes = cards;
     var v = fill("verdict");
