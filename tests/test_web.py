@@ -921,7 +921,7 @@ def test_a_score_recorded_as_the_study_stops_is_told_as_every_assistant_is(tmp_p
         monkeypatch.setattr(cs.Study, "tell", stopped_first)
         browser.find_element(By.ID, "confirm").click()
         _wait(browser, lambda d: "your 63 was not" in _text(d, ".flash"))
-        assert _text(browser, ".flash") == (f"The study has stopped (budget exhausted): ticket #{tid} was cancelled and its "
+        assert _text(browser, ".flash") == (f"The study has stopped (stopped by the owner): ticket #{tid} was cancelled and its "
                                             f"score is not needed. Nothing was recorded: your 63 was not. If its "
                                             "session was run all the same, note the score with the ticket number for "
                                             "the owner: the study's answer does not need it, the lab's records may.")
@@ -1044,7 +1044,7 @@ def test_the_owner_stops_the_study_now_and_an_assistant_cannot(tmp_path, browser
         assert not browser.find_elements(By.ID, "stop-form")
         assert {t["id"]: t["state"] for t in study.trials_dataframe().to_dict("records")}[tid] == "cancelled"
         browser.get(f"{base}/study/lab")
-        _wait(browser, lambda d: _text(d, "#status") == "budget exhausted")
+        _wait(browser, lambda d: _text(d, "#status") == "stopped by the owner")  # the status says who
 
 
 def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_path, browser):
@@ -1104,7 +1104,12 @@ def test_the_owner_sets_the_budget_in_the_browser_and_an_assistant_cannot(tmp_pa
         _wait(browser, lambda d: "The study is stopped" in _text(d, ".flash"))
         assert study.status == "budget_exhausted" and not browser.find_elements(By.ID, "stop-form")
         assert "A budget above 12 continues it" in _text(browser, "#budget-continue")
+        assert _text(browser, ".status-line").startswith(  # who stopped it, and the budget it had
+            "Status stopped by the owner — 12 evaluations told (the budget was 500).")
         browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: _text(d, "#status") == "stopped by the owner")
+        assert _text(browser, "#verdict .evaluations .card-note").startswith(
+            "stopped by the owner (the budget was 500); 0 pending")
         _wait(browser, lambda d: "nothing certified: no error probability below 1 can be claimed for this answer "
                                  "(a larger budget continues the study)" in _text(d, "#verdict"))
         browser.get(f"{base}/study/lab/assistant")
@@ -1250,7 +1255,7 @@ def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, b
         study.stop()  # the owner stops the study while Ravi's session runs
         _enter(browser, tid, "55")
         _wait(browser, lambda d: d.find_elements(_by().CSS_SELECTOR, ".flash"))
-        assert _text(browser, ".flash") == (f"The study has stopped (budget exhausted): ticket #{tid} was cancelled "
+        assert _text(browser, ".flash") == (f"The study has stopped (stopped by the owner): ticket #{tid} was cancelled "
                                             "and its score is not needed. Nothing was recorded. If its session was "
                                             "run all the same, note the score with the ticket number for the owner: "
                                             "the study's answer does not need it, the lab's records may.")

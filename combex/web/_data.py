@@ -525,6 +525,18 @@ def told_rows_all(study: Any) -> list[dict[str, Any]]:
     return _log_section(told_tail(study, 10 ** 12), problem.get("labels"), problem)["rows"]
 
 
+def _owner_stop(summary: dict[str, Any]) -> dict[str, Any]:
+    """``stopped_by_owner`` (a ``budget_exhausted`` study whose budget the owner's stop set
+    to the evaluations told: the pages say who stopped it) and ``budget_before_stop`` (the
+    budget it had then, None without one)."""
+    if summary.get("status") != "budget_exhausted":
+        return {"stopped_by_owner": False, "budget_before_stop": None}
+    last = next((h for h in reversed(summary.get("history") or []) if isinstance(h, dict)
+                 and h.get("event") in ("budget", "stopped_by_owner")), {})
+    owner = last.get("event") == "stopped_by_owner" and last.get("to") == summary.get("budget")
+    return {"stopped_by_owner": owner, "budget_before_stop": last.get("from") if owner else None}
+
+
 def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]:
     """The JSON of the study page (every section from the read API; see the module docstring)."""
     summary = _read(study, "summary", scrub)
@@ -538,7 +550,8 @@ def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]
         head = {"available": True, "status": summary.get("status"), "evaluations": summary.get("evaluations"),
                 "voided": summary.get("voided") or 0,
                 "budget": summary.get("budget"), "tickets": summary.get("tickets"),
-                "solver_params": summary.get("solver_params"), "policy": summary.get("policy")}
+                "solver_params": summary.get("solver_params"), "policy": summary.get("policy"),
+                **_owner_stop(summary)}
     dc = problem.get("decision_class") or {}
     team = problem.get("arm_type") == "mask"
     k = (dc.get("params") or {}).get("k") if isinstance(dc, dict) else None

@@ -60,8 +60,10 @@ HEADINGS = {400: "Not accepted", 401: "Not signed in", 403: "Refused", 404: "Not
             500: "Internal error", 501: "Not available"}
 
 
-def _status_words(status: Any) -> str:
-    """A study's status in the lab's words."""
+def _status_words(status: Any, by_owner: bool = False) -> str:
+    """A study's status in the lab's words (``by_owner``: the owner's stop ended it)."""
+    if by_owner and status == "budget_exhausted":
+        return "stopped by the owner, before its stopping rule held"
     return {"running": "running", "identified": "identified (the answer is certified)",
             "budget_exhausted": "stopped at its budget, before its stopping rule held"}.get(
         str(status), str(status).replace("_", " "))
@@ -479,6 +481,8 @@ class Views:
         """Why a ticket is not among the assistant's pending ones, in the lab's words."""
         status = (snap.get("summary") or {}).get("status")
         if status and status != "running":
+            if (snap.get("summary") or {}).get("stopped_by_owner"):
+                status = "stopped by the owner"
             keep = (" If its session was run all the same, note the score with the ticket number for the owner: "
                     "the study's answer does not need it, the lab's records may." if what == "recorded" else "")
             return (f"The study has stopped ({str(status).replace('_', ' ')}): ticket #{tid} was cancelled and its "

@@ -64,7 +64,7 @@
   function renderHead(s) {
     var st = document.getElementById("status");
     var status = s.summary.available ? s.summary.status : "?";
-    st.textContent = status.replace(/_/g, " ");
+    st.textContent = s.summary.stopped_by_owner ? "stopped by the owner" : status.replace(/_/g, " ");
     st.className = "status status-" + status;
     var p = s.problem;
     var what = p.team ? ("the best team of " + (p.team_size || "?") + " among " + p.n + " workers")
@@ -99,8 +99,9 @@
     cards.push(card("Challenger", chal ? names(b.challenger) : "-",
       chal ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
       "challenger"));
-    cards.push(card("Evaluations told", num(ev) + (sm.budget ? " of " + sm.budget : ""),
-      sm.available && sm.tickets ? (sm.tickets.pending || 0) + " pending" +
+    cards.push(card("Evaluations told", num(ev) + (sm.stopped_by_owner ? "" : sm.budget ? " of " + sm.budget : ""),
+      sm.available && sm.tickets ? (sm.stopped_by_owner ? "stopped by the owner" + (sm.budget_before_stop ?
+        " (the budget was " + sm.budget_before_stop + ")" : "") + "; " : "") + (sm.tickets.pending || 0) + " pending" +
         (sm.voided ? "; " + sm.voided + " voided (counted against the budget, not in the statistics)" : "") : null,
       "evaluations"));
     cards.push(card("How sure (\u03b4 achieved)", b.delta_achieved === null ? "-" : String(Number(b.delta_achieved.toPrecision(3))),
