@@ -420,14 +420,22 @@ def _enter(d, tid, text):
 
 
 @contextmanager
-def _holding_a_ticket(tmp_path, browser, told=4, assistant="Ravi"):
-    """The lab study with ``told`` sessions told, ``assistant`` signed in and holding a
-    ticket: ``(study, base, ticket, team)``."""
+def _signed_in(tmp_path, browser, told=4, assistant="Ravi"):
+    """The lab study with ``told`` sessions told, served, ``assistant`` signed in:
+    ``(study, base, token)``."""
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=told)
     token = study.add_assistant(assistant)
     with served(db) as base:
         _sign_in(browser, base, token)
+        yield study, base, token
+
+
+@contextmanager
+def _holding_a_ticket(tmp_path, browser, told=4, assistant="Ravi"):
+    """The lab study with ``told`` sessions told, ``assistant`` signed in and holding a
+    ticket: ``(study, base, ticket, team)``."""
+    with _signed_in(tmp_path, browser, told, assistant) as (study, base, _):
         tid, team = _ask(browser)
         yield study, base, tid, team
 
@@ -849,11 +857,7 @@ def test_a_score_sent_after_the_sign_in_ended_comes_back_after_signing_in_again(
     brings back the confirmation of the same score, recorded with one more press. The link
     goes nowhere but that study's own pages."""
     By = _by()
-    db = str(tmp_path / "lab.db")
-    study = lab_study(db, told=4)
-    ravi = study.add_assistant("Ravi")
-    with served(db) as base:
-        _sign_in(browser, base, ravi)
+    with _signed_in(tmp_path, browser) as (study, base, ravi):
         tid, _ = _ask(browser)
         _review(browser, tid, "63")
         browser.delete_cookie("combex_session")  # the server no longer knows this browser's sign-in
@@ -877,55 +881,53 @@ def test_a_score_sent_after_the_sign_in_ended_comes_back_after_signing_in_again(
                 By.CSS_SELECTOR, "input[name=next]")
 
 
-def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tmp_path, browser, monkeypatch):
-    """Ravi presses *Record* on Mia's ticket in the moment Mia's own score goes in (both
-    pages saw it out): his page says hers is recorded, by whom, and that nothing more was;
-    not the storage's refusal."""
+def _ravi_records_mias_ticket_while(tmp_path, browser, monkeypatch, meanwhile):
+    """Ravi presses *Record* 63 on Mia's ticket, and ``meanwhile(db, tell)`` (``tell``: the
+    storage's own ``Study.tell``) happens between his page's read and his write: ``(study,
+    ticket, the flash he reads)``."""
     By = _by()
     db = str(tmp_path / "lab.db")
     with _mias_ticket_seen_by_ravi(tmp_path, browser) as (study, base, tid, _, _mia, _ravi):
         browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
         _review(browser, tid, "63")
-        told = cs.Study.tell
-        first = []
+        told, done = cs.Study.tell, []
 
-        def mia_first(self, ticket, reward_sum, *, assistant=None):
-            if not first:  # Mia's score lands between Ravi's page read and his write
-                first.append(told(cs.load_study(storage=db, name="lab"), ticket, 58, assistant="Mia"))
+        def tell_after(self, ticket, reward_sum, *, assistant=None):
+            if not done:
+                done.append(meanwhile(db, told))
             return told(self, ticket, reward_sum, assistant=assistant)
 
-        monkeypatch.setattr(cs.Study, "tell", mia_first)
+        monkeypatch.setattr(cs.Study, "tell", tell_after)
         browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: "Nothing more was recorded" in _text(d, ".flash"))
-        assert _text(browser, ".flash") == (f"Ticket #{tid} is recorded: 58 by Mia. Nothing more was recorded. Your 63 "
-                                            "was not recorded.")
-        rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
-        assert (rows[tid]["reward_sum"], rows[tid]["told_by"]) == (58, "Mia") and first
+        _wait(browser, lambda d: "63" in _text(d, ".flash"))
+        return study, tid, _text(browser, ".flash")
+
+
+def test_two_assistants_recording_one_ticket_at_once_are_told_who_recorded_it(tmp_path, browser, monkeypatch):
+    """Ravi presses *Record* on Mia's ticket in the moment Mia's own score goes in (both
+    pages saw it out): his page says hers is recorded, by whom, and that nothing more was;
+    not the storage's refusal."""
+    def mia_first(db, tell):
+        lab = cs.load_study(storage=db, name="lab")
+        return tell(lab, lab.pending()[0].id, 58, assistant="Mia")
+
+    study, tid, flash = _ravi_records_mias_ticket_while(tmp_path, browser, monkeypatch, mia_first)
+    assert flash == f"Ticket #{tid} is recorded: 58 by Mia. Nothing more was recorded. Your 63 was not recorded."
+    rows = {r["id"]: r for r in study.trials_dataframe().to_dict("records")}
+    assert (rows[tid]["reward_sum"], rows[tid]["told_by"]) == (58, "Mia")
 
 
 def test_a_score_recorded_as_the_study_stops_is_told_as_every_assistant_is(tmp_path, browser, monkeypatch):
     """The owner stops the study in the moment Ravi presses *Record* on Mia's ticket (his
     page saw the study running): his page says the study has stopped and the ticket was
     cancelled, as every assistant's page says it; not the storage's refusal."""
-    By = _by()
-    db = str(tmp_path / "lab.db")
-    with _mias_ticket_seen_by_ravi(tmp_path, browser) as (study, base, tid, _, _mia, _ravi):
-        browser.find_element(By.CSS_SELECTOR, "#others-tickets summary").click()
-        _review(browser, tid, "63")
-        told = cs.Study.tell
-
-        def stopped_first(self, ticket, reward_sum, *, assistant=None):
-            cs.load_study(storage=db, name="lab").stop()  # between Ravi's page read and his write
-            return told(self, ticket, reward_sum, assistant=assistant)
-
-        monkeypatch.setattr(cs.Study, "tell", stopped_first)
-        browser.find_element(By.ID, "confirm").click()
-        _wait(browser, lambda d: "your 63 was not" in _text(d, ".flash"))
-        assert _text(browser, ".flash") == (f"The study has stopped (stopped by the owner): ticket #{tid} was cancelled and its "
-                                            f"score is not needed. Nothing was recorded: your 63 was not. If its "
-                                            "session was run all the same, note the score with the ticket number for "
-                                            "the owner: the study's answer does not need it, the lab's records may.")
-        assert study.summary()["evaluations"] == 4
+    study, tid, flash = _ravi_records_mias_ticket_while(
+        tmp_path, browser, monkeypatch, lambda db, tell: cs.load_study(storage=db, name="lab").stop())
+    assert flash == (f"The study has stopped (stopped by the owner): ticket #{tid} was cancelled and its score is not "
+                     "needed. Nothing was recorded: your 63 was not. If its session was run all the same, note the "
+                     "score with the ticket number for the owner: the study's answer does not need it, the lab's "
+                     "records may.")
+    assert study.summary()["evaluations"] == 4
 
 
 def test_an_assistant_finds_her_ticket_released_by_the_owner_and_enters_its_score(tmp_path, browser):

@@ -249,6 +249,15 @@ def _d_tracking(t: float, w: Any, T: Any) -> int:
     return a
 
 
+def _fw_cost(i: int, j: int, t: float, T: Any, mu: Any, eps: float, s2x2: float) -> float:
+    """The pair (i, j)'s GLR at the proportions ``x = N / t``: ``GaussianDivergence.pair``'s
+    arithmetic."""
+    xi = T[i] / t
+    xj = T[j] / t
+    gap = mu[i] - mu[j] + eps
+    return gap * gap / (s2x2 * (1.0 / xi + 1.0 / xj)) if gap > 0 else 0.0
+
+
 def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
              cum: Any) -> int:
     """:meth:`_FWExploration.next_arm` on the pairs: the forced exploration; else the pair
@@ -263,32 +272,18 @@ def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, ep
     if f >= 0:
         return f
     fmin = math.inf
-    nan = False
     for q in range(K):
-        i = ins[q]
-        xi = T[i] / t
         for r in range(NO):
-            j = outs[r]
-            xj = T[j] / t
-            gap = mu[i] - mu[j] + eps
-            z = gap * gap / (s2x2 * (1.0 / xi + 1.0 / xj)) if gap > 0 else 0.0
+            z = _fw_cost(ins[q], outs[r], t, T, mu, eps, s2x2)
             if z != z:
-                nan = True
-            elif z < fmin:
+                return -1
+            if z < fmin:
                 fmin = z
-    if nan:
-        return -1
     lim = fmin + (math.pow(t, -0.9) / N) * max(fmin, 1e-12)
     hq, hr, count = -1, -1, 0
     for q in range(K):
-        i = ins[q]
-        xi = T[i] / t
         for r in range(NO):
-            j = outs[r]
-            xj = T[j] / t
-            gap = mu[i] - mu[j] + eps
-            z = gap * gap / (s2x2 * (1.0 / xi + 1.0 / xj)) if gap > 0 else 0.0
-            if z <= lim:
+            if _fw_cost(ins[q], outs[r], t, T, mu, eps, s2x2) <= lim:
                 count += 1
                 hq, hr = q, r
     if count != 1:
@@ -386,32 +381,25 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         if arng is None:  # one reward told from outside
             a = told_a
             r = told_r
-        elif told_a >= 0:  # the first step's arm, chosen by the caller's Python step
-            a = told_a
-            told_a = -1
-            zr = erng.standard_normal()
-            r = c1 * means[a] + sq1 * sig[a] * zr
-        elif fw:
-            t = 0.0
-            for b in range(N):
-                t += T[b]
-            a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv)
-            if a < 0:
-                return PYTHON_STEP  # at a step boundary: the caller takes this step in Python
-            zr = erng.standard_normal()
-            r = c1 * means[a] + sq1 * sig[a] * zr
-        elif tracking:
-            t = 0.0
-            for b in range(N):
-                t += T[b]
-            if _resolve_due(t, ff[F_TSOLVED], ff[F_RGROWTH], solved, topk, ans, mask):
-                return RESOLVE  # at a step boundary: the caller solves w* again
-            a = _d_tracking(t, rv, T)
-            zr = erng.standard_normal()
-            r = c1 * means[a] + sq1 * sig[a] * zr
         else:
-            u = arng.random()
-            a = _select(u, kp, NO, ins, outs, T, mu, ids, beta, topk, ans, eps, two)
+            if told_a >= 0:  # the first step's arm, chosen by the caller's Python step
+                a = told_a
+                told_a = -1
+            elif fw or tracking:
+                t = 0.0
+                for b in range(N):
+                    t += T[b]
+                if fw:
+                    a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv)
+                    if a < 0:
+                        return PYTHON_STEP  # at a step boundary: the caller takes this step in Python
+                else:
+                    if _resolve_due(t, ff[F_TSOLVED], ff[F_RGROWTH], solved, topk, ans, mask):
+                        return RESOLVE  # at a step boundary: the caller solves w* again
+                    a = _d_tracking(t, rv, T)
+            else:
+                u = arng.random()
+                a = _select(u, kp, NO, ins, outs, T, mu, ids, beta, topk, ans, eps, two)
             zr = erng.standard_normal()
             r = c1 * means[a] + sq1 * sig[a] * zr
         ii[I_SAMPLES] += 1
@@ -536,7 +524,7 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
 
 
 _HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, _forced_arm, _d_tracking,
-            _fw_step)
+            _fw_cost, _fw_step)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
 

@@ -54,8 +54,26 @@ __all__ = ["GLRSolver", "GLRExploration", "TrackAndStop", "TopTwo", "FWSampling"
            "LINEAR_DISPATCH"]
 
 
+class _CompiledLoop(GLRExploration):
+    """A sampling rule the compiled GLR loop repeats (:mod:`combex.solvers._glr_kernel`:
+    Top-Two with IDS or a fixed beta, Track-and-Stop's D-tracking, which hands w* back to
+    ``_solve`` whenever a solve is due, Frank-Wolfe sampling, which hands a step back to
+    ``next_arm`` whenever two or more alternatives are active), on best arm and Best-K pairs
+    with known variance: ``run()``'s samples and one told reward at a time go through it
+    where it applies (bit-identical), else through the Python rule."""
+
+    def _advance(self, env: Any, budget: int | None) -> bool:
+        return _glr_kernel.advance(self, env, budget)
+
+    def _update_one(self, a: int, c: int, r: float) -> None:
+        """The compiled one-sample update and check where they apply
+        (:func:`~combex.solvers._glr_kernel.tell_one`, the same values), else Python's."""
+        if c != 1 or not _glr_kernel.tell_one(self, a, r):
+            super()._update_one(a, c, r)
+
+
 # ============================================================================ Track-and-Stop
-class _TrackAndStopExploration(GLRExploration):
+class _TrackAndStopExploration(_CompiledLoop):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm), exactly by
     :func:`~combex.identification.pair_maxmin_weights` (Gaussian Best-K and
     matroid bases: bipartite pairs), or by subgradient ascent (other classes, Bernoulli and
@@ -174,23 +192,11 @@ class _TrackAndStopExploration(GLRExploration):
     def prepare_batch(self) -> None:
         self._solve()
 
-    def _advance(self, env: Any, budget: int | None) -> bool:
-        """Best arm and Best-K pairs with D-tracking, known variance: the compiled loop of
-        :mod:`combex.solvers._glr_kernel` (bit-identical), which hands w* back to
-        :meth:`_solve` whenever a solve is due."""
-        return _glr_kernel.advance(self, env, budget)
-
     def _select_one(self) -> int:
         """The compiled one-sample D-tracking where it applies
         (:func:`~combex.solvers._glr_kernel.track_one`, the same arm), else the Python rule."""
         a = _glr_kernel.track_one(self)
         return a if a >= 0 else super()._select_one()
-
-    def _update_one(self, a: int, c: int, r: float) -> None:
-        """The compiled one-sample update and check where they apply
-        (:func:`~combex.solvers._glr_kernel.tell_one`, the same values), else Python's."""
-        if c != 1 or not _glr_kernel.tell_one(self, a, r):
-            super()._update_one(a, c, r)
 
     def next_arm(self, cv: NDArray[np.float64]) -> int:
         f = self._forced(cv)
@@ -270,7 +276,7 @@ class TrackAndStop(GLRSolver):
 
 
 # ============================================================================ Top-Two
-class _TopTwoExploration(GLRExploration):
+class _TopTwoExploration(_CompiledLoop):
     """EB-TCI: leader = the empirical answer; challenger = the alternative minimizing
     ``W(leader, j) + log N_j`` (transportation cost plus the "I" penalization); pull the
     leader's arm with probability beta = 1/2, else the challenger's. Best-K: the pair
@@ -322,23 +328,12 @@ class _TopTwoExploration(GLRExploration):
         elif self._adaptive():
             _TrackAndStopExploration._solve(self)  # type: ignore[arg-type]
 
-    def _advance(self, env: Any, budget: int | None) -> bool:
-        """Best arm and Best-K pairs, IDS or a fixed beta, known variance: the compiled loop
-        of :mod:`combex.solvers._glr_kernel` (bit-identical)."""
-        return _glr_kernel.advance(self, env, budget)
-
     def _select_one(self) -> int:
         """The compiled one-sample selection where it applies
         (:func:`~combex.solvers._glr_kernel.select_one`, the same arm), else the
         Python rule."""
         a = _glr_kernel.select_one(self)
         return a if a >= 0 else super()._select_one()
-
-    def _update_one(self, a: int, c: int, r: float) -> None:
-        """The compiled one-sample update and check where they apply
-        (:func:`~combex.solvers._glr_kernel.tell_one`, the same values), else Python's."""
-        if c != 1 or not _glr_kernel.tell_one(self, a, r):
-            super()._update_one(a, c, r)
 
     def _leader_probability(self) -> float:
         if not self._adaptive():
@@ -449,7 +444,7 @@ class TopTwo(GLRSolver):
 
 
 # ============================================================================ FW sampling
-class _FWExploration(GLRExploration):
+class _FWExploration(_CompiledLoop):
     """Frank-Wolfe sampling (Wang, Tzeng & Proutiere 2021, Algorithm 1): with proportions
     ``x_t = N / t`` and the r-active alternatives ``H = {a : F_a(x_t) <= min F + r_t}``
     (``r_t = t^{-0.9} / N`` relative to min F), the direction ``z_t = argmax_{z in simplex}
@@ -466,12 +461,6 @@ class _FWExploration(GLRExploration):
     def prepare_batch(self) -> None:
         if self.structure == "class":
             self._alts = self._class_alternatives(self._answer, self.T.astype(float), self._beta_t)
-
-    def _advance(self, env: Any, budget: int | None) -> bool:
-        """Best arm and Best-K pairs, known variance: the compiled loop of
-        :mod:`combex.solvers._glr_kernel` (bit-identical), which hands a step back to
-        :meth:`next_arm` whenever two or more alternatives are active (the direction's game)."""
-        return _glr_kernel.advance(self, env, budget)
 
     def _values_grads(self, x: NDArray[np.float64]) -> tuple[Any, Any]:
         ans = self._answer
