@@ -259,33 +259,34 @@ def _fw_cost(i: int, j: int, t: float, T: Any, mu: Any, eps: float, s2x2: float)
 
 
 def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
-             cum: Any) -> int:
+             cum: Any, fz: Any) -> int:
     """:meth:`_FWExploration.next_arm` on the pairs: the forced exploration; else the pair
     costs at the proportions ``x = N / t`` (``GaussianDivergence.pair``'s arithmetic), the
     r-active pairs (``F <= min F + r max(min F, 1e-12)``, ``r = t^-0.9 / N``) and, when one
     is active, the Frank-Wolfe vertex of its gradient row (``d(mu_i, x_ij)``,
     ``d(mu_j, x_ij + eps)`` at its two arms, 0 elsewhere; the first maximum) added to
     ``cum``, then ``argmax cum - N + 1 - 1e-9 N``. -1 (nothing changed) when two or more
-    pairs are active: the caller's Python step solves the direction's game."""
+    pairs are active: the caller's Python step solves the direction's game. ``fz``: room
+    for the pair costs (``K (N - K)``)."""
     N = T.shape[0]
     f = _forced_arm(t, T)
     if f >= 0:
         return f
     fmin = math.inf
-    for q in range(K):
-        for r in range(NO):
-            z = _fw_cost(ins[q], outs[r], t, T, mu, eps, s2x2)
-            if z != z:
-                return -1
-            if z < fmin:
-                fmin = z
+    P = K * NO
+    for k in range(P):
+        z = _fw_cost(ins[k // NO], outs[k % NO], t, T, mu, eps, s2x2)
+        if z != z:
+            return -1
+        fz[k] = z
+        if z < fmin:
+            fmin = z
     lim = fmin + (math.pow(t, -0.9) / N) * max(fmin, 1e-12)
     hq, hr, count = -1, -1, 0
-    for q in range(K):
-        for r in range(NO):
-            if _fw_cost(ins[q], outs[r], t, T, mu, eps, s2x2) <= lim:
-                count += 1
-                hq, hr = q, r
+    for k in range(P):
+        if fz[k] <= lim:
+            count += 1
+            hq, hr = k // NO, k % NO
     if count != 1:
         return -1
     i, j = ins[hq], outs[hr]
@@ -377,6 +378,10 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         kp = _build(T, mu, h, ii, ff, pv, mask, logtab)
     ans = ii[I_ANSWER]
     steps = 0
+    t = 0.0  # the samples (sum of the counts), kept as the loop adds one
+    for b in range(N):
+        t += T[b]
+    fz = np.empty(P if fw else 0)
     while True:
         if arng is None:  # one reward told from outside
             a = told_a
@@ -386,11 +391,8 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                 a = told_a
                 told_a = -1
             elif fw or tracking:
-                t = 0.0
-                for b in range(N):
-                    t += T[b]
                 if fw:
-                    a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv)
+                    a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv, fz)
                     if a < 0:
                         return PYTHON_STEP  # at a step boundary: the caller takes this step in Python
                 else:
@@ -410,6 +412,7 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         ii[I_NOBS] += 1
         sums[a] += r
         T[a] = n + 1
+        t += 1.0
         inv[a] = 1.0 / float(n + 1)
         h[a] = _arm_term(n + 1, mixture, rho)
         mu[a] = sums[a] / T[a]

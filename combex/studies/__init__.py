@@ -131,6 +131,7 @@ from ._study import (
     get_storage,
     iso_time,
     load_study,
+    owner_stop,
 )
 
 
@@ -147,6 +148,6 @@ __all__ = [
     "StudyPlan", "StudyForecast", "upgrade_storage",
     "Study", "Ticket", "BaseStorage", "StudyTransaction", "StudyRecord", "TicketRow", "CorrectionRow",
     "AssistantRow", "SnapshotRow", "InMemoryStorage", "MAX_ASK", "MAX_BUDGET", "DEFAULT_LEASE_SECONDS", "iso_time",
-    "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",
+    "owner_stop", "SQLStorage", "SCHEMA_VERSION", "StorageError", "SchemaVersionError", "StudyNotFoundError",
     "DuplicatedStudyError", "TicketError", "StudyFinishedError",
 ]

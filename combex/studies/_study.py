@@ -57,7 +57,7 @@ from ._storage import (
 )
 
 __all__ = ["Ticket", "Study", "create_study", "load_study", "delete_study", "get_all_study_names",
-           "get_storage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time"]
+           "get_storage", "MAX_ASK", "DEFAULT_LEASE_SECONDS", "iso_time", "owner_stop"]
 
 #: Most tickets one ``ask(n=...)`` hands out (a larger ``n`` is refused: one ask is one
 #: short transaction holding the study's lock).
@@ -177,6 +177,17 @@ def _from_arm(arm: Any) -> Any:
     if a.ndim == 0:
         return int(a)
     return np.flatnonzero(a).tolist()
+
+
+def owner_stop(status: Any, budget: Any, history: Any) -> dict[str, Any] | None:
+    """The history entry of the owner's stop that ended a ``budget_exhausted`` study (its
+    budget set to the evaluations told: ``from`` is the budget it had), or None when the
+    study is running, identified, or stopped by its own budget."""
+    if status != "budget_exhausted":
+        return None
+    last = next((h for h in reversed(history or []) if isinstance(h, dict)
+                 and h.get("event") in ("budget", "stopped_by_owner")), {})
+    return last if last.get("event") == "stopped_by_owner" and last.get("to") == budget else None
 
 
 def _left_note(rec: Any, left: Any, src: Any = None) -> str:
@@ -1206,9 +1217,8 @@ class Study:
             return (f"After {rec.n_told} evaluations the study identified the {what}: {conf}it is {good} "
                     f"({rec.solver}).{stat}")
         if rec.status == "budget_exhausted":
-            last = next((h for h in reversed(rec.history) if h.get("event") in ("budget", "stopped_by_owner")), {})
             why = (f"The owner stopped the study after {rec.n_told} evaluations, before the stopping rule held"
-                   if last.get("event") == "stopped_by_owner" and last.get("to") == rec.budget else
+                   if owner_stop(rec.status, rec.budget, rec.history) is not None else
                    f"The budget of {rec.budget} evaluations ran out before the stopping rule held")
             plan = ""
             if isinstance(b["delta_achieved"], (int, float)) and b["delta_achieved"] >= 1:

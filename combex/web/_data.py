@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any
 from ..exceptions import CombexError
-from ..studies import get_all_study_names
+from ..studies import get_all_study_names, owner_stop
 
 __all__ = ["Scrubber", "study_snapshot", "studies_list", "unavailable", "team_names", "score_range",
            "iso_time", "age_text", "solver_title"]
@@ -529,12 +529,8 @@ def _owner_stop(summary: dict[str, Any]) -> dict[str, Any]:
     """``stopped_by_owner`` (a ``budget_exhausted`` study whose budget the owner's stop set
     to the evaluations told: the pages say who stopped it) and ``budget_before_stop`` (the
     budget it had then, None without one)."""
-    if summary.get("status") != "budget_exhausted":
-        return {"stopped_by_owner": False, "budget_before_stop": None}
-    last = next((h for h in reversed(summary.get("history") or []) if isinstance(h, dict)
-                 and h.get("event") in ("budget", "stopped_by_owner")), {})
-    owner = last.get("event") == "stopped_by_owner" and last.get("to") == summary.get("budget")
-    return {"stopped_by_owner": owner, "budget_before_stop": last.get("from") if owner else None}
+    stop = owner_stop(summary.get("status"), summary.get("budget"), summary.get("history"))
+    return {"stopped_by_owner": stop is not None, "budget_before_stop": None if stop is None else stop.get("from")}
 
 
 def study_snapshot(study: Any, scrub: Scrubber, *, now: float) -> dict[str, Any]:
