@@ -117,6 +117,10 @@ def test_bai_weights_theorem5_matches_the_convex_program():
     wb, invb = bai_optimal_weights(mub, divergence="bernoulli")
     z = pair_glr(mub[0], mub[1:], wb[0], wb[1:], divergence="bernoulli")[0]
     assert np.ptp(z) <= 1e-6 * z.max() + 1e-9 and invb == pytest.approx(z.min(), rel=1e-4)
+    # an answer that is not an arm is refused by name (the compiled root reads no memory past the means)
+    for bad in (5, -1):
+        with pytest.raises(InvalidParameterError, match=r"'answer'.*\[0, 4\].*Got " + str(bad)):
+            bai_optimal_weights(mu, answer=bad)
 
 
 def test_characteristic_time_two_arms_and_sets():

@@ -229,6 +229,28 @@ def test_theorem_5_root_equalizes_every_pair(K, seed, decade, epsilon):
     assert float(np.sum((w[1:] / w[0]) ** 2)) == pytest.approx(1.0, rel=1e-12)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 200), st.integers(0, 10_000), st.floats(-4.0, 2.0), st.floats(0.0, 0.3), st.floats(0.1, 10.0))
+def test_theorem_5_root_compiled_agrees_with_numpy(K, seed, decade, epsilon, sigma):
+    """The compiled Theorem 5 (what Python's solve and Track-and-Stop's loop call with numba)
+    and its numpy form (sums pairwise) agree to rounding, the answer not the best arm
+    included; an answer that is not epsilon-good gets uniform weights and 0 from both."""
+    from combex.identification._bandit import gaussian_bai_weights, gaussian_bai_weights_kernel
+
+    kernel = gaussian_bai_weights_kernel()
+    if kernel is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(seed)
+    mu = np.r_[1.0, 1.0 - rng.exponential(1.0, K - 1) * 10.0 ** decade]
+    for a in (0, int(rng.integers(K))):
+        w_n, v_n = gaussian_bai_weights(mu, a, epsilon, 2.0 * sigma * sigma)
+        w_c, v_c = kernel(mu, a, epsilon, 2.0 * sigma * sigma)
+        assert v_c == pytest.approx(v_n, rel=1e-12, abs=0.0)
+        assert np.allclose(w_c, w_n, rtol=1e-12, atol=1e-15)
+        if v_n == 0.0:
+            assert np.array_equal(w_c, np.full(K, 1.0 / K))
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(3, 12), st.integers(1, 5), st.integers(0, 10_000), st.floats(0.001, 0.05))
 def test_pair_barrier_loose_warm_solve_agrees_with_the_tight_one(N, K, seed, move):

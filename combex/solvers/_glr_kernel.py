@@ -7,8 +7,9 @@ The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 :func:`top_two_steps` runs the same samples -- the leader coin of the algorithm's
 generator and the selection (:meth:`_TopTwoExploration.next_arm`), or D-tracking's
 selection (:meth:`_TrackAndStopExploration.next_arm`: forced exploration, then
-``argmax t w_a - N_a``; w* is solved in Python, the loop returns :data:`RESOLVE` at the
-step where :meth:`_TrackAndStopExploration._solve` would solve it again), or Frank-Wolfe's
+``argmax t w_a - N_a``; w* is solved at the step where :meth:`_TrackAndStopExploration._solve`
+would solve it again: in the loop for the best arm, by Theorem 5's root in the form Python's
+solve calls compiled, and in Python for Best-K, the loop returning :data:`RESOLVE` there), or Frank-Wolfe's
 (:meth:`_FWExploration.next_arm` with one r-active alternative: its gradient's vertex; with
 two or more the loop returns :data:`PYTHON_STEP` and the step's arm comes from Python's
 game, its reward drawn by the loop), the environment's reward
@@ -62,6 +63,7 @@ from .._state import generator_state, restore_generator
 from ..environments import Environment, GaussianArms
 from ..estimation._glr import GLRThreshold
 from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP
+from ..identification._bandit import gaussian_bai_weights
 from .stopping import PairStop
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
@@ -216,6 +218,19 @@ def _resolve_due(t: float, t_solved: float, growth: float, solved: Any, topk: bo
         if solved[b] != (1.0 if mask[b] else 0.0):
             return True
     return False
+
+
+def _bai_solve(t: float, mu: Any, ans: int, eps: float, s2x2: float, w: Any, solved: Any, ff: Any) -> None:
+    """:meth:`_TrackAndStopExploration._solve` on the best arm (Gaussian): w* by Theorem 5
+    (:func:`~combex.identification._bandit.gaussian_bai_weights`, the function Python's solve
+    calls compiled, so the same bits; uniform when the answer is not epsilon-good), the answer
+    and the samples it was solved at."""
+    wv, inv = gaussian_bai_weights(mu, ans, eps, s2x2)
+    N = mu.shape[0]
+    for b in range(N):
+        w[b] = wv[b] if inv > 0 else 1.0 / N
+        solved[b] = 1.0 if b == ans else 0.0
+    ff[F_TSOLVED] = t
 
 
 def _forced_arm(t: float, T: Any) -> int:
@@ -397,7 +412,9 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                         return PYTHON_STEP  # at a step boundary: the caller takes this step in Python
                 else:
                     if _resolve_due(t, ff[F_TSOLVED], ff[F_RGROWTH], solved, topk, ans, mask):
-                        return RESOLVE  # at a step boundary: the caller solves w* again
+                        if topk:
+                            return RESOLVE  # at a step boundary: the caller solves w* again
+                        _bai_solve(t, mu, ans, eps, s2x2, rv, solved, ff)
                     a = _d_tracking(t, rv, T)
             else:
                 u = arng.random()
@@ -526,8 +543,8 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
                    ii[J_TOPK] != 0, ii[I_ANSWER], ff[F_EPS], ff[F_TWO])
 
 
-_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, _forced_arm, _d_tracking,
-            _fw_cost, _fw_step)
+_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
+            _forced_arm, _d_tracking, _fw_cost, _fw_step)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
 
@@ -733,11 +750,17 @@ class Steps:
             ff[F0 + 2 * N:F0 + 3 * N] = exp.cum
 
     def rule_back(self, exp: Any) -> None:
-        """The rule's vector the loop changed, back to the exploration (Frank-Wolfe's
-        cumulated directions; after a call of the loop)."""
+        """The rule's vectors the loop changed, back to the exploration (after a call of the
+        loop): Frank-Wolfe's cumulated directions, D-tracking's allocation with the answer and
+        the samples of its last solve (the best arm's solves run in the loop)."""
+        N = exp.N
+        ff = self.ff
         if self.ii[J_RULE] == FW_SAMPLING:
-            N = exp.N
-            exp.cum[:] = self.ff[F0 + 2 * N:F0 + 3 * N]
+            exp.cum[:] = ff[F0 + 2 * N:F0 + 3 * N]
+        elif self.ii[J_RULE] == D_TRACKING and ff[F_TSOLVED] != exp._t_solved:
+            exp.w = ff[F0 + 2 * N:F0 + 3 * N].copy()
+            exp._solved_for = ff[F0 + 3 * N:F0 + 4 * N].copy()
+            exp._t_solved = float(ff[F_TSOLVED])
 
     def start(self, exp: Any, told: int = 0) -> None:
         """The exploration's counters before a kernel call (``told``: samples already counted
