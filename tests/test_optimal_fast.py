@@ -251,6 +251,38 @@ def test_theorem_5_root_compiled_agrees_with_numpy(K, seed, decade, epsilon, sig
             assert np.array_equal(w_c, np.full(K, 1.0 / K))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 30), st.integers(1, 6), st.integers(0, 10_000), st.floats(0.0, 0.05))
+def test_complete_pairs_solve_agrees_with_the_general_one(N, K, seed, move):
+    """Track-and-Stop's Best-K solve (compiled, on the complete pairs of an answer: what its
+    Python solve and its compiled loop call) and the general ``pair_maxmin_weights`` by the
+    barrier method agree to rounding, cold (uniform start) and warm (from the last w*, means
+    moved); the value returned is the one the weights attain."""
+    from combex.identification import pair_maxmin_weights
+    from combex.identification._pairs_kernel import complete_pairs_kernel
+
+    kernel = complete_pairs_kernel()
+    if kernel is None:
+        pytest.skip("numba is not installed")
+    K = min(K, N - 1)
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(0.0, 1.0, N)
+    ans = np.zeros(N, dtype=bool)
+    ans[rng.choice(N, K, replace=False)] = True
+    ins, outs = np.flatnonzero(ans), np.flatnonzero(~ans)
+    I, J = np.repeat(ins, outs.size), np.tile(outs, ins.size)
+    c = (np.abs(mu[I] - mu[J]) + 0.05) ** 2 / 2.0
+    w_prev = np.full(N, 1.0 / N)
+    for tol, c_now in ((1e-6, c), (1e-3, c * np.exp(rng.uniform(-move, move, c.size)))):
+        out = np.empty(N)
+        val = kernel(ins, outs, c_now, N, tol, w_prev, out)
+        w_gen, val_gen = pair_maxmin_weights(I, J, c_now, N, tol=tol, w0=w_prev, method="barrier")
+        assert val > 0 and val == pytest.approx(val_gen, rel=1e-9)
+        assert np.allclose(out, w_gen, rtol=1e-7, atol=1e-12) and out.sum() == pytest.approx(1.0, rel=1e-12)
+        assert val == float(np.min(c_now / (1.0 / out[I] + 1.0 / out[J])))
+        w_prev = out
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(3, 12), st.integers(1, 5), st.integers(0, 10_000), st.floats(0.001, 0.05))
 def test_pair_barrier_loose_warm_solve_agrees_with_the_tight_one(N, K, seed, move):

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._jit import compiled
 
-__all__ = ["pairs_barrier_kernel"]
+__all__ = ["pairs_barrier_kernel", "complete_pairs_weights", "complete_pairs_kernel", "COMPLETE_PAIRS_HELPERS"]
 
 
 def _phi(vL: Any, vR: Any, li: Any, ri: Any, c: Any, mu: float) -> float:
@@ -176,6 +176,84 @@ def _pairs_barrier_loop(li: Any, ri: Any, c: Any, nL: int, nR: int, vL: Any, vR:
             break
         mu /= 10.0
     return True
+
+
+def complete_pairs_weights(ins: Any, outs: Any, c: Any, N: int, tol: float, w0: Any, out: Any) -> float:
+    """:func:`~combex.identification.pair_maxmin_weights` by the barrier method on the
+    complete bipartite pairs of an answer (Best-K: ``I = repeat(ins, len(outs))``, ``J =
+    tile(outs, len(ins))``, ``ins`` and ``outs`` increasing, every ``c_e > 0``), warm-started
+    from ``w0`` when it is positive on every arm: the weights in ``out``, the value they attain
+    returned, or -1 when the Newton system lost its definiteness (the caller then solves in
+    numpy). Written in numba's subset: Track-and-Stop's solve calls it compiled
+    (:func:`complete_pairs_kernel`) and its compiled loop inline, so the two give the same
+    bits; the pairs' structure is known, so none of the general function's checks and
+    ``unique`` calls are needed (about 100 us of numpy a warm solve at 20 arms against 20 here)."""
+    nL, nR = ins.shape[0], outs.shape[0]
+    m = nL * nR
+    li = np.empty(m, dtype=np.intp)
+    ri = np.empty(m, dtype=np.intp)
+    capL = np.full(nL, np.inf)
+    capR = np.full(nR, np.inf)
+    for e in range(m):
+        q, r = e // nR, e % nR
+        li[e], ri[e] = q, r
+        if c[e] < capL[q]:
+            capL[q] = c[e]
+        if c[e] < capR[r]:
+            capR[r] = c[e]
+    warm = True
+    for q in range(nL):
+        if not w0[ins[q]] > 0.0:
+            warm = False
+    for r in range(nR):
+        if not w0[outs[r]] > 0.0:
+            warm = False
+    vL = np.empty(nL)
+    vR = np.empty(nR)
+    if warm:  # v ~ 1 / w0, scaled to 90% of the nearest constraint
+        big = -np.inf
+        for e in range(m):
+            x = (1.0 / w0[ins[li[e]]] + 1.0 / w0[outs[ri[e]]]) / c[e]
+            if x > big:
+                big = x
+        scale = 0.9 / big
+        for q in range(nL):
+            vL[q] = scale * (1.0 / w0[ins[q]])
+        for r in range(nR):
+            vR[r] = scale * (1.0 / w0[outs[r]])
+    else:  # strictly feasible: v_i + v_j <= c_e / 2
+        for q in range(nL):
+            vL[q] = 0.25 * capL[q]
+        for r in range(nR):
+            vR[r] = 0.25 * capR[r]
+    if not _pairs_barrier_loop(li, ri, c, nL, nR, vL, vR, tol, warm):
+        return -1.0
+    for b in range(N):
+        out[b] = 0.0
+    for q in range(nL):
+        out[ins[q]] = 1.0 / vL[q]
+    for r in range(nR):
+        out[outs[r]] = 1.0 / vR[r]
+    tot = 0.0
+    for b in range(N):
+        tot += out[b]
+    for b in range(N):
+        out[b] /= tot
+    val = np.inf
+    for e in range(m):
+        z = c[e] / (1.0 / out[ins[li[e]]] + 1.0 / out[outs[ri[e]]])
+        if z < val:
+            val = z
+    return val
+
+
+#: What compiled code calling :func:`complete_pairs_weights` compiles with it.
+COMPLETE_PAIRS_HELPERS = (_phi, _objective, _max_step, _pairs_barrier_loop)
+
+
+def complete_pairs_kernel() -> Any:
+    """The compiled :func:`complete_pairs_weights`, or None without numba."""
+    return compiled(complete_pairs_weights, helpers=COMPLETE_PAIRS_HELPERS)
 
 
 def pairs_barrier_kernel() -> Any:

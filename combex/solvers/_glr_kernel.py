@@ -8,8 +8,10 @@ The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 generator and the selection (:meth:`_TopTwoExploration.next_arm`), or D-tracking's
 selection (:meth:`_TrackAndStopExploration.next_arm`: forced exploration, then
 ``argmax t w_a - N_a``; w* is solved at the step where :meth:`_TrackAndStopExploration._solve`
-would solve it again: in the loop for the best arm, by Theorem 5's root in the form Python's
-solve calls compiled, and in Python for Best-K, the loop returning :data:`RESOLVE` there), or Frank-Wolfe's
+would solve it again, in the loop by the functions Python's solve calls compiled (Theorem 5's
+root for the best arm, the barrier method on the complete pairs for Best-K; the loop returns
+:data:`RESOLVE` where Python's solve takes another way: a pair with no gap, a failed solve),
+or Frank-Wolfe's
 (:meth:`_FWExploration.next_arm` with one r-active alternative: its gradient's vertex; with
 two or more the loop returns :data:`PYTHON_STEP` and the step's arm comes from Python's
 game, its reward drawn by the loop), the environment's reward
@@ -64,6 +66,7 @@ from ..environments import Environment, GaussianArms
 from ..estimation._glr import GLRThreshold
 from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP
 from ..identification._bandit import gaussian_bai_weights
+from ..identification._pairs_kernel import COMPLETE_PAIRS_HELPERS, complete_pairs_weights
 from .stopping import PairStop
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
@@ -179,7 +182,7 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
 # w, Frank-Wolfe's cumulated directions) and for D-tracking the answer w was solved for
 # (one-hot or mask, as floats)
 J_K, J_TOPK, J_IDS, J_MIX, J_TEST, J_KP, J_RULE, J0 = 11, 12, 13, 14, 15, 16, 17, 18
-F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F_TSOLVED, F_RGROWTH, F0 = range(3, 15)
+F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F_TSOLVED, F_RGROWTH, F_WTOL, F0 = range(3, 16)
 
 
 def _select(u: float, kp: int, NO: int, ins: Any, outs: Any, T: Any, mu: Any, ids: bool, beta: float, topk: bool,
@@ -231,6 +234,32 @@ def _bai_solve(t: float, mu: Any, ans: int, eps: float, s2x2: float, w: Any, sol
         w[b] = wv[b] if inv > 0 else 1.0 / N
         solved[b] = 1.0 if b == ans else 0.0
     ff[F_TSOLVED] = t
+
+
+def _topk_solve(t: float, mu: Any, ins: Any, outs: Any, NO: int, eps: float, s2x2: float, w: Any, solved: Any,
+                mask: Any, ff: Any) -> bool:
+    """:meth:`_TrackAndStopExploration._solve` on Best-K (Gaussian): w* on the complete pairs
+    by the barrier method (:func:`~combex.identification._pairs_kernel.complete_pairs_weights`,
+    the function Python's solve calls compiled, so the same bits), warm-started from ``w``,
+    the answer and the samples it was solved at. False (nothing changed) where Python's solve
+    takes another way: a pair with no gap, or a failed solve."""
+    N = mu.shape[0]
+    P = ins.shape[0] * NO
+    c = np.empty(P)
+    for k in range(P):
+        gap = mu[ins[k // NO]] - mu[outs[k % NO]] + eps
+        c[k] = gap * gap / s2x2 if gap > 0 else 0.0
+        if not c[k] > 0.0:
+            return False
+    out = np.empty(N)
+    val = complete_pairs_weights(ins, outs, c, N, 1e-6 if t <= N + 1 else ff[F_WTOL], w, out)
+    if not val > 0.0:
+        return False
+    for b in range(N):
+        w[b] = out[b]
+        solved[b] = 1.0 if mask[b] else 0.0
+    ff[F_TSOLVED] = t
+    return True
 
 
 def _forced_arm(t: float, T: Any) -> int:
@@ -413,8 +442,10 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                 else:
                     if _resolve_due(t, ff[F_TSOLVED], ff[F_RGROWTH], solved, topk, ans, mask):
                         if topk:
-                            return RESOLVE  # at a step boundary: the caller solves w* again
-                        _bai_solve(t, mu, ans, eps, s2x2, rv, solved, ff)
+                            if not _topk_solve(t, mu, ins, outs, NO, eps, s2x2, rv, solved, mask, ff):
+                                return RESOLVE  # at a step boundary: the caller solves w* (its fallbacks)
+                        else:
+                            _bai_solve(t, mu, ans, eps, s2x2, rv, solved, ff)
                     a = _d_tracking(t, rv, T)
             else:
                 u = arng.random()
@@ -544,6 +575,7 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
 
 
 _HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
+            complete_pairs_weights, *COMPLETE_PAIRS_HELPERS, _topk_solve,
             _forced_arm, _d_tracking, _fw_cost, _fw_step)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
@@ -744,6 +776,7 @@ class Steps:
         ff = self.ff
         if self.ii[J_RULE] == D_TRACKING:
             ff[F_TSOLVED], ff[F_RGROWTH] = exp._t_solved, exp._GROWTH[exp.structure if exp.structure == "bai" else "sets"]
+            ff[F_WTOL] = getattr(exp, "_WARM_TOL", 1e-6)
             ff[F0 + 2 * N:F0 + 3 * N] = exp.w
             ff[F0 + 3 * N:F0 + 4 * N] = exp._solved_for
         elif self.ii[J_RULE] == FW_SAMPLING:

@@ -45,6 +45,7 @@ from ..estimation._glr_unknown_variance import kl_gaussian_unknown_variance
 from ..exceptions import InvalidParameterError
 from ..identification import bandit_characteristic_time, true_noise_scale
 from ..identification._bandit import _maxmin_weights, bai_optimal_weights, pair_maxmin_weights
+from ..identification._pairs_kernel import complete_pairs_kernel
 from . import _glr_kernel
 from ._base import Exploration
 from ._registry import register_solver
@@ -152,8 +153,15 @@ class _TrackAndStopExploration(_CompiledLoop):
                 # tracking uses), one centring round instead of five
                 # (a class sharing this solve without the attribute keeps 1e-6)
                 warm_tol = getattr(self, "_WARM_TOL", 1e-6)
-                w_exact, val = pair_maxmin_weights(I, J, cij, N, tol=1e-6 if self._t_solved <= N + 1 else warm_tol,
-                                                   w0=self.w, method="barrier")
+                tol = 1e-6 if self._t_solved <= N + 1 else warm_tol
+                kernel = complete_pairs_kernel() if self.structure == "topk" else None
+                val = -1.0
+                if kernel is not None:  # the complete pairs of Best-K: compiled, as the compiled loop solves
+                    w_exact = np.empty(N)
+                    val = kernel(np.flatnonzero(ans), np.flatnonzero(~ans), cij, N, tol,
+                                 np.ascontiguousarray(self.w, dtype=np.float64), w_exact)
+                if val < 0:
+                    w_exact, val = pair_maxmin_weights(I, J, cij, N, tol=tol, w0=self.w, method="barrier")
                 if val > 0:
                     self.w = w_exact
                     return
