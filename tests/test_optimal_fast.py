@@ -401,7 +401,7 @@ _KERNEL_CASES = {
 @pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("case", list(_KERNEL_CASES))
-@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling])
+@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling, CombGame])
 def test_compiled_loop_is_bit_identical_to_ask_tell(cls, case, seed, monkeypatch):
     """``run`` through the compiled loop (from the first check; Track-and-Stop's w* solved in
     Python whenever due) gives ask / tell's samples, answer, pulls, certificate and final
@@ -443,7 +443,7 @@ def test_compiled_loop_is_bit_identical_to_ask_tell(cls, case, seed, monkeypatch
 @pytest.mark.skipif(not __import__("combex.solvers._glr_kernel", fromlist=["x"]).HAVE_NUMBA,
                     reason="numba not installed")
 @pytest.mark.parametrize("case", ["bai", "topk"])
-@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling])
+@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling, CombGame])
 def test_compiled_loop_saved_state_matches(cls, case, monkeypatch, tmp_path):
     """Stopped by a budget in the middle of the compiled loop, the exploration's saved state
     (and the environment's generator) is the Python path's."""
@@ -500,7 +500,7 @@ def _study_like_run(make_env, kw, seed, budget, cls=TopTwo):
                     reason="numba not installed")
 @pytest.mark.filterwarnings("ignore::combex.exceptions.NoiseScaleWarning")
 @pytest.mark.parametrize("case", list(_KERNEL_CASES))
-@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling])
+@pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling, CombGame])
 def test_compiled_one_sample_ask_tell_is_bit_identical(cls, case, monkeypatch):
     """One sample per ask through the compiled select / tell entries gives the Python
     rule's samples, reads, saved states and answer, through resumes, a told arm other

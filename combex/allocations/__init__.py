@@ -9,14 +9,15 @@
   :func:`uniform_topk_information`, :func:`uniform_topk_g_value`.
 - :func:`apportion` (efficient apportionment, Appendix D of the full-bandit paper) and
   :class:`Tracker` (the rule ``argmin T_M / p_M``, one pull or batched).
-- :class:`AdaHedge`: the scale-free learner of the game-based samplers (CombGame, LinGame).
+- :class:`AdaHedge`: the scale-free learner of the game-based samplers (CombGame, LinGame), its
+  arithmetic in :func:`hedge_weights` and :func:`hedge_update` (compiled when numba is installed).
 - :func:`simplex_maxmin`: the direction of a Frank-Wolfe step on a max-min over the simplex
   (the Frank-Wolfe samplers of index and linear arms).
 """
 
 
 from ._design import SUPPORT_TOL, Design, g_value, information_matrix, pairwise_differences, uniform_design, xy_value
-from ._hedge import AdaHedge
+from ._hedge import AdaHedge, hedge_update, hedge_weights
 from ._l1 import L1Design, l1_design
 from ._optimal_design import g_optimal_design, xy_optimal_design
 from ._rounding import apportion
@@ -52,5 +53,7 @@ __all__ = [
     "apportion",
     "Tracker",
     "AdaHedge",
+    "hedge_weights",
+    "hedge_update",
     "simplex_maxmin",
 ]

@@ -65,6 +65,7 @@ from .._state import generator_state, restore_generator
 from ..environments import Environment, GaussianArms
 from ..estimation._glr import GLRThreshold
 from ..estimation._variance import NOISE_CHECK_ALPHA, _L_UP
+from ..allocations import AdaHedge, hedge_update, hedge_weights
 from ..identification._bandit import gaussian_bai_weights
 from ..identification._pairs_kernel import COMPLETE_PAIRS_HELPERS, complete_pairs_weights
 from .stopping import PairStop
@@ -90,7 +91,7 @@ CHUNK = 4096
 STOPPED, STEPS_DONE, SCALE_TEST, RESOLVE, PYTHON_STEP = 0, 1, 2, 3, 4
 
 # sampling rules of top_two_steps
-TOP_TWO, D_TRACKING, FW_SAMPLING = 0, 1, 2
+TOP_TWO, D_TRACKING, FW_SAMPLING, COMB_GAME = 0, 1, 2, 3
 
 # slots of the integer state vector
 I_NOBS, I_NOISE_N, I_SAMPLES, I_ROUNDS, I_ANSWER, I_CI, I_CJ, I_TESTED_AT, I_TESTS, I_STEPS, I_TRACE = range(11)
@@ -182,7 +183,8 @@ def _pairs(q0: int, q1: int, r0: int, r1: int, NO: int, ins: Any, outs: Any, T: 
 # w, Frank-Wolfe's cumulated directions) and for D-tracking the answer w was solved for
 # (one-hot or mask, as floats)
 J_K, J_TOPK, J_IDS, J_MIX, J_TEST, J_KP, J_RULE, J0 = 11, 12, 13, 14, 15, 16, 17, 18
-F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F_TSOLVED, F_RGROWTH, F_WTOL, F0 = range(3, 16)
+(F_EPS, F_S2X2, F_RHO, F_PCONST, F_BETA, F_TWO, F_S0SQ, F_TARGET, F_GROWTH, F_TSOLVED, F_RGROWTH, F_WTOL, F_DELTA, F_SIGMA,
+ F0) = range(3, 18)
 
 
 def _select(u: float, kp: int, NO: int, ins: Any, outs: Any, T: Any, mu: Any, ids: bool, beta: float, topk: bool,
@@ -364,6 +366,59 @@ def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, ep
     return a
 
 
+def _comb_game_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
+                    sigma: float, two: float, cum: Any, L: Any, ff: Any, zv: Any, xv: Any) -> int:
+    """:meth:`_CombGameExploration.next_arm` on the pairs (known-variance Gaussian): AdaHedge's
+    play ``w`` (:func:`~combex.allocations.hedge_weights`, the function the learner calls
+    compiled), nature's best response (the pair of least GLR at ``max(w, 1e-12)``,
+    ``GaussianDivergence.pair``'s arithmetic, and its alternative ``lambda``), the optimistic
+    gains ``(|mu - lambda| + sqrt(2 sigma^2 log max(t, 2) / N))^2 / (2 sigma^2)`` (the C
+    library's ``pow`` for ``sigma ** 2``, as Python's), the learner's update by the losses
+    ``-gains`` (:func:`~combex.allocations.hedge_update`; ``L`` and ``ff[F_DELTA]``), ``cum +=
+    w``, then ``argmax cum - N`` (the first maximum, or the first NaN). ``zv`` / ``xv``: room
+    for the pairs' GLR and alternatives."""
+    N = T.shape[0]
+    w = hedge_weights(L, ff[F_DELTA])
+    P = K * NO
+    for k in range(P):  # GaussianDivergence.pair at the weights max(w, 1e-12)
+        i, j = ins[k // NO], outs[k % NO]
+        mi, mj = mu[i], mu[j]
+        ni, nj = max(w[i], 1e-12), max(w[j], 1e-12)
+        gap = mi - mj + eps
+        xv[k] = (ni * mi + nj * (mj - eps)) / (ni + nj)
+        zv[k] = gap * gap / (s2x2 * (1.0 / ni + 1.0 / nj)) if gap > 0 else 0.0
+    kb = _argmin(zv, P)
+    bi, bj = ins[kb // NO], outs[kb % NO]
+    s2 = math.pow(sigma, two)
+    coef = 2.0 * s2 * math.log(max(t, 2.0))
+    den = 2.0 * s2
+    losses = np.empty(N)
+    for b in range(N):
+        lam = mu[b]
+        if zv[kb] > 0:
+            if b == bi:
+                lam = xv[kb]
+            elif b == bj:
+                lam = xv[kb] + eps
+        q = abs(mu[b] - lam) + math.sqrt(coef / float(T[b]))
+        losses[b] = -(q * q / den)
+    newL, delta = hedge_update(L, ff[F_DELTA], losses)
+    for b in range(N):
+        L[b] = newL[b]
+    ff[F_DELTA] = delta
+    a = 0
+    top = -math.inf
+    for b in range(N):
+        cum[b] += w[b]
+        v = cum[b] - T[b]
+        if v != v:
+            return b
+        if v > top:
+            top = v
+            a = b
+    return a
+
+
 def _build(T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any, mask: Any, logtab: Any) -> int:
     """The kept pairs of a step boundary (the answer of the last check in ``mask``): the
     members and the others, every pair's values; returns the pair of the next selection."""
@@ -409,7 +464,7 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
     ins, outs, rank = ii[J0:J0 + K], ii[J0 + K:J0 + N], ii[J0 + N:J0 + 2 * N]
     inv, snap = ff[F0:F0 + N], ff[F0 + N:F0 + 2 * N]
     rv, solved = ff[F0 + 2 * N:F0 + 3 * N], ff[F0 + 3 * N:F0 + 4 * N]
-    tracking, fw = ii[J_RULE] == D_TRACKING, ii[J_RULE] == FW_SAMPLING
+    tracking, fw, comb = ii[J_RULE] == D_TRACKING, ii[J_RULE] == FW_SAMPLING, ii[J_RULE] == COMB_GAME
     zv, bv, vs, vp = pv[0], pv[1], pv[2], pv[3]
     topk, ids, mixture, do_test = ii[J_TOPK] != 0, ii[J_IDS] != 0, ii[J_MIX] != 0, ii[J_TEST] != 0
     eps, s2x2, rho, pconst, beta, two = ff[F_EPS], ff[F_S2X2], ff[F_RHO], ff[F_PCONST], ff[F_BETA], ff[F_TWO]
@@ -425,7 +480,8 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
     t = 0.0  # the samples (sum of the counts), kept as the loop adds one
     for b in range(N):
         t += T[b]
-    fz = np.empty(P if fw else 0)
+    fz = np.empty(P if (fw or comb) else 0)
+    fx = np.empty(P if comb else 0)
     while True:
         if arng is None:  # one reward told from outside
             a = told_a
@@ -434,6 +490,8 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
             if told_a >= 0:  # the first step's arm, chosen by the caller's Python step
                 a = told_a
                 told_a = -1
+            elif comb:
+                a = _comb_game_step(t, T, mu, ins, outs, K, NO, eps, s2x2, ff[F_SIGMA], two, rv, solved, ff, fz, fx)
             elif fw or tracking:
                 if fw:
                     a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv, fz)
@@ -575,7 +633,7 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
 
 
 _HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
-            complete_pairs_weights, *COMPLETE_PAIRS_HELPERS, _topk_solve,
+            complete_pairs_weights, *COMPLETE_PAIRS_HELPERS, _topk_solve, hedge_weights, hedge_update, _comb_game_step,
             _forced_arm, _d_tracking, _fw_cost, _fw_step)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
 _SELECT: Callable[..., Any] | None = None
@@ -621,15 +679,18 @@ _REPLICATED = ("next_arm", "_select_one", "prepare_batch", "pair_costs",
 _REPLICATED_TOP_TWO = ("_ids_leader", "_leader_probability")
 _REPLICATED_TRACKING = ("_solve", "_forced")
 _REPLICATED_FW = ("_forced", "_values_grads", "pair_gradients")
+_REPLICATED_COMB = ("L", "Delta")
 
 
 def _rule(exp: Any) -> int:
     """The kernel's sampling rule for ``exp`` (:data:`D_TRACKING` for Track-and-Stop,
     :data:`FW_SAMPLING` for Frank-Wolfe sampling)."""
-    from .optimal import _FWExploration, _TrackAndStopExploration  # .optimal imports this module
+    from .optimal import _CombGameExploration, _FWExploration, _TrackAndStopExploration  # .optimal imports this module
 
     if isinstance(exp, _TrackAndStopExploration):
         return D_TRACKING
+    if isinstance(exp, _CombGameExploration):
+        return COMB_GAME
     return FW_SAMPLING if isinstance(exp, _FWExploration) else TOP_TWO
 
 
@@ -639,7 +700,8 @@ def _rule_applicable(exp: Any) -> bool:
     the known-variance Gaussian GLR with per-pair thresholds (``"valid"`` or
     ``"valid-kk"``), none of the exploration's methods in :data:`_REPLICATED` changed by a
     subclass, a numpy Generator."""
-    from .optimal import _FWExploration, _TopTwoExploration, _TrackAndStopExploration  # .optimal imports this module
+    from .optimal import (  # .optimal imports this module
+        _CombGameExploration, _FWExploration, _TopTwoExploration, _TrackAndStopExploration)
 
     s = exp.solver
     rule = _rule(exp)
@@ -648,6 +710,8 @@ def _rule_applicable(exp: Any) -> bool:
         rule_ok = s.tracking == "D"
     elif rule == FW_SAMPLING:
         base, names, rule_ok = _FWExploration, _REPLICATED + _REPLICATED_FW, True
+    elif rule == COMB_GAME:
+        base, names, rule_ok = _CombGameExploration, _REPLICATED + _REPLICATED_COMB, type(exp.learner) is AdaHedge
     else:
         base, names = _TopTwoExploration, _REPLICATED + _REPLICATED_TOP_TWO
         rule_ok = s.beta == "ids" or not isinstance(s.beta, str)
@@ -781,6 +845,10 @@ class Steps:
             ff[F0 + 3 * N:F0 + 4 * N] = exp._solved_for
         elif self.ii[J_RULE] == FW_SAMPLING:
             ff[F0 + 2 * N:F0 + 3 * N] = exp.cum
+        elif self.ii[J_RULE] == COMB_GAME:  # the learner: its cumulative losses and mixability gap
+            ff[F0 + 2 * N:F0 + 3 * N] = exp.cum
+            ff[F0 + 3 * N:F0 + 4 * N] = exp.learner.L
+            ff[F_DELTA], ff[F_SIGMA] = exp.learner.Delta, exp.sigma
 
     def rule_back(self, exp: Any) -> None:
         """The rule's vectors the loop changed, back to the exploration (after a call of the
@@ -790,6 +858,10 @@ class Steps:
         ff = self.ff
         if self.ii[J_RULE] == FW_SAMPLING:
             exp.cum[:] = ff[F0 + 2 * N:F0 + 3 * N]
+        elif self.ii[J_RULE] == COMB_GAME:
+            exp.cum[:] = ff[F0 + 2 * N:F0 + 3 * N]
+            exp.learner.L = ff[F0 + 3 * N:F0 + 4 * N].copy()
+            exp.learner.Delta = float(ff[F_DELTA])
         elif self.ii[J_RULE] == D_TRACKING and ff[F_TSOLVED] != exp._t_solved:
             exp.w = ff[F0 + 2 * N:F0 + 3 * N].copy()
             exp._solved_for = ff[F0 + 3 * N:F0 + 4 * N].copy()

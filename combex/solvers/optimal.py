@@ -534,7 +534,7 @@ class FWSampling(GLRSolver):
 
 
 # ============================================================================ CombGame
-class _CombGameExploration(GLRExploration):
+class _CombGameExploration(_CompiledLoop):
     """The game of Jourdan, Mutny, Kirschner & Krause (ALT 2021): the learner plays
     ``w_t`` (AdaHedge over the arms); nature best-responds with the closest alternative
     ``lambda_t`` to ``mu_hat`` under ``w_t`` (pairs, or the oracle: ``argmax_excluding``);
