@@ -1263,6 +1263,26 @@ def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, b
                                             "the study's answer does not need it, the lab's records may.")
 
 
+def test_the_confirmation_pages_say_who_is_signed_in(tmp_path, browser):
+    """The score's and the correction's confirmation pages name the signed-in assistant as
+    the assistant's page does (the same line, with its sign-out)."""
+    By = _by()
+    with _holding_a_ticket(tmp_path, browser, assistant="Mia") as (study, base, tid, _):
+        line = _text(browser, ".signed-in")
+        assert line.startswith("Signed in to lab as Mia")
+        _review(browser, tid, "61")
+        assert _text(browser, ".signed-in") == line
+        assert browser.find_elements(By.CSS_SELECTOR, ".signed-in form[action='/signout'] button")
+        _record(browser, tid, "61")
+        row = browser.find_element(By.CSS_SELECTOR, f"tr.told-row[data-ticket='{tid}']")
+        row.find_element(By.TAG_NAME, "summary").click()
+        row.find_element(By.NAME, "score").send_keys("16")
+        row.find_element(By.NAME, "reason").send_keys("typed 61 for 16")
+        row.find_element(By.CSS_SELECTOR, "form.correct button").click()
+        _wait(browser, lambda d: _text(d, "#confirm-score") == "16")
+        assert _text(browser, ".signed-in") == line
+
+
 def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
     db = str(tmp_path / "lab.db")
     problem = cs.problem_spec(workers=WORKERS[:4], team_size=2, score_range=(0, 100), noise_scale=5)
