@@ -1283,6 +1283,38 @@ def test_the_confirmation_pages_say_who_is_signed_in(tmp_path, browser):
         assert _text(browser, ".signed-in") == line
 
 
+def test_every_form_box_has_a_font_of_16px_at_least(tmp_path, browser):
+    """A box with a smaller font zooms the page on focus in iOS Safari: every input and
+    select of the owner's page and an assistant's page has a computed font size of 16px or
+    more, at a desktop's and a phone's width."""
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=6)
+    token = study.add_assistant("Ravi")
+    t = study.ask(assistant="Ravi")
+    study.tell(t.id, 60.0, assistant="Ravi")  # a told score: its correction form
+    study.ask(assistant="Ravi")  # a ticket out: its score box
+    size = browser.get_window_size()
+    try:
+        with served(db) as base:
+            for who in (OWNER, token):
+                _sign_in(browser, base, who)
+                for width in (1200, 390):
+                    browser.set_window_size(width, 900)
+                    browser.get(f"{base}/study/lab/assistant")
+                    sizes = browser.execute_script("""
+                        return Array.from(document.querySelectorAll('input, select, textarea'))
+                            .filter(e => e.type !== 'hidden')
+                            .map(e => [e.name || e.id, parseFloat(getComputedStyle(e).fontSize)]);""")
+                    names = {n for n, _ in sizes}
+                    assert {"score", "reason", "void"} <= names, names
+                    if who == OWNER:
+                        assert {"budget", "confirm"} <= names, names
+                    small = [(n, px) for n, px in sizes if px < 16]
+                    assert not small, (who == OWNER, width, small)
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
 def test_an_identified_study_has_no_evaluations_left(tmp_path, browser):
     db = str(tmp_path / "lab.db")
     problem = cs.problem_spec(workers=WORKERS[:4], team_size=2, score_range=(0, 100), noise_scale=5)
