@@ -1263,6 +1263,47 @@ def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, b
                                             "the study's answer does not need it, the lab's records may.")
 
 
+def test_an_assistant_finds_her_cancelled_tickets_with_why_and_what_to_do(tmp_path, browser):
+    """Tickets a stop cancelled (the owner's stop; a budget set to the evaluations told) are
+    listed on their assistant's page, newest first, each with its team by name, why and
+    when, and the advice: do not score it, note a score taken on paper for the owner. Each
+    assistant sees only her own; the owner's page lists none."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=12)
+    tokens = {a: study.add_assistant(a) for a in ("Mia", "Ravi", "Sol")}
+    mia1, ravi1 = study.ask(assistant="Mia"), study.ask(assistant="Ravi")
+    study.stop()
+    study.set_budget(20)  # the owner continues the study
+    mia2 = study.ask(assistant="Mia")
+    study.set_budget(12)  # ... and ends it again: the budget is the evaluations told
+    assert {t["id"]: t["state"] for t in study.trials_dataframe().to_dict("records")}[mia2.id] == "cancelled"
+    with served(db) as base:
+        _sign_in(browser, base, tokens["Mia"])
+        box = _wait(browser, lambda d: d.find_element(By.ID, "cancelled"))
+        assert box.get_attribute("open") is not None
+        assert _text(browser, "#cancelled summary") == "Your tickets cancelled (2)"
+        assert ("Do not score a cancelled ticket: the study takes no score for it. If its session was run all the "
+                "same, note the score with the ticket number for the owner: the study's answer does not need it, the "
+                "lab's records may.") in box.text
+        cards = box.find_elements(By.CSS_SELECTOR, ".ticket")
+        assert [int(c.get_attribute("data-ticket")) for c in cards] == [mia2.id, mia1.id]  # newest first
+        for card, t in zip(cards, (mia2, mia1)):
+            assert [m.text for m in card.find_elements(By.CSS_SELECTOR, ".member")] == list(t.names)
+            assert not card.find_elements(By.CSS_SELECTOR, "form")  # nothing to score
+        assert re.fullmatch(rf"Ticket #{mia2.id} cancelled \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d UTC: the owner set the "
+                            r"budget to 12 evaluations, the number already told, which stopped the study",
+                            _text(browser, f"#cancelled-{mia2.id} .ticket-head"))
+        assert _text(browser, f"#cancelled-{mia1.id} .ticket-head").endswith(": the owner stopped the study")
+        _sign_in(browser, base, tokens["Ravi"])
+        assert [int(c.get_attribute("data-ticket")) for c in
+                browser.find_elements(By.CSS_SELECTOR, "#cancelled .ticket")] == [ravi1.id]
+        _sign_in(browser, base, tokens["Sol"])  # held none
+        assert not browser.find_elements(By.ID, "cancelled")
+        _sign_in(browser, base, OWNER)
+        assert not browser.find_elements(By.ID, "cancelled")
+
+
 def test_the_confirmation_pages_say_who_is_signed_in(tmp_path, browser):
     """The score's and the correction's confirmation pages name the signed-in assistant as
     the assistant's page does (the same line, with its sign-out)."""

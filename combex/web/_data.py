@@ -510,6 +510,50 @@ def handed_back_tickets(study: Any, assistant: str, now: float) -> list[dict[str
     return out
 
 
+def _cancel_reason(entry: dict[str, Any], before: dict[str, Any]) -> str:
+    """Why the stop of history ``entry`` (``before``: the entry ahead of it) cancelled the
+    tickets out, in the lab's words."""
+    n = entry.get("evaluations")
+    if before.get("evaluations") == n and before.get("event") == "stopped_by_owner":
+        return "the owner stopped the study"
+    if before.get("evaluations") == n and before.get("event") == "budget" and before.get("to") == n:
+        return f"the owner set the budget to {n} evaluations, the number already told, which stopped the study"
+    if entry.get("status") == "identified":
+        return "the study's stopping rule held: its answer is certified and needs no more scores"
+    if entry.get("status") == "budget_exhausted":
+        return f"the study reached its budget of {n} evaluations"
+    return f"the study stopped ({str(entry.get('status')).replace('_', ' ')})"
+
+
+def cancelled_tickets(study: Any, assistant: str, now: float) -> list[dict[str, Any]]:
+    """The newest tickets ``assistant`` asked for that a stop of the study cancelled (the
+    owner's stop, a budget set to the evaluations told, the budget reached or the stopping
+    rule holding: the only cancellations; a released or expired ticket still takes its
+    score) in the last :data:`HANDED_BACK_SECONDS`: a page's dicts with ``cancelled_at`` and
+    ``why``, newest first, at most :data:`HANDED_BACK_ROWS`. Their scores are not taken."""
+    rows = [r for r in study.storage.tickets(study.name, states=("cancelled",))
+            if r.asked_by == assistant and r.told_seq is None]
+    if not rows:
+        return []
+    stops: dict[int, tuple[Any, str]] = {}  # when and why each was cancelled (the study's history)
+    with study.storage.read(study.name) as rx:
+        history = [h for h in rx.study.history or [] if isinstance(h, dict)]
+    for before, h in zip([{}] + history, history):
+        for c in h.get("cancelled") or []:
+            stops[c.get("ticket")] = (h.get("at"), _cancel_reason(h, before))
+    problem = _problem(study)
+    out = []
+    for r in sorted(rows, key=lambda r: -r.id):
+        at, why = stops.get(r.id, (None, "the study stopped"))
+        at_s = _seconds(at)
+        if at_s is not None and now - at_s > HANDED_BACK_SECONDS:
+            continue
+        d = _ticket_dict(r, problem.get("labels"), problem, now)
+        d.update(state=r.state, assistant=r.asked_by, cancelled_at=iso_time(at), why=why)
+        out.append(d)
+    return out[:HANDED_BACK_ROWS]
+
+
 def told_row(study: Any, ticket: int) -> dict[str, Any] | None:
     """One told evaluation as a row of the page's told log (older rows than the page lists
     are corrected through it), or None when ticket ``ticket`` is not told."""

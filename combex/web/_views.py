@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 from ..exceptions import CombexError
 from ..studies import MAX_BUDGET, StudyNotFoundError
 from ._app import WebApp, accepts_assistant, fmt_score, fmt_time, parse_score
-from ._data import LOG_ROWS, handed_back_ticket, handed_back_tickets, team_names
+from ._data import LOG_ROWS, cancelled_tickets, handed_back_ticket, handed_back_tickets, team_names
 from ._security import new_token, same_origin, tokens_equal
 
 __all__ = ["Views", "Who", "Refused", "study_path"]
@@ -23,6 +23,9 @@ MAX_REASON = 500
 #: Continuations of a forecast page by default, and the most it takes (`?runs=`).
 FORECAST_RUNS = 20
 FORECAST_MAX_RUNS = 200
+#: What to do with the score of a cancelled ticket whose session was run all the same.
+NOTE_FOR_OWNER = ("If its session was run all the same, note the score with the ticket number for the owner: the "
+                  "study's answer does not need it, the lab's records may.")
 #: A cookie set at sign-in (no secret in it): the sign-in page says an earlier sign-in ended.
 SIGNED_IN_BEFORE = "combex_signed_in_before"
 
@@ -300,6 +303,8 @@ class Views:
         typed = set(extra.get("errors") or {}) | set(extra.get("values") or {})
         back = [] if who.owner or (snap.get("summary") or {}).get("status") != "running" else \
             await self._run(handed_back_tickets, self.web.handle(name).reader, who.assistant, self.web.clock())
+        cancelled = [] if who.owner else \
+            await self._run(cancelled_tickets, self.web.handle(name).reader, who.assistant, self.web.clock())
         log_ = snap["log"]
         told = []
         if log_.get("available"):
@@ -311,7 +316,7 @@ class Views:
         writes = {m: accepts_assistant(getattr(h.writer, m, None)) for m in ("ask", "tell", "release", "correct")}
         return {"name": name, "snap": snap, "who": who, "tickets": mine, "told": told, "pending": pend,
                 "others": others, "others_open": any(t["id"] in typed for t in others),
-                "handed_back": back,
+                "handed_back": back, "cancelled": cancelled, "note_for_owner": NOTE_FOR_OWNER,
                 "log_rows": LOG_ROWS,
                 "log": log_, "writes": writes, "running": (snap["summary"].get("status") or "running") == "running",
                 **extra}
@@ -483,8 +488,7 @@ class Views:
         if status and status != "running":
             if (snap.get("summary") or {}).get("stopped_by_owner"):
                 status = "stopped by the owner"
-            keep = (" If its session was run all the same, note the score with the ticket number for the owner: "
-                    "the study's answer does not need it, the lab's records may." if what == "recorded" else "")
+            keep = f" {NOTE_FOR_OWNER}" if what == "recorded" else ""
             return (f"The study has stopped ({str(status).replace('_', ' ')}): ticket #{tid} was cancelled and its "
                     f"score is not needed. Nothing was {what}.{keep}")
         return f"Ticket #{tid} is not one of your pending tickets (told, released or expired meanwhile?). Nothing " \
