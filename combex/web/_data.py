@@ -479,7 +479,8 @@ def handed_back_ticket(study: Any, ticket: int, now: float) -> dict[str, Any] | 
 
 
 #: How long a ticket handed back without a score stays on its assistant's page (seconds
-#: since it was asked for), and how many of them are listed.
+#: since it was asked for; a cancelled one: since its cancellation), and how many of each
+#: are listed.
 HANDED_BACK_SECONDS = 2 * 86400.0
 HANDED_BACK_ROWS = 5
 
@@ -546,7 +547,7 @@ def cancelled_tickets(study: Any, assistant: str, now: float) -> list[dict[str, 
     for r in sorted(rows, key=lambda r: -r.id):
         at, why = stops.get(r.id, (None, "the study stopped"))
         at_s = _seconds(at)
-        if at_s is not None and now - at_s > HANDED_BACK_SECONDS:
+        if now - (r.issued_at if at_s is None else at_s) > HANDED_BACK_SECONDS:
             continue
         d = _ticket_dict(r, problem.get("labels"), problem, now)
         d.update(state=r.state, assistant=r.asked_by, cancelled_at=iso_time(at), why=why)
