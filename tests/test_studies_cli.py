@@ -49,6 +49,10 @@ def test_study_commands_end_to_end(tmp_path, capsys):
             break
     code, doc, _ = run(capsys, "study", "status", db, "--name", "q")
     assert doc["status"] == "identified" and doc["best"]["answer"] == [0] and doc["evaluations"] == told
+    # the stopped study's result names its answer beside the indices, as best does
+    assert (doc["result"]["leader"], doc["result"]["leader_names"]) == ([0], ["a"]) == tuple(
+        doc["best"]["leader"].values())
+    assert (doc["result"]["answer"], doc["result"]["answer_labels"]) == ([0], ["a"])
     assert main(["study", "status", db, "--name", "q", "--text"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == f"q: identified, {told} evaluations told, 0 tickets out (lucb)."
