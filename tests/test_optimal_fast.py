@@ -404,7 +404,7 @@ _KERNEL_CASES = {
 @pytest.mark.parametrize("cls", [TopTwo, TrackAndStop, FWSampling, CombGame])
 def test_compiled_loop_is_bit_identical_to_ask_tell(cls, case, seed, monkeypatch):
     """``run`` through the compiled loop (from the first check; Track-and-Stop's w* solved in
-    Python whenever due) gives ask / tell's samples, answer, pulls, certificate and final
+    the loop, or in Python where the loop hands it back) gives ask / tell's samples, answer, pulls, certificate and final
     states of both generators, and the Python fast path's info; the same with the loop
     switched off."""
     from combex.solvers import _glr_kernel as kern
@@ -504,7 +504,8 @@ def _study_like_run(make_env, kw, seed, budget, cls=TopTwo):
 def test_compiled_one_sample_ask_tell_is_bit_identical(cls, case, monkeypatch):
     """One sample per ask through the compiled select / tell entries gives the Python
     rule's samples, reads, saved states and answer, through resumes, a told arm other
-    than the asked one and a two-arm batch (Top-Two, and Track-and-Stop's D-tracking)."""
+    than the asked one and a two-arm batch (Top-Two, Track-and-Stop's D-tracking, Frank-Wolfe
+    sampling and CombGame: the loop's own selection step)."""
     from combex.solvers import _glr_kernel as kern
 
     make_env, kw, budget = _KERNEL_CASES[case]

@@ -71,7 +71,7 @@ from ..identification._pairs_kernel import COMPLETE_PAIRS_HELPERS, complete_pair
 from .stopping import PairStop
 
 __all__ = ["HAVE_NUMBA", "ENABLED", "COMPILE_AFTER", "CHUNK", "top_two_steps", "compiled_steps", "log_table",
-           "top_two_select", "compiled_select", "Steps", "select_one", "track_one", "tell_one",
+           "top_two_select", "compiled_select", "Steps", "select_one", "track_one", "rule_one", "rule_step", "tell_one",
            "applicable", "advance"]
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
@@ -632,6 +632,25 @@ def top_two_select(u: float, T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any,
                    ii[J_TOPK] != 0, ii[I_ANSWER], ff[F_EPS], ff[F_TWO])
 
 
+def rule_step(t: float, T: Any, mu: Any, ii: Any, ff: Any, mask: Any) -> int:
+    """The next arm of Frank-Wolfe sampling's or CombGame's rule from the kept state (the
+    answer's members and the others listed first when the kept pairs are stale): the same
+    step as the loop's; -1 for a Frank-Wolfe step with two or more active alternatives
+    (Python's game)."""
+    N = T.shape[0]
+    K = ii[J_K]
+    NO = N - K
+    ins, outs = ii[J0:J0 + K], ii[J0 + K:J0 + N]
+    if ii[J_KP] < 0:
+        _ranks(mask, ins, outs, ii[J0 + N:J0 + 2 * N])
+    rv, solved = ff[F0 + 2 * N:F0 + 3 * N], ff[F0 + 3 * N:F0 + 4 * N]
+    fz = np.empty(K * NO)
+    if ii[J_RULE] == FW_SAMPLING:
+        return _fw_step(t, T, mu, ins, outs, K, NO, ff[F_EPS], ff[F_S2X2], rv, fz)
+    return _comb_game_step(t, T, mu, ins, outs, K, NO, ff[F_EPS], ff[F_S2X2], ff[F_SIGMA], ff[F_TWO], rv, solved, ff,
+                           fz, np.empty(K * NO))
+
+
 _HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
             complete_pairs_weights, *COMPLETE_PAIRS_HELPERS, _topk_solve, hedge_weights, hedge_update, _comb_game_step,
             _forced_arm, _d_tracking, _fw_cost, _fw_step)
@@ -933,6 +952,25 @@ def select_one(exp: Any) -> int:
         return -1
     return int(_SELECT(exp.rng.random(), exp.T, exp.mu, exp._h, st.ii, st.ff, st.pv, st.mask,  # type: ignore[misc]
                        st.logtab))
+
+
+def rule_one(exp: Any) -> int:
+    """The arm of :meth:`GLRExploration._select_one` for Frank-Wolfe sampling and CombGame:
+    the rule's state into the kept vectors, the compiled step (:func:`rule_step`), the state
+    back; -1 where the kernel does not apply or a Frank-Wolfe step needs Python's game."""
+    st = _steps(exp)
+    if st is None or exp.record_trace or st.ii[J_RULE] not in (FW_SAMPLING, COMB_GAME):
+        return -1
+    global _RULE_STEP
+    if _RULE_STEP is None:
+        _RULE_STEP = compiled(rule_step, helpers=_HELPERS, boundscheck=False)
+    st.allocation(exp)
+    a = int(_RULE_STEP(float(exp.T.sum()), exp.T, exp.mu, st.ii, st.ff, st.mask))
+    st.rule_back(exp)
+    return a
+
+
+_RULE_STEP: Callable[..., Any] | None = None
 
 
 def track_one(exp: Any) -> int:

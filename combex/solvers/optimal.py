@@ -73,6 +73,15 @@ class _CompiledLoop(GLRExploration):
             super()._update_one(a, c, r)
 
 
+class _CompiledStep(_CompiledLoop):
+    """A rule whose one-sample selection is the loop's own step (Frank-Wolfe sampling,
+    CombGame: :func:`~combex.solvers._glr_kernel.rule_one`, the same arm), else Python's."""
+
+    def _select_one(self) -> int:
+        a = _glr_kernel.rule_one(self)
+        return a if a >= 0 else super()._select_one()
+
+
 # ============================================================================ Track-and-Stop
 class _TrackAndStopExploration(_CompiledLoop):
     """Garivier & Kaufmann (2016): w*(mu_hat) by Theorem 5 (best arm), exactly by
@@ -452,7 +461,7 @@ class TopTwo(GLRSolver):
 
 
 # ============================================================================ FW sampling
-class _FWExploration(_CompiledLoop):
+class _FWExploration(_CompiledStep):
     """Frank-Wolfe sampling (Wang, Tzeng & Proutiere 2021, Algorithm 1): with proportions
     ``x_t = N / t`` and the r-active alternatives ``H = {a : F_a(x_t) <= min F + r_t}``
     (``r_t = t^{-0.9} / N`` relative to min F), the direction ``z_t = argmax_{z in simplex}
@@ -534,7 +543,7 @@ class FWSampling(GLRSolver):
 
 
 # ============================================================================ CombGame
-class _CombGameExploration(_CompiledLoop):
+class _CombGameExploration(_CompiledStep):
     """The game of Jourdan, Mutny, Kirschner & Krause (ALT 2021): the learner plays
     ``w_t`` (AdaHedge over the arms); nature best-responds with the closest alternative
     ``lambda_t`` to ``mu_hat`` under ``w_t`` (pairs, or the oracle: ``argmax_excluding``);
