@@ -1,6 +1,6 @@
 """The GLR pairs loop compiled: Top-Two (EB-TCI with IDS or a fixed beta), Track-and-Stop
-with D-tracking and Frank-Wolfe sampling on a simulated Gaussian environment, many samples
-per call.
+with D-tracking, Frank-Wolfe sampling and CombGame on a simulated Gaussian environment, many
+samples per call.
 
 The fast path of :meth:`~combex.solvers.glr.GLRExploration._simulate` spends
 30-60 us of Python per sample on arithmetic worth well under a microsecond at K <= 100.
@@ -14,7 +14,9 @@ root for the best arm, the barrier method on the complete pairs for Best-K; the 
 or Frank-Wolfe's
 (:meth:`_FWExploration.next_arm` with one r-active alternative: its gradient's vertex; with
 two or more the loop returns :data:`PYTHON_STEP` and the step's arm comes from Python's
-game, its reward drawn by the loop), the environment's reward
+game, its reward drawn by the loop), or CombGame's (:meth:`_CombGameExploration.next_arm`:
+AdaHedge's play and update by the functions the learner calls compiled, nature's closest pair
+and the optimistic gains), the environment's reward
 (as :meth:`GaussianArms.pull_many <combex.environments.GaussianArms.pull_many>` draws it for one arm), the one-arm update
 (:meth:`GLRExploration._update_one`, Welford's deviation included), the schedule of the
 test of the declared scale and the GLR check against the per-pair thresholds
@@ -41,7 +43,8 @@ bit-identical (tested):
 The same function serves ask / tell one sample at a time (a live study, or any caller of
 ``ask`` / ``tell`` with ``batch_size=1``): specialized without generators, it folds in one
 reward told from outside and checks (:func:`tell_one`), and :func:`top_two_select` picks the
-next arm from the kept pairs and a leader coin drawn in Python (:func:`select_one`); the pairs
+next arm from the kept pairs and a leader coin drawn in Python (:func:`select_one`), the
+other rules' selections likewise (:func:`track_one`, :func:`rule_one`); the pairs
 are kept between calls in a :class:`Steps` the exploration drops whenever its statistics
 change otherwise. About 40 us of Python a sample become some 10 us, most of it the ask / tell
 protocol's own checks (benchmarks/optimal.py, section ``ask-tell``).

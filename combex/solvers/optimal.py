@@ -57,9 +57,9 @@ __all__ = ["GLRSolver", "GLRExploration", "TrackAndStop", "TopTwo", "FWSampling"
 
 class _CompiledLoop(GLRExploration):
     """A sampling rule the compiled GLR loop repeats (:mod:`combex.solvers._glr_kernel`:
-    Top-Two with IDS or a fixed beta, Track-and-Stop's D-tracking, which hands w* back to
-    ``_solve`` whenever a solve is due, Frank-Wolfe sampling, which hands a step back to
-    ``next_arm`` whenever two or more alternatives are active), on best arm and Best-K pairs
+    Top-Two with IDS or a fixed beta, Track-and-Stop's D-tracking with its w* solves,
+    Frank-Wolfe sampling, which hands a step back to ``next_arm`` whenever two or more
+    alternatives are active, CombGame's game with its AdaHedge learner), on best arm and Best-K pairs
     with known variance: ``run()``'s samples and one told reward at a time go through it
     where it applies (bit-identical), else through the Python rule."""
 
