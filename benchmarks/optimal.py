@@ -318,7 +318,8 @@ def timing(runs: int) -> list[dict[str, Any]]:
     for name, cls in algs:
         cells = []
         for title, env, kw in cases:
-            cls(delta=delta, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
+            cls(delta=delta, **kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports,
+            _ask_tell(cls(delta=delta, **kw), env.spawn(np.random.SeedSequence(7)), 0)  # compiled code loaded)
             out = []
             for runner in (lambda s, e, r: s.run(e, rng=r), _ask_tell):
                 secs, n = 0.0, 0
@@ -328,7 +329,7 @@ def timing(runs: int) -> list[dict[str, Any]]:
                     secs += time.process_time() - t0
                     n += res.samples
                 out.append(1e6 * secs / n)
-            cells.append(f"{out[0]:.0f} / {out[1]:.0f}")
+            cells.append(f"{out[0]:.1f} / {out[1]:.1f}")
             rows.append({"instance": title, "algorithm": name, "us_fast": out[0], "us_ask_tell": out[1]})
         print(f"{name:<22}" + "".join(f"{c:>24}" for c in cells))
     secs, n = 0.0, 0
@@ -535,9 +536,13 @@ def many_arms(runs: int) -> list[dict[str, Any]]:
 
 
 def tas_solves(runs: int) -> list[dict[str, Any]]:
-    """Track-and-Stop's cost of re-solving w*: CPU microseconds per sample (ask / tell on the
-    partition matroid, the fast path otherwise), w* solves per sample (calls of
-    ``pair_maxmin_weights`` and ``_maxmin_weights``) and milliseconds per solve, D-tracking."""
+    """Track-and-Stop's cost of re-solving w*: CPU microseconds per sample of ``run()`` (the
+    compiled loop, which solves inside it, where it applies), w* solves per sample and
+    milliseconds per solve, D-tracking. The solves are counted on the same runs through the
+    Python loop (the compiled loop switched off: the same samples, bit for bit), where each
+    solve is a call (``bai_optimal_weights``, the compiled complete-pairs solve,
+    ``pair_maxmin_weights`` or ``_maxmin_weights``)."""
+    import combex.solvers._glr_kernel as kern
     import combex.solvers.optimal as opt
 
     counts = {"n": 0, "secs": 0.0}
@@ -559,28 +564,40 @@ def tas_solves(runs: int) -> list[dict[str, Any]]:
     cases = [("Best-K (.6,.5,.3,.28) K=2 d=.05", BestKGaussianArms([0.6, 0.5, 0.3, 0.28], K=2, sigma=1.0, rng=0),
               {"K": 2, "delta": 0.05}),
              ("Best-K 1sparse N=10 K=2", jiang_1sparse(10, 2, rng=0), {"K": 2, "delta": 0.01}),
+             ("MAB (1,.8,.6,.4,.2)", BestKGaussianArms([1.0, 0.8, 0.6, 0.4, 0.2], K=1, sigma=1.0, rng=0),
+              {"delta": 0.01}),
              ("partition matroid", _ClassEnv(pm_env, pm), {"decision_class": pm, "delta": 0.01})]
-    saved = opt.pair_maxmin_weights, opt._maxmin_weights
-    opt.pair_maxmin_weights, opt._maxmin_weights = counted(saved[0]), counted(saved[1])
+    names = ("pair_maxmin_weights", "_maxmin_weights", "bai_optimal_weights", "complete_pairs_kernel")
+    saved = {k: getattr(opt, k) for k in names}
+    kernel = saved["complete_pairs_kernel"]()
     print(f"\n=== Track-and-Stop (D): re-solving w*, {runs} runs ===")
     print(f"{'instance':<34}{'samples':>10}{'us/sample':>12}{'solves/sample':>15}{'ms/solve':>10}")
     rows = []
-    try:
-        for title, env, kw in cases:
-            TrackAndStop(**kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
-            counts.update(n=0, secs=0.0)
-            secs, n = 0.0, 0
-            for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
-                t0 = time.process_time()
-                n += TrackAndStop(**kw).run(env.spawn(sd), rng=r).samples
-                secs += time.process_time() - t0
-            row = {"instance": title, "samples": n / runs, "us_sample": 1e6 * secs / n,
-                   "solves_sample": counts["n"] / n, "ms_solve": 1e3 * counts["secs"] / max(counts["n"], 1)}
-            rows.append(row)
-            print(f"{title:<34}{row['samples']:>10.0f}{row['us_sample']:>12.0f}{row['solves_sample']:>15.4f}"
-                  f"{row['ms_solve']:>10.2f}")
-    finally:
-        opt.pair_maxmin_weights, opt._maxmin_weights = saved
+    for title, env, kw in cases:
+        TrackAndStop(**kw).run(env.spawn(np.random.SeedSequence(7)), rng=0)  # warm-up (T*, imports)
+        secs, n = 0.0, 0
+        for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)):
+            t0 = time.process_time()
+            n += TrackAndStop(**kw).run(env.spawn(sd), rng=r).samples
+            secs += time.process_time() - t0
+        counts.update(n=0, secs=0.0)
+        for k in names[:3]:
+            setattr(opt, k, counted(saved[k]))
+        opt.complete_pairs_kernel = lambda: None if kernel is None else counted(kernel)
+        kern.ENABLED = False
+        try:
+            m = sum(TrackAndStop(**kw).run(env.spawn(sd), rng=r).samples
+                    for r, sd in enumerate(np.random.SeedSequence(2024).spawn(runs)))
+        finally:
+            kern.ENABLED = True
+            for k, v in saved.items():
+                setattr(opt, k, v)
+        assert m == n, (m, n)  # the same runs
+        row = {"instance": title, "samples": n / runs, "us_sample": 1e6 * secs / n,
+               "solves_sample": counts["n"] / n, "ms_solve": 1e3 * counts["secs"] / max(counts["n"], 1)}
+        rows.append(row)
+        print(f"{title:<34}{row['samples']:>10.0f}{row['us_sample']:>12.1f}{row['solves_sample']:>15.4f}"
+              f"{row['ms_solve']:>10.3f}")
     return rows
 
 
