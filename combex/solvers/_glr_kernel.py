@@ -135,6 +135,20 @@ def _argmin(v: Any, P: int) -> int:
     return kb
 
 
+def _argmax(v: Any, P: int) -> int:
+    """numpy's ``argmax`` of ``v[:P]``: the first maximum, or the first NaN."""
+    best = -math.inf
+    kb = 0
+    for k in range(P):
+        x = v[k]
+        if not (x <= best):
+            if x != x:
+                return k
+            best = x
+            kb = k
+    return kb
+
+
 def _ranks(mask: Any, ins: Any, outs: Any, rank: Any) -> None:
     """The members and the others of the answer in increasing order (numpy's order of the
     pairs: ``I = repeat(ins, len(outs))``, ``J = tile(outs, len(ins))``), and each arm's
@@ -286,16 +300,10 @@ def _d_tracking(t: float, w: Any, T: Any) -> int:
     f = _forced_arm(t, T)
     if f >= 0:
         return f
-    best = -math.inf
-    a = 0
+    v = np.empty(N)
     for b in range(N):
-        x = t * w[b] - T[b]
-        if x != x:
-            return b
-        if x > best:
-            best = x
-            a = b
-    return a
+        v[b] = t * w[b] - T[b]
+    return _argmax(v, N)
 
 
 def _fw_cost(i: int, j: int, t: float, T: Any, mu: Any, eps: float, s2x2: float) -> float:
@@ -357,16 +365,10 @@ def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, ep
                 best = v
                 k = b
     cum[k] += 1.0
-    a = 0
-    top = -math.inf
+    v = np.empty(N)
     for b in range(N):
-        v = cum[b] - T[b] + 1.0 - 1e-9 * T[b]
-        if v != v:
-            return b
-        if v > top:
-            top = v
-            a = b
-    return a
+        v[b] = cum[b] - T[b] + 1.0 - 1e-9 * T[b]
+    return _argmax(v, N)
 
 
 def _comb_game_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
@@ -409,17 +411,11 @@ def _comb_game_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: 
     for b in range(N):
         L[b] = newL[b]
     ff[F_DELTA] = delta
-    a = 0
-    top = -math.inf
+    v = np.empty(N)
     for b in range(N):
         cum[b] += w[b]
-        v = cum[b] - T[b]
-        if v != v:
-            return b
-        if v > top:
-            top = v
-            a = b
-    return a
+        v[b] = cum[b] - T[b]
+    return _argmax(v, N)
 
 
 def _build(T: Any, mu: Any, h: Any, ii: Any, ff: Any, pv: Any, mask: Any, logtab: Any) -> int:
@@ -654,7 +650,7 @@ def rule_step(t: float, T: Any, mu: Any, ii: Any, ff: Any, mask: Any) -> int:
                            fz, np.empty(K * NO))
 
 
-_HELPERS = (_arm_term, _before, _argmin, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
+_HELPERS = (_arm_term, _before, _argmin, _argmax, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
             complete_pairs_weights, *COMPLETE_PAIRS_HELPERS, _topk_solve, hedge_weights, hedge_update, _comb_game_step,
             _forced_arm, _d_tracking, _fw_cost, _fw_step)
 _COMPILED: Callable[..., Any] | None = None  # set once compiled (the kept-state path then applies from the start)
