@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from combex.environments import BernoulliArms, GaussianArms, jiang_1sparse
@@ -158,6 +158,7 @@ def test_top_two_beta_is_checked():
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # cvxpy, the comparison
 @settings(max_examples=40, deadline=None)
 @given(st.integers(3, 12), st.integers(1, 5), st.integers(0, 10_000), st.floats(0.2, 3.0))
+@example(N=7, K=3, seed=435, sigma=1.0)  # a near-tie (gap 1e-4) the conic solvers find infeasible
 def test_pair_maxmin_weights_is_exact(N, K, seed, sigma):
     """w* of the Gaussian pair alternatives (Best-K): the returned value is attained by the
     returned w (min over pairs), equals Theorem 5's root-finding for K = 1, and is at least

@@ -337,7 +337,20 @@ def _cvx_time(mu: NDArray[np.float64], S: NDArray[np.bool_], alts: list[NDArray[
         prob.solve(solver="CLARABEL")
     except Exception:  # pragma: no cover - solver fallback
         prob.solve(solver="SCS")
-    wv = np.maximum(np.asarray(w.value, dtype=float), 1e-12)
+    if w.value is None or not np.all(np.isfinite(w.value)):
+        # no solution (a near-tie, c_S' ~ 1e-9 beside c ~ 1, leaves the program too badly
+        # conditioned for the conic solvers): the subgradient ascent's weights; any weights
+        # give the value they attain below, so T stays an upper bound of T*
+        def costs(v: NDArray[np.float64]) -> tuple[Any, Any]:
+            inv = 1.0 / v
+            den = D @ inv
+            z = c / den
+            a = int(np.argmin(z))
+            return z, c[a] * D[a] * inv * inv / (den[a] * den[a])
+
+        wv = _maxmin_weights(costs, N, iters=300)
+    else:
+        wv = np.maximum(np.asarray(w.value, dtype=float), 1e-12)
     wv /= wv.sum()
     # exact value at the returned weights (an upper bound of the optimum's T*... of its max-min)
     vals = c / (D @ (1.0 / wv))
