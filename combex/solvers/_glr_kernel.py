@@ -53,6 +53,12 @@ numba is optional (the ``mips`` extra). The kernel is compiled (or loaded from n
 on-disk cache) the first time an exploration has run :data:`COMPILE_AFTER` rounds, so short
 runs never pay for the compilation; once compiled, every run of the process uses it from its
 first check. Without numba the Python path runs.
+
+Why one file of about 1,000 lines: the loop and every helper it inlines (the pairs, the
+four rules' steps, the test of the scale) are compiled together into one function, and each
+mirrors a method of the Python rules operation by operation; kept side by side, a change to
+the shared state's slots (``I_*``, ``J_*``, ``F_*``) is made in one place, where every reader
+of them is.
 """
 
 from __future__ import annotations
