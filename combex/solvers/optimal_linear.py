@@ -764,7 +764,9 @@ class LinearGLRExploration(Exploration):
         self._b += Xi.T @ reward_sums
         self._observe(Xi, reward_sums, c)
         if self.phase == "init":
-            if np.all(self.T[self.basis] > 0):
+            # the opening round ends when its arms are told, or when the told arms span the arms'
+            # space all the same (an arm that completes it, told while an opening ticket is out)
+            if np.all(self.T[self.basis] > 0) or self._spans(self._A) is None:
                 self.phase = "run"
             else:
                 return
@@ -1208,10 +1210,19 @@ class LinearGLRExploration(Exploration):
                 for i in idx:
                     sim._virtual_pull(int(i))
         out = []
+        extra: list[int] = []  # the teams completing the opening design proposed by this call
         for _ in range(n):
             if sim.phase == "init" or self.glr is None:
                 lag = sim.basis[np.argsort(sim.T[sim.basis], kind="stable")]
                 i = int(lag[0])
+                if sim.phase == "init" and sim.T[i] > 0:
+                    # every opening arm is told or out: where the told ones do not span the arms'
+                    # space yet, an arm that does (the largest part outside their span) instead of
+                    # a repeat, so an opening ticket held for long does not hold the study back
+                    j = self._completing_arm(extra, list(pending) + list(avoid))
+                    if j is not None:
+                        i = j
+                        extra.append(j)
                 arm = sim._arms_out(np.array([i]))[0]
             else:
                 sim._force_round = 1
@@ -1225,6 +1236,36 @@ class LinearGLRExploration(Exploration):
             a = np.asarray(arm)
             out.append(a.astype(bool).copy() if a.ndim else int(a))
         return out
+
+    def _spans(self, A: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """The null directions of the design ``A`` (orthonormal columns: the eigenvectors of
+        its null eigenvalues; the arms' part in them is what ``A`` leaves out), or None when
+        ``A`` spans the arms' space (its rank is that of the arms, ``len(basis)``)."""
+        vals, vecs = np.linalg.eigh(A)
+        big = vals > 1e-9 * max(float(vals.max()), 1.0)
+        return None if int(np.count_nonzero(big)) >= self.basis.shape[0] else vecs[:, ~big]
+
+    def _completing_arm(self, extra: list[int], out: list[Any]) -> int | None:
+        """An arm that completes the span of the told design (with the arms ``extra``): the
+        largest part outside it, not one of the arms ``out`` (in session); None when the told
+        design with ``extra`` spans the arms' space or no arm adds to it."""
+        A = self._A.copy()
+        for j in extra:
+            A += np.outer(self.X[j], self.X[j])
+        null = self._spans(A)
+        if null is None:
+            return None
+        part = np.linalg.norm(self.X @ null, axis=1)
+        if out:
+            held = {np.asarray(a, dtype=bool).tobytes() if np.ndim(a) else int(a) for a in out}
+            if self.masks is None:
+                part[[i for i in held if isinstance(i, int) and 0 <= i < part.shape[0]]] = -1.0
+            else:
+                for i, m in enumerate(self.masks):
+                    if m.tobytes() in held:
+                        part[i] = -1.0
+        j = int(np.argmax(part))
+        return j if part[j] > 1e-6 else None
 
     def _virtual_pull(self, i: int) -> None:
         """A pull of arm ``i`` whose reward is not known yet, on a virtual copy: its count, the
