@@ -1448,7 +1448,8 @@ def test_the_chart_shows_the_threshold_line_and_labelled_axes(tmp_path, browser)
 
 def test_a_random_design_study_names_no_leader_or_challenger_before_its_first_check(tmp_path, browser):
     """random-design checks at checkpoints (the first after 120 sessions of 12 workers):
-    before it, the cards name no leader and no challenger, and say when they come."""
+    before it, the cards name no leader and no challenger, and say when they come; stopped
+    before it (the budget), the study names its answer, no challenger, and nothing certified."""
     db = str(tmp_path / "lab.db")
     study = lab_study(db, told=30, solver="random-design")
     b = study.best()
@@ -1459,6 +1460,15 @@ def test_a_random_design_study_names_no_leader_or_challenger_before_its_first_ch
         assert _text(browser, "#verdict .leader .card-value") == "-"
         assert _text(browser, "#verdict .challenger .card-note") == "after the rule's first check, at 120 evaluations"
         assert _text(browser, "#chart") == "No statistic yet: the stopping rule's first check comes after 120 evaluations."
+        study.set_budget(30)  # stopped before that check: the answer, nothing certified, no challenger
+        b = study.best()
+        assert b["status"] == "budget_exhausted" and b["leader"]["names"] and b["challenger"] is None
+        assert b["delta_achieved"] == 1.0 and "nothing is certified" in b["certificate_text"]
+        browser.get(f"{base}/study/lab")
+        _wait(browser, lambda d: _text(d, "#verdict .challenger .card-note") ==
+              "the study stopped before the rule's first check")
+        assert _text(browser, "#verdict .delta-achieved .card-value") == "1"
+        assert _text(browser, "#verdict .delta-achieved .card-note").startswith("nothing certified: no error probability")
 
 
 def test_the_chart_of_a_study_checking_at_set_points_draws_its_checks_only(tmp_path):

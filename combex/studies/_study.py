@@ -1135,7 +1135,9 @@ class Study:
             ``first_check_pending`` (True while the solver's stopping rule has not checked
             yet: its initial sessions come first; until then there is no leader: ``leader``
             is ``{"arm": None, "names": None}`` and ``answer`` None, the solver's starting
-            point not being a reading of the data).
+            point not being a reading of the data); a study stopped before that check has its
+            recommendation as the leader, no challenger and ``delta_achieved`` 1 (nothing
+            certified).
         """
         rec, prog = self._read_state()
         src = rec.result if rec.status != "running" and rec.result is not None else prog
@@ -1161,11 +1163,17 @@ class Study:
             "certificate": (rec.result or {}).get("certificate", {}) if rec.status != "running" else {},
             "answer": leader, "labels": _names(self._labels_list, leader),
         }
-        out["first_check_pending"] = bool(rec.status == "running" and out["statistic"] is None
-                                          and str(out["stops_when"] or "").startswith("statistic"))
+        unchecked = out["statistic"] is None and str(out["stops_when"] or "").startswith("statistic")
+        out["first_check_pending"] = bool(rec.status == "running" and unchecked)
         if out["first_check_pending"]:  # the solver's starting point is not a reading of the data: no leader yet
             out["leader"] = {"arm": None, "names": None}
             out["answer"] = out["labels"] = None
+        elif unchecked and rec.status != "running":
+            # stopped before the rule's first check: it certified nothing (an error probability of
+            # 1, the anytime-valid reading of no test) and checked against no alternative
+            out["challenger"] = None
+            if out["delta_achieved"] is None:
+                out["delta_achieved"] = 1.0
         out["certificate_text"] = self._certificate_text(rec, out)
         return _js(out)
 

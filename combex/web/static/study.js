@@ -97,7 +97,8 @@
       b.leader && b.leader.length && !b.first_check_pending ? null : early, "leader"));
     var chal = b.challenger && !b.first_check_pending;
     cards.push(card("Challenger", chal ? names(b.challenger) : "-",
-      chal ? "the closest alternative the rule checks against" : (early || "none reported by this solver"),
+      chal ? "the closest alternative the rule checks against" : (early || (stopped && b.statistic === null
+        ? "the study stopped before the rule's first check" : "none reported by this solver")),
       "challenger"));
     cards.push(card("Evaluations told", num(ev) + (sm.stopped_by_owner ? "" : sm.budget ? " of " + sm.budget : ""),
       sm.available && sm.tickets ? (sm.stopped_by_owner ? "stopped by the owner" + (sm.budget_before_stop ?
