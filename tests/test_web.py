@@ -1263,6 +1263,26 @@ def test_a_score_entered_after_the_stop_is_told_why_it_is_not_needed(tmp_path, b
                                             "the study's answer does not need it, the lab's records may.")
 
 
+def test_an_ask_refused_by_the_budget_names_the_tickets_that_hold_it(tmp_path, browser):
+    """The last evaluation of the budget is out with Mia: Sol's ask gets no ticket, and the
+    page says which ticket holds what is left (number, assistant, age) and that the owner can
+    release it."""
+    By = _by()
+    db = str(tmp_path / "lab.db")
+    study = lab_study(db, told=12)
+    tokens = {a: study.add_assistant(a) for a in ("Mia", "Sol")}
+    study.set_budget(13)
+    held = study.ask(assistant="Mia")
+    with served(db) as base:
+        _sign_in(browser, base, tokens["Sol"])
+        browser.find_element(By.ID, "ask").click()
+        _wait(browser, lambda d: "No ticket right now" in _text(d, ".flash"))
+        assert re.fullmatch(
+            rf"No ticket right now: every evaluation the solver can use is out \(the budget of 13 evaluations has 1 "
+            rf"left, and the 1 ticket out holds it: #{held.id} \(Mia, asked \d+ s ago\); the owner can release a "
+            r"ticket that will not come back\)\. Ask again when pending tickets are told\.", _text(browser, ".flash"))
+
+
 def test_an_assistant_finds_her_cancelled_tickets_with_why_and_what_to_do(tmp_path, browser):
     """Tickets a stop cancelled (the owner's stop; a budget set to the evaluations told) are
     listed on their assistant's page, newest first, each with its team by name, why and

@@ -451,18 +451,34 @@ class Views:
         else:
             t = res[0] if isinstance(res, list) and res else res
             if t is None or (isinstance(res, list) and not res):
-                rec = getattr(h.writer, "_record", None)
-                budget = getattr(rec, "budget", None)
-                why = (f" (with a budget of {budget} evaluations, the tickets out may already fill what is left of it: "
-                       "the owner can release a ticket that will not come back)"
-                       if budget is not None else "")
                 self._flash(request, "info", "No ticket right now: every evaluation the solver can use is out"
-                                             f"{why}. Ask again when pending tickets are told.")
+                                             f"{await self._run(self._budget_held_words, name)}. Ask again when "
+                                             "pending tickets are told.")
             else:
                 labels = (getattr(h.writer, "_record", None) and h.writer._record.problem.get("labels")) or None
                 names = team_names(getattr(t, "names", None) or getattr(t, "arm", None), labels)
                 self._flash(request, "ok", f"Ticket #{t.id}: evaluate {', '.join(map(str, names))}.")
         return self._redirect(study_path(name, "/assistant"))
+
+    def _budget_held_words(self, name: str) -> str:
+        """Why an ask got no ticket when the study has a budget: the tickets out that hold
+        what is left of it, by number and assistant (the owner can release one that will not
+        come back); empty without a budget."""
+        snap = self.web.snapshot(name)
+        sm = snap.get("summary") or {}
+        budget, told = sm.get("budget"), sm.get("evaluations")
+        if budget is None:
+            return ""
+        out = (snap.get("pending") or {}).get("tickets") or []
+        held = ", ".join(f"#{t['id']} ({t.get('assistant') or 'the owner'}, asked {t['age']} ago)" for t in out[:5])
+        left = max(int(budget) - int(told or 0), 0)
+        if out and left <= len(out):
+            return (f" (the budget of {budget} evaluations has {left} left, and the {len(out)} ticket"
+                    f"{'' if len(out) == 1 else 's'} out hold{'s' if len(out) == 1 else ''} "
+                    f"{'it' if left == 1 else 'them'}: {held}{', ...' if len(out) > 5 else ''}; the owner can "
+                    "release a ticket that will not come back)")
+        return (f" (with a budget of {budget} evaluations, the tickets out may already fill what is left of it: "
+                "the owner can release a ticket that will not come back)")
 
     def _held(self, snap: dict[str, Any], tid: int, who: Who, *, others: bool = False) -> dict[str, Any] | None:
         """Pending ticket ``tid`` when ``who`` may release it (its assistant, or the owner),
