@@ -26,14 +26,14 @@ def hedge_weights(L: Any, Delta: float) -> Any:
     return z / np.sum(z)
 
 
-def hedge_update(L: Any, Delta: float, losses: Any) -> tuple[Any, float]:
-    """AdaHedge's update by one loss vector: ``(L + losses, Delta + delta_t)`` with the
+def hedge_update(L: Any, Delta: float, losses: Any, w: Any) -> tuple[Any, float]:
+    """AdaHedge's update by one loss vector, ``w`` its play (:func:`hedge_weights` of ``L``
+    and ``Delta``): ``(L + losses, Delta + delta_t)`` with the
     mixability gap ``delta_t = h_t - m_t >= 0``, ``h_t = sum_k w_k losses_k`` the learner's loss and
     ``m_t = -1/eta log sum_k w_k exp(-eta losses_k)`` the mix loss (its log-sum-exp taken
     stably: the plain sum underflows to 0 when the weight sits on actions whose exponent is
     very negative; with ``Delta = 0``, the smallest loss of the leaders). Written in numba's
     subset (see :class:`AdaHedge`)."""
-    w = hedge_weights(L, Delta)
     h = np.sum(w * losses)
     if Delta <= 0.0:
         m = losses[L <= L.min() + 1e-300].min()
@@ -52,7 +52,7 @@ def _hedge_kernels() -> tuple[Any, Any]:
     w = compiled(hedge_weights)
     if w is None:
         return hedge_weights, hedge_update
-    return w, compiled(hedge_update, helpers=(hedge_weights,))
+    return w, compiled(hedge_update)
 
 
 class AdaHedge:
@@ -82,6 +82,6 @@ class AdaHedge:
         fn = _hedge_kernels()[1]
         with np.errstate(divide="ignore"):  # log of a zero weight: -inf, a term of exp(-inf) = 0
             L, Delta = fn(np.ascontiguousarray(self.L, dtype=np.float64), float(self.Delta),
-                          np.ascontiguousarray(losses, dtype=np.float64))
+                          np.ascontiguousarray(losses, dtype=np.float64), self.weights())
         self.L = L
         self.Delta = float(Delta)

@@ -299,14 +299,14 @@ def _forced_arm(t: float, T: Any) -> int:
     return f
 
 
-def _d_tracking(t: float, w: Any, T: Any) -> int:
+def _d_tracking(t: float, w: Any, T: Any, v: Any) -> int:
     """:meth:`_TrackAndStopExploration.next_arm` with D-tracking: the forced exploration,
-    else ``argmax_a t w_a - N_a`` (the first maximum, or the first NaN)."""
+    else ``argmax_a t w_a - N_a`` (the first maximum, or the first NaN; ``v``: room for the
+    values, one per arm)."""
     N = T.shape[0]
     f = _forced_arm(t, T)
     if f >= 0:
         return f
-    v = np.empty(N)
     for b in range(N):
         v[b] = t * w[b] - T[b]
     return _argmax(v, N)
@@ -322,7 +322,7 @@ def _fw_cost(i: int, j: int, t: float, T: Any, mu: Any, eps: float, s2x2: float)
 
 
 def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
-             cum: Any, fz: Any) -> int:
+             cum: Any, fz: Any, vals: Any) -> int:
     """:meth:`_FWExploration.next_arm` on the pairs: the forced exploration; else the pair
     costs at the proportions ``x = N / t`` (``GaussianDivergence.pair``'s arithmetic), the
     r-active pairs (``F <= min F + r max(min F, 1e-12)``, ``r = t^-0.9 / N``) and, when one
@@ -330,7 +330,7 @@ def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, ep
     ``d(mu_j, x_ij + eps)`` at its two arms, 0 elsewhere; the first maximum) added to
     ``cum``, then ``argmax cum - N + 1 - 1e-9 N``. -1 (nothing changed) when two or more
     pairs are active: the caller's Python step solves the direction's game. ``fz``: room
-    for the pair costs (``K (N - K)``)."""
+    for the pair costs (``K (N - K)``), ``vals`` for one value per arm."""
     N = T.shape[0]
     f = _forced_arm(t, T)
     if f >= 0:
@@ -371,14 +371,13 @@ def _fw_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, ep
                 best = v
                 k = b
     cum[k] += 1.0
-    v = np.empty(N)
     for b in range(N):
-        v[b] = cum[b] - T[b] + 1.0 - 1e-9 * T[b]
-    return _argmax(v, N)
+        vals[b] = cum[b] - T[b] + 1.0 - 1e-9 * T[b]
+    return _argmax(vals, N)
 
 
 def _comb_game_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: int, eps: float, s2x2: float,
-                    sigma: float, two: float, cum: Any, L: Any, ff: Any, zv: Any, xv: Any) -> int:
+                    sigma: float, two: float, cum: Any, L: Any, ff: Any, zv: Any, xv: Any, v: Any) -> int:
     """:meth:`_CombGameExploration.next_arm` on the pairs (known-variance Gaussian): AdaHedge's
     play ``w`` (:func:`~combex.allocations.hedge_weights`, the function the learner calls
     compiled), nature's best response (the pair of least GLR at ``max(w, 1e-12)``,
@@ -387,7 +386,7 @@ def _comb_game_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: 
     library's ``pow`` for ``sigma ** 2``, as Python's), the learner's update by the losses
     ``-gains`` (:func:`~combex.allocations.hedge_update`; ``L`` and ``ff[F_DELTA]``), ``cum +=
     w``, then ``argmax cum - N`` (the first maximum, or the first NaN). ``zv`` / ``xv``: room
-    for the pairs' GLR and alternatives."""
+    for the pairs' GLR and alternatives, ``v`` for one value per arm."""
     N = T.shape[0]
     w = hedge_weights(L, ff[F_DELTA])
     P = K * NO
@@ -413,11 +412,10 @@ def _comb_game_step(t: float, T: Any, mu: Any, ins: Any, outs: Any, K: int, NO: 
                 lam = xv[kb] + eps
         q = abs(mu[b] - lam) + math.sqrt(coef / float(T[b]))
         losses[b] = -(q * q / den)
-    newL, delta = hedge_update(L, ff[F_DELTA], losses)
+    newL, delta = hedge_update(L, ff[F_DELTA], losses, w)
     for b in range(N):
         L[b] = newL[b]
     ff[F_DELTA] = delta
-    v = np.empty(N)
     for b in range(N):
         cum[b] += w[b]
         v[b] = cum[b] - T[b]
@@ -487,6 +485,7 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
         t += T[b]
     fz = np.empty(P if (fw or comb) else 0)
     fx = np.empty(P if comb else 0)
+    argbuf = np.empty(N if (fw or comb or tracking) else 0)  # the rules' values per arm (their argmax)
     while True:
         if arng is None:  # one reward told from outside
             a = told_a
@@ -496,10 +495,10 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                 a = told_a
                 told_a = -1
             elif comb:
-                a = _comb_game_step(t, T, mu, ins, outs, K, NO, eps, s2x2, ff[F_SIGMA], two, rv, solved, ff, fz, fx)
+                a = _comb_game_step(t, T, mu, ins, outs, K, NO, eps, s2x2, ff[F_SIGMA], two, rv, solved, ff, fz, fx, argbuf)
             elif fw or tracking:
                 if fw:
-                    a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv, fz)
+                    a = _fw_step(t, T, mu, ins, outs, K, NO, eps, s2x2, rv, fz, argbuf)
                     if a < 0:
                         return PYTHON_STEP  # at a step boundary: the caller takes this step in Python
                 else:
@@ -509,7 +508,7 @@ def top_two_steps(arng: Any, erng: Any, means: Any, sig: Any, T: Any, sums: Any,
                                 return RESOLVE  # at a step boundary: the caller solves w* (its fallbacks)
                         else:
                             _bai_solve(t, mu, ans, eps, s2x2, rv, solved, ff)
-                    a = _d_tracking(t, rv, T)
+                    a = _d_tracking(t, rv, T, argbuf)
             else:
                 u = arng.random()
                 a = _select(u, kp, NO, ins, outs, T, mu, ids, beta, topk, ans, eps, two)
@@ -651,9 +650,9 @@ def rule_step(t: float, T: Any, mu: Any, ii: Any, ff: Any, mask: Any) -> int:
     rv, solved = ff[F0 + 2 * N:F0 + 3 * N], ff[F0 + 3 * N:F0 + 4 * N]
     fz = np.empty(K * NO)
     if ii[J_RULE] == FW_SAMPLING:
-        return _fw_step(t, T, mu, ins, outs, K, NO, ff[F_EPS], ff[F_S2X2], rv, fz)
+        return _fw_step(t, T, mu, ins, outs, K, NO, ff[F_EPS], ff[F_S2X2], rv, fz, np.empty(N))
     return _comb_game_step(t, T, mu, ins, outs, K, NO, ff[F_EPS], ff[F_S2X2], ff[F_SIGMA], ff[F_TWO], rv, solved, ff,
-                           fz, np.empty(K * NO))
+                           fz, np.empty(K * NO), np.empty(N))
 
 
 _HELPERS = (_arm_term, _before, _argmin, _argmax, _ranks, _pairs, _select, _build, _resolve_due, gaussian_bai_weights, _bai_solve,
@@ -986,7 +985,7 @@ def track_one(exp: Any) -> int:
     if st is None or exp.record_trace or st.ii[J_RULE] != D_TRACKING:
         return -1
     exp.prepare_batch()
-    return int(compiled(_d_tracking)(float(exp.T.sum()), exp.w, exp.T))
+    return int(compiled(_d_tracking)(float(exp.T.sum()), exp.w, exp.T, np.empty(exp.N)))
 
 
 def tell_one(exp: Any, a: int, r: float) -> bool:

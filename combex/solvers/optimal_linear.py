@@ -484,7 +484,7 @@ class LinearGLRExploration(Exploration):
         if st.get("arms") is not None:
             self.masks = np.asarray(st["arms"]).astype(bool)
             self.X = self.masks.astype(np.float64)
-            self.__dict__.pop("_mask_index", None)
+            self.__dict__.pop("_mask_index_d", None)
         if st.get("swap_dir") is not None:
             self.swap_dir = np.asarray(st["swap_dir"], dtype=np.float64).copy()
         if st.get("free_pulls") is not None:
@@ -648,6 +648,13 @@ class LinearGLRExploration(Exploration):
     def _arms_out(self, idx: NDArray[np.intp]) -> NDArray[Any]:
         return self.masks[idx] if self.masks is not None else idx
 
+    def _mask_index(self) -> dict[bytes, int]:
+        """Each listed super-arm's index by the bytes of its bool mask (made at first use)."""
+        index = self.__dict__.get("_mask_index_d")
+        if index is None:
+            index = self._mask_index_d = {m.tobytes(): i for i, m in enumerate(self.masks)}
+        return index
+
     def _arms_in(self, arms: NDArray[Any]) -> NDArray[np.intp]:
         if self.masks is None:
             if arms.ndim != 1:
@@ -655,11 +662,10 @@ class LinearGLRExploration(Exploration):
             return arms.astype(np.intp)
         if arms.ndim != 2:
             raise StateError(f"{type(self.solver).__name__} pulls super-arms (masks); got index arms.")
-        if not hasattr(self, "_mask_index"):
-            self._mask_index = {m.tobytes(): i for i, m in enumerate(self.masks)}
+        index = self._mask_index()
         out = []
         for m in np.asarray(arms, dtype=bool):
-            i = self._mask_index.get(m.tobytes())
+            i = index.get(m.tobytes())
             if i is None:
                 raise StateError("A pulled super-arm is not a member of the decision class.")
             out.append(i)
@@ -746,9 +752,8 @@ class LinearGLRExploration(Exploration):
             # a member of the design told while the first round still misses a spanning member
             # (e.g. a study's told score of that round voided afterwards): an observation all the
             # same; the round ends when its spanning members are told
-            if not hasattr(self, "_mask_index"):
-                self._mask_index = {m.tobytes(): i for i, m in enumerate(self.masks)}
-            out = np.array([np.asarray(m, dtype=bool).tobytes() not in self._mask_index for m in batch.arms])
+            index = self._mask_index()
+            out = np.array([np.asarray(m, dtype=bool).tobytes() not in index for m in batch.arms])
             if out.any():
                 self._fold_free(np.asarray(batch.arms)[out], reward_sums[out], batch.counts[out])
                 if out.all():
@@ -1256,14 +1261,13 @@ class LinearGLRExploration(Exploration):
         if null is None:
             return None
         part = np.linalg.norm(self.X @ null, axis=1)
-        if out:
-            held = {np.asarray(a, dtype=bool).tobytes() if np.ndim(a) else int(a) for a in out}
+        if out:  # (the arms out, by index: the index of _arms_in, arms outside the list skipped)
             if self.masks is None:
-                part[[i for i in held if isinstance(i, int) and 0 <= i < part.shape[0]]] = -1.0
+                ids = [int(a) for a in out if np.ndim(a) == 0]
             else:
-                for i, m in enumerate(self.masks):
-                    if m.tobytes() in held:
-                        part[i] = -1.0
+                index = self._mask_index()
+                ids = [index.get(np.asarray(a, dtype=bool).tobytes()) for a in out if np.ndim(a) == 1]
+            part[[i for i in ids if i is not None and 0 <= i < part.shape[0]]] = -1.0
         j = int(np.argmax(part))
         return j if part[j] > 1e-6 else None
 
