@@ -303,8 +303,15 @@ def test_guide_tables_fit_a_1280px_screen(site, browser):
 
 
 def test_guide_pages_have_section_navigation(site, browser):
+    from selenium.webdriver.support.ui import WebDriverWait
+
     _open(browser, site / "guide" / "choosing.html")
-    links = browser.execute_script(
-        "return Array.from(document.querySelectorAll('.bd-sidebar-primary nav a')).map(a => a.textContent.trim())")
+    script = ("return Array.from(document.querySelectorAll('.bd-sidebar-primary nav a'))"
+              ".map(a => a.textContent.trim())")
+    try:  # the page may still be loading when opened: its sidebar comes with it
+        WebDriverWait(browser, 30).until(lambda d: d.execute_script(script))
+    except Exception:  # noqa: BLE001 - the assertion below says what is missing
+        pass
+    links = browser.execute_script(script)
     for title in ("Reading a result", "Plug-ins"):
         assert any(link.startswith(title) for link in links), links
